@@ -1,0 +1,1383 @@
+"""Per-file facts the rules share, computed once per parse.
+
+Rules ask, they never re-derive:
+
+- ``resolve(expr)``: the dotted name an expression stands for, through import
+  aliases (``import torch as T``, ``from torch import compile``,
+  ``c = torch.compile``).
+- ``compiled_region(node)``: why ``node`` runs under torch.compile (the body of
+  a compiled function, the ``forward`` of a compiled class and what it calls),
+  or None. ``is_compiling()``-guarded eager branches are not compiled.
+- ``hot_region(node)``: why ``node`` runs once per training/inference step
+  (the per-iteration body of the innermost loop that steps an optimizer, calls
+  ``.backward()`` or runs a model, and the functions called from it), or None.
+- ``kind(expr)``: a local, conservative guess of what a value is: TENSOR,
+  BATCH (a PyG Data/HeteroData object), MODEL, OPTIMIZER, SCALAR (Python or
+  numpy, definitely not a tensor) or UNKNOWN. Rules flag only what is surely
+  a tensor.
+
+Cross-file knowledge (a class compiled in another file) arrives as
+``ProjectFacts``; ``exported_facts()`` is what this file tells the project.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Optional
+
+import libcst as cst
+
+# -- kinds -------------------------------------------------------------------
+TENSOR = "tensor"
+BATCH = "batch"
+MODEL = "model"
+OPTIMIZER = "optimizer"
+SCHEDULER = "scheduler"
+LOADER = "loader"
+SCALAR = "scalar"
+UNKNOWN = "unknown"
+
+COMPILE_FUNCS = {"torch.compile", "torch_geometric.compile"}
+IS_COMPILING = {
+    "torch.compiler.is_compiling",
+    "torch._dynamo.is_compiling",
+    "torch_geometric.is_compiling",
+    "torch.compiler.is_dynamo_compiling",
+    "torch._utils.is_compiling",
+    "torch_geometric.typing.is_compiling",
+}
+# Bases that make a class an nn.Module (resolved names or bare last parts).
+MODULE_BASE_SUFFIXES = (
+    "Module", "MessagePassing", "Sequential", "ModuleList", "ModuleDict",
+    "LightningModule", "Conv", "Aggregation", "BasicGNN",
+)
+MESSAGE_PASSING_METHODS = ("message", "aggregate", "update", "message_and_aggregate", "edge_update")
+LIGHTNING_STEP_HOOKS = ("training_step", "validation_step", "test_step", "predict_step")
+VARIABLE_SIZE_LOADERS = {
+    "NeighborLoader", "LinkNeighborLoader", "HGTLoader", "ClusterLoader", "ShaDowKHopSampler",
+    "DataLoader", "DenseDataLoader", "DataListLoader", "GraphSAINTNodeSampler",
+    "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler", "NeighborSampler",
+    "ImbalancedSampler", "DynamicBatchSampler", "RandomNodeLoader", "ZipLoader",
+    "HGTLoader", "LinkLoader", "NodeLoader", "GraphSAINTSampler", "ClusterData",
+}
+
+# torch.<fn> calls that do not return a tensor.
+_TORCH_NON_TENSOR = {
+    "device", "dtype", "Size", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled",
+    "manual_seed", "seed", "compile", "save", "load", "is_tensor", "is_floating_point",
+    "is_complex", "is_nonzero", "numel", "get_default_dtype", "set_default_dtype",
+    "set_printoptions", "use_deterministic_algorithms", "set_num_threads", "get_num_threads",
+    "is_grad_enabled", "is_inference_mode_enabled", "typename", "set_float32_matmul_precision",
+    "is_storage", "broadcast_shapes", "initial_seed", "get_rng_state", "autocast",
+    "Generator", "Stream", "Event", "set_default_device", "get_default_device",
+}
+_TORCH_TENSOR_SUBMODULES = {"linalg", "fft", "special", "sparse", "nested", "masked"}
+_TENSOR_METHODS_NON_TENSOR = {
+    "item", "tolist", "size", "dim", "ndimension", "numel", "nelement", "element_size",
+    "data_ptr", "is_contiguous", "is_floating_point", "numpy", "stride", "storage_offset",
+    "get_device", "is_complex", "type", "untyped_storage", "equal", "__len__", "is_pinned",
+    "is_coalesced", "is_set_to", "is_shared", "has_names", "is_signed", "__repr__",
+}
+_TENSOR_ATTRS_NON_TENSOR = {
+    "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "is_sparse", "layout",
+    "is_leaf", "names", "is_quantized", "is_meta", "is_cpu", "itemsize", "nbytes",
+}
+# Attributes of a PyG Data/HeteroData/Batch that are not tensors.
+_BATCH_ATTRS_NON_TENSOR = {
+    "num_nodes", "num_edges", "num_graphs", "batch_size", "num_features", "num_node_features",
+    "num_edge_features", "keys", "node_types", "edge_types", "metadata", "is_directed",
+    "is_undirected", "has_isolated_nodes", "has_self_loops", "stores", "node_stores",
+    "edge_stores", "num_node_types", "num_edge_types", "x_dict", "edge_index_dict",
+    "edge_attr_dict", "y_dict", "collect", "to_dict", "to_namedtuple", "input_id",
+}
+_MODEL_METHODS_NON_TENSOR = {
+    "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
+    "named_children", "buffers", "named_buffers", "zero_grad", "load_state_dict", "apply",
+    "register_buffer", "register_parameter", "register_forward_hook", "add_module",
+    "reset_parameters", "requires_grad_", "share_memory", "extra_repr", "num_parameters",
+}
+_MODEL_METHODS_SELF = {"to", "eval", "train", "cuda", "cpu", "float", "double", "half", "bfloat16",
+                       "compile", "to_empty", "jittable", "type"}
+_BATCH_NAMES = re.compile(r"^(batch|data|graph|sample|mini_?batch|hetero_data|(\w+_)?(data|batch|graph))$")
+_MODEL_NAMES = re.compile(r"^(model|net|encoder|decoder|gnn|classifier|module|(\w+_)?(model|net|gnn|encoder|decoder))$")
+_SCALAR_PARAM_NAMES = re.compile(
+    r"^(num_\w+|n_\w+|\w+_size|size|dim|dims|training|p|k|eps|lr|heads|\w+_channels|channels|"
+    r"\w+_dim|epoch|epochs|step|idx|i|j|name|mode|verbose|seed|\w+_ratio|ratio|alpha|beta|"
+    r"gamma|tau|temperature|depth|layer|layers|flow|aggr|reduce|bias|normalize|cached|"
+    r"add_self_loops|improved|dropout|act|jk|\w+_type|\w+_types|return_\w+)$"
+)
+_TENSOR_ANNOTATIONS = re.compile(
+    r"^(torch\.)?(Tensor|FloatTensor|LongTensor|BoolTensor)$|^(Opt)?Tensor$|^(Adj|OptTensor|"
+    r"PairTensor|OptPairTensor|SparseTensor|EdgeIndex|Index)$"
+)
+_SCALAR_ANNOTATIONS = re.compile(r"^(Optional\[)?(int|float|bool|str|complex)\]?$|^(int|float|bool|str) \| None$")
+
+
+@dataclass(eq=False)
+class Binding:
+    order: int
+    value: Optional[cst.BaseExpression]
+    # How the bound name relates to ``value``: "assign" (the value itself),
+    # "unpack" (one element of the value), "iter" (an element of an iterable),
+    # "aug" (``name op= value``), "param", "with", "import", "def", "class".
+    how: str
+    index: int = -1  # position in a Tuple unpack target, when known
+    node: Optional[cst.CSTNode] = None  # the Param/FunctionDef/ClassDef for param/def/class
+
+
+@dataclass(eq=False)
+class FuncInfo:
+    node: cst.FunctionDef
+    name: str
+    qualname: str
+    cls: Optional["ClassInfo"]
+    parent: Optional["FuncInfo"]
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    calls: list[cst.Call] = field(default_factory=list)
+    returns: list[cst.Return] = field(default_factory=list)
+    nested: dict[str, "FuncInfo"] = field(default_factory=dict)
+    params: dict[str, cst.Param] = field(default_factory=dict)
+    is_async: bool = False
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: list[str]
+    methods: dict[str, FuncInfo] = field(default_factory=dict)
+    # self.<attr> = value, from any method.
+    attrs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    """A name imported from another module: ``from <level dots><module> import <name>``."""
+
+    module: str
+    name: str
+    level: int = 0
+
+
+@dataclass(frozen=True)
+class CompileSite:
+    """One ``torch.compile`` call (or decorator, or ``.compile()`` method call)."""
+
+    line: int
+    target: str  # what is compiled, as written (e.g. "model", "GCN", "optimizer.step")
+    target_kind: str  # "class" | "function" | "method" | "optimizer_step" | "unknown"
+    mode: Optional[str]
+    dynamic: Optional[bool]  # None when not given
+    fullgraph: bool
+    options: tuple[str, ...] = ()  # keys of options={...}
+    api: str = "torch.compile"  # or "torch_geometric.compile", "Module.compile"
+
+
+@dataclass
+class ProjectFacts:
+    """What other files say about this file's classes and functions.
+
+    Keys are top-level class/function names defined in this file; values are
+    the human description used in messages ("compiled in train.py:12").
+    """
+
+    compiled: dict[str, str] = field(default_factory=dict)
+    hot: dict[str, str] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        return not self.compiled and not self.hot
+
+
+@dataclass
+class ExportedFacts:
+    """What this file says about names it imports (for the project index)."""
+
+    compiled: list[tuple[ImportRef, str]] = field(default_factory=list)
+    hot: list[tuple[ImportRef, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ContextOptions:
+    assume_compiled: str = "detected"  # or "modules"
+
+
+class _Collector(cst.CSTVisitor):
+    """One walk over the module: parents, order, scopes, bindings, calls."""
+
+    def __init__(self, ctx: "FileContext") -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.stack: list[cst.CSTNode] = []
+        self.scopes: list[object] = []  # FuncInfo | ClassInfo
+        self.counter = 0
+
+    # generic bookkeeping ----------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        if self.stack:
+            ctx.parent[node] = self.stack[-1]
+        ctx.order[node] = self.counter
+        self.counter += 1
+        self.stack.append(node)
+        handler = getattr(self, "visit_" + type(node).__name__, None)
+        if handler is not None:
+            handler(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+        if isinstance(original_node, (cst.FunctionDef, cst.ClassDef)):
+            self.scopes.pop()
+
+    # scopes ------------------------------------------------------------------
+    def _func(self) -> Optional[FuncInfo]:
+        for scope in reversed(self.scopes):
+            if isinstance(scope, FuncInfo):
+                return scope
+            return None  # directly in a class body
+        return None
+
+    def _bindings(self) -> dict[str, list[Binding]]:
+        scope = self.scopes[-1] if self.scopes else None
+        if isinstance(scope, FuncInfo):
+            return scope.bindings
+        if isinstance(scope, ClassInfo):
+            return self.ctx.class_body_bindings.setdefault(scope.name, {})
+        return self.ctx.module_bindings
+
+    def _bind(self, name: str, binding: Binding) -> None:
+        self._bindings().setdefault(name, []).append(binding)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        parent_scope = self.scopes[-1] if self.scopes else None
+        cls = parent_scope if isinstance(parent_scope, ClassInfo) else None
+        parent_func = parent_scope if isinstance(parent_scope, FuncInfo) else None
+        name = node.name.value
+        if cls is not None:
+            qual = f"{cls.name}.{name}"
+        elif parent_func is not None:
+            qual = f"{parent_func.qualname}.{name}"
+        else:
+            qual = name
+        info = FuncInfo(node, name, qual, cls, parent_func, is_async=node.asynchronous is not None)
+        self._bind(name, Binding(self.ctx.order[node], None, "def", node=node))
+        if cls is not None:
+            cls.methods.setdefault(name, info)
+        elif parent_func is not None:
+            parent_func.nested[name] = info
+        else:
+            self.ctx.functions.setdefault(name, info)
+        self.ctx.func_info[node] = info
+        for param in _all_params(node.params):
+            info.params[param.name.value] = param
+            info.bindings.setdefault(param.name.value, []).append(
+                Binding(-1, None, "param", node=param))
+        self.scopes.append(info)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = [self.ctx.dotted(arg.value) or "" for arg in node.bases]
+        info = ClassInfo(node, node.name.value, bases)
+        self._bind(node.name.value, Binding(self.ctx.order[node], None, "class", node=node))
+        if not self.scopes:
+            self.ctx.classes.setdefault(node.name.value, info)
+        self.ctx.class_info[node] = info
+        self.scopes.append(info)
+
+    # imports -------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = self.ctx.dotted(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.ctx.aliases[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                self.ctx.aliases.setdefault(top, top)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = self.ctx.dotted(node.module) if node.module is not None else ""
+        level = len(node.relative)
+        for alias in node.names:
+            name = self.ctx.dotted(alias.name) or ""
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            if level == 0:
+                self.ctx.aliases[local] = f"{module}.{name}" if module else name
+            self.ctx.imports[local] = ImportRef(module or "", name, level)
+
+    # bindings -------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        order = self.ctx.order[node]
+        for target in node.targets:
+            self._bind_target(target.target, node.value, order, stmt=node)
+        # c = torch.compile  (an alias of a dotted name, at any level)
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            dotted = self.ctx.dotted(node.value)
+            if dotted is not None and isinstance(node.value, (cst.Name, cst.Attribute)):
+                resolved = self.ctx.resolve_dotted(dotted)
+                if resolved and resolved.split(".")[0] in ("torch", "torch_geometric"):
+                    self.ctx.aliases.setdefault(node.targets[0].target.value, resolved)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.value, self.ctx.order[node], stmt=node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, Binding(self.ctx.order[node], node.value, "aug", node=node))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.ctx.loops.append(node)
+        self._bind_target(node.target, node.iter, self.ctx.order[node], how="iter", stmt=node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.ctx.loops.append(node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, None, self.ctx.order[node], how="with")
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target, node.iter, self.ctx.order[node], how="iter", stmt=node)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, Binding(self.ctx.order[node], node.value, "assign"))
+
+    def _bind_target(self, target: cst.BaseExpression, value, order: int, how: str = "assign",
+                     stmt: Optional[cst.CSTNode] = None) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value, Binding(order, value, how, node=stmt))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for i, element in enumerate(target.elements):
+                inner = element.value
+                if isinstance(value, (cst.Tuple, cst.List)) and how == "assign" and i < len(value.elements):
+                    self._bind_target(inner, value.elements[i].value, order, how, stmt)
+                else:
+                    sub_how = "unpack" if how == "assign" else ("iter_unpack" if how == "iter" else how)
+                    if isinstance(inner, cst.Name):
+                        self._bind(inner.value, Binding(order, value, sub_how, index=i, node=stmt))
+                    else:
+                        self._bind_target(inner, value, order, sub_how, stmt)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value == "self" and value is not None:
+            cls = self._enclosing_class()
+            if cls is not None:
+                cls.attrs.setdefault(target.attr.value, []).append(value)
+                self.ctx.self_attr_order.setdefault((cls.name, target.attr.value), []).append(order)
+
+    def _enclosing_class(self) -> Optional[ClassInfo]:
+        for scope in reversed(self.scopes):
+            if isinstance(scope, ClassInfo):
+                return scope
+        return None
+
+    # calls and returns ----------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = self._func()
+        if func is not None:
+            func.calls.append(node)
+        else:
+            self.ctx.module_calls.append(node)
+        dotted = self.ctx.resolve(node.func)
+        if dotted in COMPILE_FUNCS:
+            self.ctx.compile_calls.append(node)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" \
+                and dotted not in ("re.compile",) and not (dotted or "").startswith(("re.", "regex.")):
+            self.ctx.method_compile_calls.append(node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        func = self._func()
+        if func is not None:
+            func.returns.append(node)
+
+
+def _all_params(params: cst.Parameters) -> Iterator[cst.Param]:
+    yield from params.posonly_params
+    yield from params.params
+    if isinstance(params.star_arg, cst.Param):
+        yield params.star_arg
+    yield from params.kwonly_params
+    if params.star_kwarg is not None:
+        yield params.star_kwarg
+
+
+class FileContext:
+    def __init__(self, module: cst.Module, path: str = "<stdin>",
+                 project: Optional[ProjectFacts] = None,
+                 options: Optional[ContextOptions] = None) -> None:
+        self.module = module
+        self.path = path
+        self.project = project or ProjectFacts()
+        self.options = options or ContextOptions()
+        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.order: dict[cst.CSTNode, int] = {}
+        self.aliases: dict[str, str] = {}
+        self.imports: dict[str, ImportRef] = {}
+        self.functions: dict[str, FuncInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.func_info: dict[cst.FunctionDef, FuncInfo] = {}
+        self.class_info: dict[cst.ClassDef, ClassInfo] = {}
+        self.module_bindings: dict[str, list[Binding]] = {}
+        self.class_body_bindings: dict[str, dict[str, list[Binding]]] = {}
+        self.self_attr_order: dict[tuple[str, str], list[int]] = {}
+        self.module_calls: list[cst.Call] = []
+        self.loops: list[cst.CSTNode] = []
+        self.compile_calls: list[cst.Call] = []
+        self.method_compile_calls: list[cst.Call] = []
+        self._kind_cache: dict[cst.CSTNode, str] = {}
+        self._returns_cache: dict[FuncInfo, str] = {}
+        self._in_progress: set = set()
+        module.visit(_Collector(self))
+        # region analysis
+        self.compiled_funcs: dict[FuncInfo, str] = {}
+        self.compiled_classes: dict[str, str] = {}  # local class name -> why
+        self.compile_sites: list[tuple[cst.CSTNode, CompileSite]] = []
+        self.hot_funcs: dict[FuncInfo, str] = {}
+        self.hot_loops: dict[cst.CSTNode, str] = {}
+        self.exported = ExportedFacts()
+        self._analyse_compiled()
+        self._analyse_hot()
+
+    # ------------------------------------------------------------------ names
+    @staticmethod
+    def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            head = FileContext.dotted(node.value)
+            return f"{head}.{node.attr.value}" if head is not None else None
+        return None
+
+    def resolve_dotted(self, dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            return dotted
+        return f"{full}.{rest}" if rest else full
+
+    def resolve(self, node: Optional[cst.CSTNode]) -> Optional[str]:
+        """The fully qualified dotted name of a Name/Attribute, via imports."""
+        dotted = self.dotted(node)
+        if dotted is None:
+            return None
+        return self.resolve_dotted(dotted)
+
+    def is_call_to(self, node: cst.CSTNode, *names: str) -> bool:
+        return isinstance(node, cst.Call) and self.resolve(node.func) in names
+
+    def last_part(self, node: Optional[cst.CSTNode]) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            return node.attr.value
+        return None
+
+    # ------------------------------------------------------------------ tree
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        node = self.parent.get(node)
+        while node is not None:
+            yield node
+            node = self.parent.get(node)
+
+    def enclosing_function(self, node: cst.CSTNode) -> Optional[FuncInfo]:
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                return self.func_info.get(anc)
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> Optional[ClassInfo]:
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.ClassDef):
+                return self.class_info.get(anc)
+        return None
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The statement a node belongs to: its simple statement line, or the
+        compound statement whose header holds it."""
+        current = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.SimpleStatementLine):
+                return anc
+            if isinstance(anc, cst.BaseCompoundStatement):
+                body = getattr(anc, "body", None)
+                if current is not body and not isinstance(current, (cst.Else, cst.If)) \
+                        and not isinstance(current, cst.BaseSuite):
+                    return anc
+                return current if isinstance(current, cst.BaseStatement) else anc
+            current = anc
+        return node
+
+    def in_loop_body(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """True when ``node`` is inside the per-iteration body of ``loop``."""
+        body = loop.body  # type: ignore[attr-defined]
+        for anc in self.ancestors(node):
+            if anc is body:
+                return True
+            if anc is loop:
+                return False
+        return False
+
+    # ------------------------------------------------------------------ guards
+    def _is_compiling_test(self, test: cst.BaseExpression) -> Optional[bool]:
+        """True: the test is ``is_compiling()``; False: ``not is_compiling()``."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            negated = not negated
+            test = test.expression
+        if isinstance(test, cst.Call) and self.resolve(test.func) in IS_COMPILING:
+            return not negated
+        if isinstance(test, cst.Call) and (self.last_part(test.func) or "") in ("is_compiling", "is_dynamo_compiling"):
+            return not negated
+        return None
+
+    def is_eager_only(self, node: cst.CSTNode) -> bool:
+        """Inside a branch that does not run under torch.compile."""
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.If):
+                guard = self._is_compiling_test(anc.test)
+                if guard is not None:
+                    in_body = child is anc.body
+                    in_else = child is anc.orelse
+                    if (guard and in_else) or (not guard and in_body):
+                        return True
+            if isinstance(anc, cst.IfExp):
+                guard = self._is_compiling_test(anc.test)
+                if guard is not None:
+                    if (guard and child is anc.orelse) or (not guard and child is anc.body):
+                        return True
+            if isinstance(anc, cst.FunctionDef):
+                break
+            child = anc
+        return False
+
+    # ------------------------------------------------------------------ regions
+    def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
+        """Why ``node`` runs under torch.compile, or None."""
+        if self.is_eager_only(node):
+            return None
+        func = self.enclosing_function(node)
+        while func is not None:
+            why = self.compiled_funcs.get(func)
+            if why is not None:
+                return why
+            # A nested function (closure) is compiled when its parent is and it
+            # is called from it; keep it simple: inherit from the parent.
+            func = func.parent
+            if func is not None and func not in self.compiled_funcs:
+                return None
+        return None
+
+    def hot_region(self, node: cst.CSTNode) -> Optional[str]:
+        """Why ``node`` runs every training/inference step, or None."""
+        child = node
+        for anc in self.ancestors(node):
+            if anc in self.hot_loops and child is getattr(anc, "body", None):
+                return self.hot_loops[anc]
+            if isinstance(anc, cst.FunctionDef):
+                info = self.func_info.get(anc)
+                why = self.hot_funcs.get(info) if info is not None else None
+                if why is not None:
+                    return why
+                if isinstance(anc, cst.FunctionDef) and info is not None and info.parent is not None:
+                    # a nested function is hot only if it is itself hot
+                    pass
+                return None
+            child = anc
+        return None
+
+    # ------------------------------------------------------------------ kinds
+    def kind(self, expr: Optional[cst.CSTNode]) -> str:
+        if expr is None:
+            return UNKNOWN
+        cached = self._kind_cache.get(expr)
+        if cached is not None:
+            return cached
+        if expr in self._in_progress:
+            return UNKNOWN
+        self._in_progress.add(expr)
+        try:
+            result = self._kind(expr)
+        finally:
+            self._in_progress.discard(expr)
+        self._kind_cache[expr] = result
+        return result
+
+    def is_tensor(self, expr: Optional[cst.CSTNode]) -> bool:
+        return self.kind(expr) == TENSOR
+
+    def _kind(self, expr: cst.CSTNode) -> str:
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                             cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict,
+                             cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp,
+                             cst.Lambda)):
+            return SCALAR
+        if isinstance(expr, cst.Tuple):
+            return SCALAR
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return SCALAR
+            return self._name_kind(expr.value, expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_kind(expr)
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr)
+        if isinstance(expr, cst.Subscript):
+            base = self.kind(expr.value)
+            if base in (TENSOR, BATCH):
+                if base == BATCH and self._subscript_is_key(expr):
+                    return BATCH
+                return TENSOR if base == TENSOR else BATCH
+            name = self.last_part(expr.value) or ""
+            if name.endswith("_dict") and base != SCALAR:
+                return TENSOR if not name.startswith(("num_", "metadata")) else UNKNOWN
+            return UNKNOWN
+        if isinstance(expr, cst.BinaryOperation):
+            left, right = self.kind(expr.left), self.kind(expr.right)
+            if TENSOR in (left, right):
+                return TENSOR
+            if left == SCALAR and right == SCALAR:
+                return SCALAR
+            return UNKNOWN
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return SCALAR
+            return self.kind(expr.expression)
+        if isinstance(expr, cst.Comparison):
+            for target in expr.comparisons:
+                if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                    return SCALAR
+            kinds = [self.kind(expr.left)] + [self.kind(c.comparator) for c in expr.comparisons]
+            if TENSOR in kinds:
+                return TENSOR
+            if all(k == SCALAR for k in kinds):
+                return SCALAR
+            return UNKNOWN
+        if isinstance(expr, cst.BooleanOperation):
+            return SCALAR if self.kind(expr.left) == SCALAR and self.kind(expr.right) == SCALAR else UNKNOWN
+        if isinstance(expr, cst.IfExp):
+            a, b = self.kind(expr.body), self.kind(expr.orelse)
+            return a if a == b else UNKNOWN
+        if isinstance(expr, cst.NamedExpr):
+            return self.kind(expr.value)
+        return UNKNOWN
+
+    @staticmethod
+    def _subscript_is_key(expr: cst.Subscript) -> bool:
+        if len(expr.slice) != 1:
+            return False
+        element = expr.slice[0].slice
+        return isinstance(element, cst.Index) and isinstance(element.value, (cst.SimpleString, cst.Tuple))
+
+    def _scope_chain(self, node: cst.CSTNode) -> Iterator[Optional[FuncInfo]]:
+        func = self.enclosing_function(node)
+        while func is not None:
+            yield func
+            func = func.parent
+        yield None  # module
+
+    def lookup(self, name: str, at: cst.CSTNode) -> tuple[Optional[Binding], Optional[FuncInfo]]:
+        """The binding of ``name`` visible at ``at``: the last one before it in
+        the innermost scope that binds the name."""
+        use = self.order.get(at, 1 << 60)
+        for func in self._scope_chain(at):
+            bindings = func.bindings.get(name) if func is not None else self.module_bindings.get(name)
+            if not bindings:
+                continue
+            before = [b for b in bindings if b.order < use and not self._binds_around(b, at)]
+            if func is not None and not (func.node in self.ancestors(at) or func.node is at):
+                before = bindings  # an enclosing scope seen from a closure: all of it
+            if not before:
+                # Bound later in the same scope only (loop-carried): unknown.
+                return None, func
+            return before[-1], func
+        return None, None
+
+    def _binds_around(self, binding: Binding, at: cst.CSTNode) -> bool:
+        """``x = f(x)``: the use of ``x`` inside the value sees the old ``x``."""
+        stmt = binding.node
+        if stmt is None or binding.how in ("param", "def", "class"):
+            return False
+        if isinstance(stmt, (cst.For, cst.CompFor)):
+            # the loop target is bound for the body, not for the iterable
+            return any(anc is stmt.iter for anc in self.ancestors(at)) or at is stmt.iter
+        return any(anc is stmt for anc in self.ancestors(at))
+
+    def _name_kind(self, name: str, at: cst.CSTNode) -> str:
+        binding, func = self.lookup(name, at)
+        if binding is None:
+            if name in self.aliases or name in self.imports:
+                return UNKNOWN
+            return UNKNOWN
+        return self._binding_kind(name, binding, func)
+
+    def _binding_kind(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> str:
+        how = binding.how
+        if how == "param":
+            return self._param_kind(binding.node, func)  # type: ignore[arg-type]
+        if how in ("def", "class", "import", "with"):
+            return UNKNOWN
+        value = binding.value
+        if how == "assign":
+            return self.kind(value)
+        if how == "aug":
+            value_kind = self.kind(value)
+            if value_kind == TENSOR:
+                return TENSOR
+            # name op= scalar keeps whatever it was before
+            prev = self._previous_binding(name, binding, func)
+            if prev is not None:
+                prev_kind = self._binding_kind(name, prev, func)
+                if value_kind == SCALAR:
+                    return prev_kind
+                return TENSOR if prev_kind == TENSOR else UNKNOWN
+            return UNKNOWN
+        if how == "unpack":
+            if isinstance(value, cst.Call) and self._local_callee(value) is not None:
+                return UNKNOWN
+            kind = self.kind(value)
+            return TENSOR if kind == TENSOR else UNKNOWN
+        if how in ("iter", "iter_unpack"):
+            return self._iter_element_kind(name, value, how)
+        return UNKNOWN
+
+    def _previous_binding(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> Optional[Binding]:
+        bindings = (func.bindings if func is not None else self.module_bindings).get(name, [])
+        earlier = [b for b in bindings if b.order < binding.order]
+        return earlier[-1] if earlier else None
+
+    def _iter_element_kind(self, name: str, iterable, how: str) -> str:
+        if iterable is None:
+            return UNKNOWN
+        kind = self.kind(iterable)
+        if kind == TENSOR:
+            return TENSOR
+        if how == "iter" and _BATCH_NAMES.match(name) and self._looks_like_loader(iterable):
+            return BATCH
+        if how == "iter" and self.kind(iterable) == LOADER:
+            return BATCH
+        if isinstance(iterable, cst.Call) and self.resolve(iterable.func) in ("range", "enumerate", "zip") \
+                and how == "iter" and self.resolve(iterable.func) == "range":
+            return SCALAR
+        return UNKNOWN
+
+    def _looks_like_loader(self, iterable) -> bool:
+        if self.kind(iterable) == LOADER:
+            return True
+        last = self.last_part(iterable.func if isinstance(iterable, cst.Call) else iterable) or ""
+        return "loader" in last.lower() or last in VARIABLE_SIZE_LOADERS or "batches" in last.lower()
+
+    def _param_kind(self, param: cst.Param, func: Optional[FuncInfo]) -> str:
+        name = param.name.value
+        if name in ("self", "cls"):
+            return UNKNOWN
+        if param.annotation is not None:
+            text = self.module.code_for_node(param.annotation.annotation).strip()
+            if _TENSOR_ANNOTATIONS.match(text):
+                return TENSOR
+            if _SCALAR_ANNOTATIONS.match(text):
+                return SCALAR
+        if param.default is not None:
+            default_kind = self.kind(param.default)
+            if default_kind == SCALAR and not (isinstance(param.default, cst.Name)
+                                               and param.default.value == "None"):
+                return SCALAR
+        if _MODEL_NAMES.match(name):
+            return MODEL
+        if name in ("optimizer", "opt", "optim"):
+            return OPTIMIZER
+        if _BATCH_NAMES.match(name):
+            return BATCH
+        if "loader" in name:
+            return LOADER
+        if func is not None and func.cls is not None and self.is_module_class(func.cls) \
+                and (func.name == "forward" or func.name in MESSAGE_PASSING_METHODS):
+            if _SCALAR_PARAM_NAMES.match(name) or param.star not in ("", None, cst.MaybeSentinel.DEFAULT) \
+                    and isinstance(param.star, str) and param.star:
+                return UNKNOWN
+            if param.default is not None:
+                return UNKNOWN
+            return TENSOR
+        return UNKNOWN
+
+    def _attribute_kind(self, expr: cst.Attribute) -> str:
+        attr = expr.attr.value
+        resolved = self.resolve(expr)
+        if resolved and resolved.split(".")[0] in ("torch", "np", "numpy", "math"):
+            return UNKNOWN if resolved.startswith("torch") else SCALAR
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return self._self_attr_kind(expr)
+        base = self.kind(expr.value)
+        if base == TENSOR:
+            if attr in _TENSOR_ATTRS_NON_TENSOR:
+                return SCALAR
+            return TENSOR
+        if base == BATCH:
+            if attr in _BATCH_ATTRS_NON_TENSOR or attr.startswith("num_"):
+                return SCALAR if attr not in ("x_dict", "edge_index_dict", "edge_attr_dict", "y_dict") else UNKNOWN
+            if attr.endswith("_dict") or attr in ("to", "cuda", "cpu"):
+                return UNKNOWN
+            return TENSOR
+        if base == SCALAR:
+            return SCALAR
+        return UNKNOWN
+
+    def _self_attr_kind(self, expr: cst.Attribute) -> str:
+        cls = self.enclosing_class(expr)
+        if cls is None:
+            return UNKNOWN
+        values = self._class_attr_values(cls, expr.attr.value)
+        kinds = {self.kind(v) for v in values}
+        for value in values:
+            if isinstance(value, cst.Call):
+                resolved = self.resolve(value.func) or ""
+                if resolved.endswith(("Parameter", "nn.Parameter")):
+                    kinds.add(TENSOR)
+                    kinds.discard(UNKNOWN)
+        if len(kinds) == 1:
+            return kinds.pop()
+        if MODEL in kinds and UNKNOWN in kinds and len(kinds) == 2:
+            return MODEL
+        return UNKNOWN
+
+    def _class_attr_values(self, cls: ClassInfo, attr: str) -> list[cst.BaseExpression]:
+        seen: set[str] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop()
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            if attr in current.attrs:
+                return current.attrs[attr]
+            for base in current.bases:
+                local = self.classes.get(base.split(".")[-1])
+                if local is not None:
+                    todo.append(local)
+        return []
+
+    def _call_kind(self, call: cst.Call) -> str:
+        func = call.func
+        resolved = self.resolve(func) or ""
+        root = resolved.split(".")[0]
+        # Builtins that return Python values.
+        if resolved in ("float", "int", "bool", "len", "round", "str", "repr", "abs", "min", "max",
+                        "sum", "range", "enumerate", "zip", "list", "tuple", "dict", "set",
+                        "sorted", "isinstance", "hasattr", "getattr", "format", "print", "any", "all"):
+            if resolved in ("getattr",):
+                return UNKNOWN
+            return SCALAR
+        if root in ("np", "numpy", "math", "random", "time", "os", "json", "pandas", "pd", "sklearn",
+                    "scipy", "statistics"):
+            return SCALAR
+        if resolved in COMPILE_FUNCS:
+            return MODEL
+        if root == "torch":
+            parts = resolved.split(".")
+            if len(parts) == 2:
+                name = parts[1]
+                if name in _TORCH_NON_TENSOR or name[:1].isupper():
+                    return UNKNOWN
+                return TENSOR
+            if parts[1] == "nn" and len(parts) >= 4 and parts[2] == "functional":
+                return TENSOR
+            if parts[1] == "nn" and parts[-1][:1].isupper():
+                return MODEL
+            if parts[1] == "optim":
+                if len(parts) >= 3 and parts[2] == "lr_scheduler":
+                    return SCHEDULER
+                return OPTIMIZER if parts[-1][:1].isupper() else UNKNOWN
+            if parts[1] in _TORCH_TENSOR_SUBMODULES:
+                return TENSOR
+            return UNKNOWN
+        if root == "torch_geometric":
+            parts = resolved.split(".")
+            last = parts[-1]
+            if last in VARIABLE_SIZE_LOADERS and "loader" in parts:
+                return LOADER
+            if last == "to_hetero" or last == "to_hetero_with_bases":
+                return MODEL
+            if len(parts) >= 2 and parts[1] == "nn" and last[:1].isupper():
+                return MODEL
+            if len(parts) >= 2 and parts[1] == "utils":
+                if last.startswith(("is_", "has_", "contains_")):
+                    return SCALAR
+                return TENSOR
+            if len(parts) >= 2 and parts[1] == "nn" and last.startswith("global_"):
+                return TENSOR
+            if last in ("Data", "HeteroData", "Batch"):
+                return BATCH
+            return UNKNOWN
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = self.kind(func.value)
+            if receiver == TENSOR:
+                if method in _TENSOR_METHODS_NON_TENSOR:
+                    return SCALAR
+                return TENSOR
+            if receiver == MODEL:
+                if method in _MODEL_METHODS_SELF:
+                    return MODEL
+                if method in _MODEL_METHODS_NON_TENSOR:
+                    return UNKNOWN
+                if method == "__call__" or method in ("forward", "encode", "decode", "inference",
+                                                       "embed", "predict", "decode_all", "score"):
+                    return TENSOR
+                return UNKNOWN
+            if receiver == BATCH:
+                if method in ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous", "subgraph",
+                              "coalesce", "detach", "apply"):
+                    return BATCH
+                return UNKNOWN
+            if receiver == SCALAR:
+                return SCALAR
+            if receiver == UNKNOWN and method in ("cpu", "cuda", "to") and self.kind(func.value) == UNKNOWN:
+                return UNKNOWN
+        callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
+        if callee_kind == MODEL:
+            return TENSOR
+        local = self._local_callee(call)
+        if local is not None:
+            if isinstance(local, ClassInfo):
+                return MODEL if self.is_module_class(local) else UNKNOWN
+            return self.returns_kind(local)
+        name = self.last_part(func) or ""
+        if isinstance(func, cst.Name) and name in self.imports:
+            ref = self.imports[name]
+            if name[:1].isupper() and (ref.level > 0 or "model" in ref.module or "net" in ref.module):
+                return MODEL
+        if name in ("criterion", "loss_fn", "loss_func", "lossfn", "loss_function") or \
+                (isinstance(func, cst.Name) and func.value.endswith("_loss_fn")):
+            return TENSOR
+        if isinstance(func, cst.Name) and _MODEL_NAMES.match(func.value) and callee_kind != SCALAR \
+                and self.lookup(func.value, call)[0] is None:
+            return TENSOR
+        return UNKNOWN
+
+    def _local_callee(self, call: cst.Call):
+        """The local FunctionDef/ClassDef info a call targets, when it is one."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            binding, scope = self.lookup(func.value, call)
+            if binding is None:
+                # forward references: module-level defs later in the file
+                if func.value in self.functions:
+                    return self.functions[func.value]
+                if func.value in self.classes:
+                    return self.classes[func.value]
+                return None
+            if binding.how == "def":
+                return self.func_info.get(binding.node)  # type: ignore[arg-type]
+            if binding.how == "class":
+                return self.class_info.get(binding.node)  # type: ignore[arg-type]
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls = self.enclosing_class(call)
+            if cls is not None:
+                return self.method_of(cls, func.attr.value)
+        return None
+
+    def method_of(self, cls: ClassInfo, name: str) -> Optional[FuncInfo]:
+        seen: set[str] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop(0)
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            if name in current.methods:
+                return current.methods[name]
+            for base in current.bases:
+                local = self.classes.get(base.split(".")[-1])
+                if local is not None:
+                    todo.append(local)
+        return None
+
+    def returns_kind(self, func: FuncInfo) -> str:
+        cached = self._returns_cache.get(func)
+        if cached is not None:
+            return cached
+        self._returns_cache[func] = UNKNOWN  # recursion guard
+        kinds = {self.kind(r.value) for r in func.returns if r.value is not None}
+        if func.node.asynchronous is not None or any(
+                isinstance(n, cst.Yield) for n in []):
+            kinds = {UNKNOWN}
+        result = kinds.pop() if len(kinds) == 1 else UNKNOWN
+        self._returns_cache[func] = result
+        return result
+
+    # ------------------------------------------------------------------ classes
+    def is_module_class(self, cls: ClassInfo, _seen: Optional[set] = None) -> bool:
+        seen = _seen or set()
+        if cls.name in seen:
+            return False
+        seen.add(cls.name)
+        for base in cls.bases:
+            last = base.split(".")[-1]
+            if last.endswith(MODULE_BASE_SUFFIXES):
+                return True
+            local = self.classes.get(last)
+            if local is not None and self.is_module_class(local, seen):
+                return True
+            resolved = self.resolve_dotted(base)
+            if resolved.startswith(("torch.nn.", "torch_geometric.nn.")):
+                return True
+        return False
+
+    def class_of(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
+        """The class an expression is an instance of: a local ClassInfo, an
+        ImportRef for an imported class, a dotted name for a library class,
+        or None."""
+        if expr is None or depth > 8:
+            return None
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            # model.to(device) / .eval() / .cuda() keep the instance
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
+                return self.class_of(func.value, at, depth + 1)
+            resolved = self.resolve(func) or ""
+            if resolved in COMPILE_FUNCS or resolved.endswith((".to_hetero", ".to_hetero_with_bases")) \
+                    or resolved in ("to_hetero", "DataParallel") or resolved.endswith(
+                        ("DataParallel", "DistributedDataParallel")):
+                first = expr.args[0].value if expr.args else None
+                return self.class_of(first, at, depth + 1)
+            local = self._local_callee(expr)
+            if isinstance(local, ClassInfo):
+                return local
+            if isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].isupper():
+                return self.imports[func.value]
+            if resolved and resolved[:1] != "" and (self.last_part(func) or "")[:1].isupper():
+                return resolved
+            return None
+        if isinstance(expr, cst.Name):
+            binding, func = self.lookup(expr.value, at or expr)
+            if binding is None or binding.how != "assign":
+                if binding is not None and binding.how == "class":
+                    return None
+                return None
+            return self.class_of(binding.value, binding.value, depth + 1)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.enclosing_class(at or expr)
+            if cls is None:
+                return None
+            for value in self._class_attr_values(cls, expr.attr.value):
+                found = self.class_of(value, value, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    # ------------------------------------------------------------------ compile analysis
+    def compile_site(self, node: cst.CSTNode) -> Optional[CompileSite]:
+        for site_node, site in self.compile_sites:
+            if site_node is node:
+                return site
+        return None
+
+    def _site_from_call(self, call: cst.Call, line: int, target_text: str, kind: str, api: str) -> CompileSite:
+        mode = None
+        dynamic: Optional[bool] = None
+        fullgraph = False
+        options: tuple[str, ...] = ()
+        for arg in call.args:
+            if arg.keyword is None:
+                continue
+            key = arg.keyword.value
+            if key == "mode" and isinstance(arg.value, cst.SimpleString):
+                mode = arg.value.evaluated_value  # type: ignore[assignment]
+            elif key == "dynamic" and isinstance(arg.value, cst.Name):
+                dynamic = {"True": True, "False": False}.get(arg.value.value)
+            elif key == "fullgraph" and isinstance(arg.value, cst.Name):
+                fullgraph = arg.value.value == "True"
+            elif key == "options" and isinstance(arg.value, cst.Dict):
+                options = tuple(
+                    e.key.evaluated_value for e in arg.value.elements  # type: ignore[union-attr]
+                    if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString))
+        return CompileSite(line, target_text, kind, mode, dynamic, fullgraph, options, api)
+
+    def _line_of(self, node: cst.CSTNode) -> int:
+        # Cheap line number without PositionProvider: count newlines in the
+        # code before this node is expensive; the engine fills exact spans.
+        return 0
+
+    def _analyse_compiled(self) -> None:
+        # 1. decorators
+        for info in list(self.func_info.values()):
+            for deco in info.node.decorators:
+                target = deco.decorator
+                call = target if isinstance(target, cst.Call) else None
+                resolved = self.resolve(call.func if call else target)
+                if resolved in COMPILE_FUNCS:
+                    why = f"compiled function `{info.qualname}`"
+                    self._mark_compiled_func(info, why)
+                    site = self._site_from_call(call, 0, info.qualname, "function", resolved) if call \
+                        else CompileSite(0, info.qualname, "function", None, None, False, (), resolved)
+                    self.compile_sites.append((deco, site))
+        # 2. torch.compile(X) calls
+        for call in self.compile_calls:
+            api = self.resolve(call.func) or "torch.compile"
+            target = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if target is None:
+                # torch.compile(fullgraph=True) used as a decorator factory
+                continue
+            text = self.module.code_for_node(target)
+            kind = self._mark_compiled_target(target, call, text)
+            self.compile_sites.append((call, self._site_from_call(call, 0, text, kind, api)))
+        # 3. model.compile()
+        for call in self.method_compile_calls:
+            receiver = call.func.value  # type: ignore[union-attr]
+            rkind = self.kind(receiver)
+            cls = self.class_of(receiver, call)
+            if rkind != MODEL and cls is None:
+                continue
+            text = self.module.code_for_node(receiver)
+            self._mark_class_target(cls, f"compiled `{text}`", call)
+            self.compile_sites.append((call, self._site_from_call(call, 0, text, "class", "Module.compile")))
+        # 4. library mode: every Module forward
+        if self.options.assume_compiled == "modules":
+            for cls in self.class_info.values():
+                if self.is_module_class(cls):
+                    self._mark_class(cls, f"forward of module `{cls.name}` (assume-compiled = \"modules\")")
+        # 5. project facts: classes/functions compiled in other files
+        for name, why in self.project.compiled.items():
+            if name in self.classes:
+                self._mark_class(self.classes[name], why)
+            elif name in self.functions:
+                self._mark_compiled_func(self.functions[name], why)
+
+    def _mark_compiled_target(self, target: cst.BaseExpression, call: cst.Call, text: str) -> str:
+        # optimizer.step / opt.step
+        if isinstance(target, cst.Attribute):
+            owner_kind = self.kind(target.value)
+            if target.attr.value == "step" and (owner_kind == OPTIMIZER or "opt" in (self.last_part(target.value) or "")):
+                return "optimizer_step"
+            cls = self.class_of(target.value, call)
+            if isinstance(cls, ClassInfo):
+                method = self.method_of(cls, target.attr.value)
+                if method is not None:
+                    self._mark_compiled_func(method, f"compiled method `{method.qualname}`")
+                    return "method"
+            elif isinstance(cls, ImportRef):
+                self.exported.compiled.append((ImportRef(cls.module, f"{cls.name}.{target.attr.value}", cls.level),
+                                               f"compiled method `{cls.name}.{target.attr.value}`"))
+                return "method"
+        if isinstance(target, cst.Name):
+            binding, _ = self.lookup(target.value, call)
+            if binding is not None and binding.how == "def":
+                info = self.func_info.get(binding.node)  # type: ignore[arg-type]
+                if info is not None:
+                    self._mark_compiled_func(info, f"compiled function `{info.qualname}`")
+                    return "function"
+            if binding is None and target.value in self.functions:
+                self._mark_compiled_func(self.functions[target.value],
+                                         f"compiled function `{target.value}`")
+                return "function"
+        cls = self.class_of(target, call)
+        if cls is not None:
+            self._mark_class_target(cls, f"compiled `{text}`", call)
+            return "class"
+        if self.kind(target) == MODEL:
+            return "class"
+        return "unknown"
+
+    def _mark_class_target(self, cls, why_prefix: str, call: cst.CSTNode) -> None:
+        if isinstance(cls, ClassInfo):
+            self._mark_class(cls, f"compiled forward of `{cls.name}`")
+        elif isinstance(cls, ImportRef):
+            self.exported.compiled.append((cls, f"compiled forward of `{cls.name}`"))
+
+    def _mark_class(self, cls: ClassInfo, why: str) -> None:
+        if cls.name in self.compiled_classes:
+            return
+        self.compiled_classes[cls.name] = why
+        for entry in ("forward",) + MESSAGE_PASSING_METHODS + ("__call__",):
+            method = self.method_of(cls, entry)
+            if method is not None:
+                self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
+                                         if why.startswith("compiled") else why)
+        # submodules built in __init__ run inside the compiled forward too
+        for values in cls.attrs.values():
+            for value in values:
+                sub = self.class_of(value, value)
+                if isinstance(sub, ClassInfo) and sub is not cls:
+                    self._mark_class(sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)")
+                elif isinstance(sub, ImportRef):
+                    self.exported.compiled.append((sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)"))
+
+    def _mark_compiled_func(self, info: FuncInfo, why: str) -> None:
+        if info in self.compiled_funcs:
+            return
+        self.compiled_funcs[info] = why
+        for callee, call in self._callees(info):
+            if isinstance(callee, FuncInfo):
+                self._mark_compiled_func(callee, why)
+            elif isinstance(callee, ClassInfo):
+                self._mark_class(callee, f"compiled forward of `{callee.name}`")
+            elif isinstance(callee, ImportRef):
+                self.exported.compiled.append((callee, why))
+
+    def _callees(self, info: FuncInfo) -> Iterator[tuple[object, cst.Call]]:
+        """Local functions, methods and model classes a function calls."""
+        for call in info.calls:
+            if self.enclosing_function(call) is not info:
+                continue  # calls inside nested defs belong to them
+            local = self._local_callee(call)
+            if isinstance(local, FuncInfo):
+                yield local, call
+                continue
+            if isinstance(local, ClassInfo):
+                continue  # instantiation, not a forward call
+            # self.submodule(...) / model(...): the forward of its class
+            func = call.func
+            if isinstance(func, (cst.Name, cst.Attribute)):
+                cls = self.class_of(func, call)
+                if isinstance(cls, ClassInfo) and self.kind(func) == MODEL or isinstance(cls, ClassInfo):
+                    yield cls, call
+                elif isinstance(cls, ImportRef) and cls.name[:1].isupper():
+                    yield cls, call
+                # model.encode(...) on a local class instance
+                if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
+                    owner = self.class_of(func.value, call)
+                    if isinstance(owner, ClassInfo) and not (isinstance(func.value, cst.Name)
+                                                            and func.value.value == "self"):
+                        method = self.method_of(owner, func.attr.value)
+                        if method is not None:
+                            yield method, call
+
+    # ------------------------------------------------------------------ hot analysis
+    def _is_step_trigger(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            if attr == "backward":
+                return True
+            if attr == "step":
+                owner = func.value
+                kind = self.kind(owner)
+                if kind == SCHEDULER:
+                    return False
+                name = (self.last_part(owner) or "").lower()
+                if kind == OPTIMIZER or ("opt" in name and "sched" not in name):
+                    return True
+        kind = self.kind(func) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
+        if kind == MODEL:
+            return True
+        if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
+                "forward", "encode", "decode", "inference", "predict", "embed"):
+            return True
+        return False
+
+    def _direct_triggers(self, stmts_root: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.Call]:
+        """Calls under ``stmts_root`` that are not inside a nested loop or def."""
+        calls = func.calls if func is not None else self.module_calls
+        for call in calls:
+            ok = False
+            for anc in self.ancestors(call):
+                if anc is stmts_root:
+                    ok = True
+                    break
+                if isinstance(anc, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    break
+            if ok:
+                yield call
+
+    def _analyse_hot(self) -> None:
+        # Functions that run a step (not inside their own loop) when called.
+        steps_when_called: dict[FuncInfo, bool] = {}
+
+        def runs_step(info: FuncInfo, stack: frozenset = frozenset()) -> bool:
+            if info in steps_when_called:
+                return steps_when_called[info]
+            if info in stack:
+                return False
+            result = False
+            for call in self._direct_triggers(info.node.body, info):
+                if self._is_step_trigger(call):
+                    result = True
+                    break
+                callee = self._local_callee(call)
+                if isinstance(callee, FuncInfo) and runs_step(callee, stack | {info}):
+                    result = True
+                    break
+            steps_when_called[info] = result
+            return result
+
+        for loop in self.loops:
+            func = self.enclosing_function(loop)
+            for call in self._direct_triggers(loop.body, func):  # type: ignore[attr-defined]
+                callee = self._local_callee(call)
+                if self._is_step_trigger(call) or (isinstance(callee, FuncInfo) and runs_step(callee)):
+                    self.hot_loops[loop] = self._loop_why(loop)
+                    break
+        # Lightning-style step hooks run once per batch.
+        for cls in self.class_info.values():
+            for hook in LIGHTNING_STEP_HOOKS:
+                method = cls.methods.get(hook)
+                if method is not None:
+                    self._mark_hot_func(method, f"`{cls.name}.{hook}` runs every batch")
+        for name, why in self.project.hot.items():
+            if name in self.classes:
+                cls = self.classes[name]
+                forward = self.method_of(cls, "forward")
+                if forward is not None:
+                    self._mark_hot_func(forward, why)
+        # Functions called from hot loops are hot.
+        for loop, why in list(self.hot_loops.items()):
+            func = self.enclosing_function(loop)
+            calls = func.calls if func is not None else self.module_calls
+            for call in calls:
+                if self.in_loop_body(call, loop):
+                    self._mark_hot_call(call, why)
+
+    def _loop_why(self, loop: cst.CSTNode) -> str:
+        return "hot loop"
+
+    def _mark_hot_call(self, call: cst.Call, why: str) -> None:
+        callee = self._local_callee(call)
+        if isinstance(callee, FuncInfo):
+            self._mark_hot_func(callee, why)
+            return
+        func = call.func
+        if isinstance(func, (cst.Name, cst.Attribute)) and (self.kind(func) == MODEL or isinstance(
+                self.class_of(func, call), (ClassInfo, ImportRef))):
+            cls = self.class_of(func, call)
+            if isinstance(cls, ClassInfo):
+                forward = self.method_of(cls, "forward")
+                if forward is not None:
+                    self._mark_hot_func(forward, f"forward of `{cls.name}` runs every step")
+            elif isinstance(cls, ImportRef):
+                self.exported.hot.append((cls, f"forward of `{cls.name}` runs every step"))
+        if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
+            owner = self.class_of(func.value, call)
+            if isinstance(owner, ClassInfo):
+                method = self.method_of(owner, func.attr.value)
+                if method is not None:
+                    self._mark_hot_func(method, why)
+
+    def _mark_hot_func(self, info: FuncInfo, why: str) -> None:
+        if info in self.hot_funcs:
+            return
+        self.hot_funcs[info] = why
+        for call in info.calls:
+            if self.enclosing_function(call) is info:
+                self._mark_hot_call(call, why)
+
+    # ------------------------------------------------------------------ helpers for rules
+    def feeds_variable_size_batches(self) -> bool:
+        """Whether this file iterates a variable-size PyG loader."""
+        for names in (self.aliases,):
+            for local, full in names.items():
+                if full.startswith("torch_geometric.loader.") and full.split(".")[-1] in VARIABLE_SIZE_LOADERS:
+                    return True
+        return False
+
+    def exported_facts(self) -> ExportedFacts:
+        return self.exported
+
+
+def iter_calls(ctx: FileContext) -> Iterable[cst.Call]:
+    for info in ctx.func_info.values():
+        yield from info.calls
+    yield from ctx.module_calls

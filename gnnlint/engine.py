@@ -1,0 +1,331 @@
+"""discover -> prefilter -> parse -> FileContext -> rules -> findings.
+
+Two phases make cross-file facts work without parsing everything twice:
+
+1. Every file that passes the byte prefilter is parsed and linted with what it
+   knows itself, and reports what it says about names it imports (a class it
+   compiles, a model it runs every step).
+2. Those facts are resolved to files of the linted set; only the files they
+   land on are linted again (parsed now if the prefilter had skipped them).
+
+The engine never imports torch or the linted code.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tokenize
+import io
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from gnnlint import __version__
+from gnnlint.context import ContextOptions, ExportedFacts, FileContext, ImportRef, ProjectFacts
+from gnnlint.finding import Edit, Finding, Fix
+from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, all_rules
+from gnnlint.rules.base import Rule
+from gnnlint.versions import installed_version, matches
+
+# Files larger than this many parallel-worthy files use a process pool.
+_PARALLEL_MIN_FILES = 24
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    """Everything per-file linting depends on (picklable, hashable)."""
+
+    codes: frozenset[str]
+    assume_compiled: str = "detected"
+    torch_version: Optional[str] = None
+    pyg_version: Optional[str] = None
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    exported: ExportedFacts = field(default_factory=ExportedFacts)
+    parsed: bool = False
+    error: Optional[str] = None  # unreadable file: reported and skipped
+
+
+@dataclass
+class CheckResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # unreadable files etc.
+    files_checked: int = 0
+    files_parsed: int = 0
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def active_rules(options: LintOptions) -> list[type[Rule]]:
+    """Enabled rules whose hazard exists in the target torch/PyG versions."""
+    torch_v = options.torch_version or installed_version("torch")
+    pyg_v = options.pyg_version or installed_version("torch_geometric")
+    return [
+        rule for rule in all_rules()
+        if rule.code in options.codes
+        and matches(rule.torch_versions, torch_v)
+        and matches(rule.pyg_versions, pyg_v)
+    ]
+
+
+def triggers_for(rules: Iterable[type[Rule]]) -> tuple[bytes, ...]:
+    out: set[bytes] = set()
+    for rule in rules:
+        out.update(rule.triggers)
+    return tuple(sorted(out))
+
+
+def decode_source(data: bytes) -> str:
+    """Decode like Python does (BOM, encoding cookie); raises on bad bytes."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def _syntax_error(path: str, exc: Exception) -> Finding:
+    line = getattr(exc, "raw_line", None) or getattr(exc, "lineno", None) or 1
+    col = (getattr(exc, "raw_column", None) or 0) + 1
+    message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+    return Finding(path, line, col, line, col + 1, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME,
+                   f"SyntaxError: {message}")
+
+
+def lint_bytes(path: str, data: bytes, options: LintOptions,
+               facts: Optional[ProjectFacts] = None,
+               rules: Optional[Sequence[type[Rule]]] = None) -> FileResult:
+    """Lint one file's bytes (no prefilter, no noqa)."""
+    result = FileResult(path)
+    rules = active_rules(options) if rules is None else rules
+    try:
+        module = cst.parse_module(data)
+    except cst.ParserSyntaxError as exc:
+        result.parsed = True
+        if SYNTAX_ERROR_CODE in options.codes:
+            result.findings.append(_syntax_error(path, exc))
+        return result
+    except (RecursionError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
+        result.parsed = True
+        if SYNTAX_ERROR_CODE in options.codes:
+            result.findings.append(_syntax_error(path, exc))
+        return result
+    result.parsed = True
+    context = FileContext(module, path, facts, ContextOptions(options.assume_compiled))
+    result.exported = context.exported_facts()
+    visitors = [rule(context) for rule in rules]
+    if visitors:
+        module.visit_batched(visitors) if hasattr(module, "visit_batched") else cst.visit_batched(module, visitors)
+    reports = [(v, r) for v in visitors for r in v.reports]
+    if not reports:
+        return result
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    for visitor, report in reports:
+        rng = positions[report.node]
+        stmt = context.statement_of(report.node)
+        stmt_line = positions[stmt].start.line if stmt in positions else rng.start.line
+        fix = _to_fix(report.fix, positions, module) if report.fix is not None else None
+        result.findings.append(Finding(
+            path=path, line=rng.start.line, col=rng.start.column + 1,
+            end_line=rng.end.line, end_col=rng.end.column + 1,
+            code=visitor.code, name=visitor.name, message=report.message,
+            fix=fix, noqa_line=stmt_line if stmt_line != rng.start.line else 0,
+        ))
+    result.findings = _drop_nested_duplicates(result.findings)
+    return result
+
+
+def _to_fix(spec, positions, module: cst.Module) -> Optional[Fix]:
+    edits = []
+    for edit in spec.edits:
+        rng = positions.get(edit.node)
+        if rng is None:
+            return None
+        text = edit.replacement if isinstance(edit.replacement, str) else module.code_for_node(edit.replacement)
+        if edit.where == "before":
+            edits.append(Edit(rng.start.line, rng.start.column + 1, rng.start.line, rng.start.column + 1, text))
+        elif edit.where == "after":
+            edits.append(Edit(rng.end.line, rng.end.column + 1, rng.end.line, rng.end.column + 1, text))
+        else:
+            edits.append(Edit(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, text))
+    return Fix(spec.applicability, spec.message, tuple(edits))
+
+
+def _drop_nested_duplicates(findings: list[Finding]) -> list[Finding]:
+    """One hazard, one finding: drop a finding whose span lies inside another
+    finding of the same code (``x.cpu().numpy()`` is one sync to fix)."""
+    kept = []
+    for f in findings:
+        inside = any(
+            g is not f and g.code == f.code
+            and (g.line, g.col) <= (f.line, f.col) and (f.end_line, f.end_col) <= (g.end_line, g.end_col)
+            and (g.line, g.col, g.end_line, g.end_col) != (f.line, f.col, f.end_line, f.end_col)
+            for g in findings)
+        if not inside and f not in kept:
+            kept.append(f)
+    return kept
+
+
+# ---------------------------------------------------------------------- project
+def module_name_for(path: Path) -> tuple[str, Path]:
+    """Dotted module name of a file and the sys.path root it is relative to,
+    walking up through packages (folders with ``__init__.py``)."""
+    path = path.resolve()
+    parts = [path.stem] if path.stem != "__init__" else []
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), folder
+
+
+def resolve_import(importer: Path, ref: ImportRef, by_module: dict[str, Path]) -> Optional[tuple[Path, str]]:
+    """The linted file defining ``ref`` and the top-level name in it."""
+    name = ref.name.split(".")[0]
+    importer = importer.resolve()
+    if ref.level:
+        base = importer.parent
+        for _ in range(ref.level - 1):
+            base = base.parent
+        candidates = []
+        target = base.joinpath(*ref.module.split(".")) if ref.module else base
+        candidates += [target.with_suffix(".py"), target / "__init__.py"]
+        if not ref.module:
+            candidates.insert(0, base / f"{name}.py")
+        for cand in candidates:
+            cand = cand.resolve()
+            key = str(cand)
+            if key in by_module.get("__paths__", {}):  # type: ignore[operator]
+                return cand, name
+        return None
+    module_path = by_module.get(ref.module)
+    if module_path is not None:
+        return module_path, name
+    # a script importing a sibling module: `from models import GCN`
+    sibling = (importer.parent / (ref.module.replace(".", "/") + ".py")).resolve()
+    if str(sibling) in by_module.get("__paths__", {}):  # type: ignore[operator]
+        return sibling, name
+    return None
+
+
+def _lint_job(args) -> FileResult:
+    path, options, facts, force = args
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return FileResult(path, error=f"{path}: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 - never a traceback for bad input
+        return FileResult(path, error=f"{path}: {exc}")
+    return lint_one(path, data, options, facts, force)
+
+
+def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
+             force: bool = False) -> FileResult:
+    rules = active_rules(options)
+    if not force and (facts is None or facts.is_empty()):
+        triggers = triggers_for(rules)
+        if not any(t in data for t in triggers) and SYNTAX_ERROR_CODE not in options.codes or \
+                not any(t in data for t in triggers):
+            return FileResult(path)
+    try:
+        return lint_bytes(path, data, options, facts, rules)
+    except RecursionError:
+        return FileResult(path, error=f"{path}: too deeply nested to analyse")
+
+
+def _map(jobs: int, func, items: list):
+    if jobs > 1 and len(items) >= _PARALLEL_MIN_FILES:
+        chunk = max(1, len(items) // (jobs * 8))
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(func, items, chunksize=chunk))
+    return [func(item) for item in items]
+
+
+def check_files(files: Sequence[Path], options_for, jobs: int = 1) -> CheckResult:
+    """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores)."""
+    out = CheckResult()
+    paths = [str(p) for p in files]
+    phase1 = _map(jobs, _lint_job, [(p, options_for(Path(p)), None, False) for p in paths])
+    results = {r.path: r for r in phase1}
+    # resolve cross-file facts
+    by_module: dict = {"__paths__": {}}
+    for p in paths:
+        resolved = Path(p).resolve()
+        by_module["__paths__"][str(resolved)] = p
+        name, _root = module_name_for(resolved)
+        by_module.setdefault(name, resolved)
+    incoming: dict[str, ProjectFacts] = {}
+    for result in phase1:
+        for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot)):
+            for ref, why in entries:
+                target = resolve_import(Path(result.path), ref, by_module)
+                if target is None:
+                    continue
+                target_path = by_module["__paths__"].get(str(target[0]))
+                if target_path is None or target_path == result.path:
+                    continue
+                facts = incoming.setdefault(target_path, ProjectFacts())
+                where = f"{why}, from {Path(result.path).name}"
+                getattr(facts, kind).setdefault(ref.name.split(".")[0], where)
+    if incoming:
+        phase2 = _map(jobs, _lint_job, [(p, options_for(Path(p)), f, True) for p, f in incoming.items()])
+        for r in phase2:
+            results[r.path] = r
+    for p in paths:
+        r = results[p]
+        out.files_checked += 1
+        if r.error:
+            out.errors.append(r.error)
+            out.files_checked -= 1
+            continue
+        out.files_parsed += int(r.parsed)
+        out.findings.extend(r.findings)
+    return out
+
+
+def lint_paths(paths: Sequence, settings=None) -> list[Finding]:
+    """Static findings for files/directories, with noqa applied (for verify)."""
+    from gnnlint.config import load_settings
+    from gnnlint.discover import discover
+    from gnnlint.suppress import filter_findings, parse_noqa
+
+    settings = settings or load_settings(cwd=Path.cwd())
+    files, _warnings = discover([Path(p) for p in paths], settings)
+    result = check_files(files, lambda p: options_from_settings(settings, p))
+    return apply_noqa(result.findings)
+
+
+def options_from_settings(settings, path: Path) -> LintOptions:
+    return LintOptions(
+        codes=frozenset(settings.codes_for(path)),
+        assume_compiled=settings.assume_compiled,
+        torch_version=settings.torch_version,
+        pyg_version=settings.pyg_version,
+    )
+
+
+def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None) -> list[Finding]:
+    from gnnlint.suppress import filter_findings, parse_noqa
+
+    by_path: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    kept: list[Finding] = []
+    for path, group in by_path.items():
+        text = (sources or {}).get(path)
+        if text is None:
+            try:
+                text = decode_source(Path(path).read_bytes())
+            except Exception:  # noqa: BLE001 - unreadable now: keep findings
+                kept.extend(group)
+                continue
+        kept.extend(filter_findings(group, parse_noqa(text)))
+    return kept

@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
+
+
+class CompileResultDiscarded(Rule):
+    """
+    ## What it does
+    Flags `torch.compile(model)` used as a bare statement, whose result is
+    thrown away, and calls to the deprecated `torch_geometric.compile`.
+
+    ## Why is this bad?
+    `torch.compile` does not change the module it is given: it returns a new,
+    compiled callable. A bare `torch.compile(model)` compiles nothing — the
+    program keeps running the eager `model` and the speed-up never comes.
+    (`model.compile()`, the in-place method, is fine.)
+
+    `torch_geometric.compile` was a thin wrapper kept for old PyG versions; it
+    is deprecated since PyG 2.5 in favour of `torch.compile`.
+
+    ## Example
+    ```python
+    model = GCN(16, 32, 7)
+    torch.compile(model, dynamic=True)
+    ```
+
+    ## Use instead
+    ```python
+    model = GCN(16, 32, 7)
+    model = torch.compile(model, dynamic=True)
+    ```
+
+    ## Fix safety
+    Safe: assigning the result back to the name that was passed
+    (`model = torch.compile(model)`) makes later uses of `model` run the
+    compiled module, which is what the statement meant. Only offered when the
+    argument is a plain name or `self.<attr>`. Replacing `torch_geometric.compile(`
+    by `torch.compile(` is safe (same arguments, same behaviour) when `torch` is
+    imported under that name.
+
+    ## References
+    - [torch.compile](https://pytorch.org/docs/stable/generated/torch.compile.html)
+    - [PyG: compiled GNNs](https://pytorch-geometric.readthedocs.io/en/latest/advanced/compile.html)
+    """
+
+    code = "GNN010"
+    name = "compile-result-discarded"
+    summary = "`torch.compile(model)` whose result is discarded, or deprecated `torch_geometric.compile`"
+    triggers = (b"compile",)
+    fix_applicability = "safe"
+
+    VALID = (
+        Valid("""
+import torch
+model = torch.compile(model)
+"""),
+        Valid("""
+import torch
+model.compile()
+compiled = torch.compile(model, dynamic=True)
+"""),
+        Valid("""
+import re
+re.compile("x")
+"""),
+    )
+    INVALID = (
+        Invalid("""
+import torch
+torch.compile(model, dynamic=True)
+""", lines=(3,), expected_fix="""
+import torch
+model = torch.compile(model, dynamic=True)
+"""),
+        Invalid("""
+import torch as T
+class M:
+    def setup(self):
+        T.compile(self.encoder)
+""", lines=(5,), expected_fix="""
+import torch as T
+class M:
+    def setup(self):
+        self.encoder = T.compile(self.encoder)
+"""),
+        Invalid("""
+import torch
+import torch_geometric
+model = torch_geometric.compile(model)
+""", lines=(4,), expected_fix="""
+import torch
+import torch_geometric
+model = torch.compile(model)
+"""),
+        Invalid("""
+from torch_geometric import compile
+compile(model)
+""", lines=(3,)),
+    )
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        if not isinstance(call, cst.Call):
+            return
+        api = self.context.resolve(call.func)
+        if api not in ("torch.compile", "torch_geometric.compile"):
+            return
+        target = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if target is None:
+            return
+        text = self.context.module.code_for_node(target)
+        fix = None
+        if isinstance(target, cst.Name) or (
+                isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self"):
+            new_call = self._torch_compile_call(call) or call
+            replacement = cst.Assign(targets=[cst.AssignTarget(target=target)], value=new_call)
+            fix = FixSpec("safe", f"Assign the result: `{text} = {self.context.module.code_for_node(new_call)}`",
+                          (NodeEdit(node, replacement),))
+        self.report(call, f"the result of `{self.context.module.code_for_node(call.func)}({text})` is "
+                          f"discarded, so `{text}` is never compiled; assign it: "
+                          f"`{text} = torch.compile({text})`", fix)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.resolve(node.func) != "torch_geometric.compile":
+            return
+        parent = self.context.parent.get(node)
+        if isinstance(parent, cst.Expr):
+            return  # reported as a discarded result, with the combined fix
+        new_call = self._torch_compile_call(node)
+        fix = FixSpec("safe", "Use `torch.compile`", (NodeEdit(node.func, new_call.func),)) if new_call else None
+        self.report(node, "`torch_geometric.compile` is deprecated; call `torch.compile` directly", fix)
+
+    def _torch_compile_call(self, call: cst.Call):
+        """``call`` rewritten to use torch.compile, if torch is imported by a name."""
+        if self.context.resolve(call.func) != "torch_geometric.compile":
+            return call
+        for local, full in self.context.aliases.items():
+            if full == "torch":
+                return call.with_changes(func=cst.Attribute(cst.Name(local), cst.Name("compile")))
+        return None
