@@ -1,0 +1,726 @@
+"""``[tool.gnnlint]`` in pyproject.toml, merged with CLI overrides.
+
+Follows ruff's habits: kebab-case keys, the nearest pyproject.toml that has the
+tool table wins, unknown keys and codes are errors that name the key, and rule
+selection resolves by specificity (a more specific selector beats a less
+specific one; at equal specificity ``ignore`` wins).
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+try:  # Python 3.11+
+    import tomllib as _toml
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as _toml  # type: ignore[no-redef]
+
+SYNTAX_ERROR_CODE = "GNN000"
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".gnnlint_cache",
+    ".eggs",
+    "_build",
+    "buck-out",
+    ".direnv",
+    "__pypackages__",
+)
+
+ASSUME_COMPILED_VALUES = ("detected", "modules")
+BACKENDS = ("eager", "aot_eager", "inductor")
+
+
+class ConfigError(Exception):
+    """A problem with configuration; the message names the key, code or file."""
+
+
+def known_codes() -> list[str]:
+    """Every code a selector may name (GNN000 plus the registered rules)."""
+    from gnnlint.rules import all_codes
+
+    return list(all_codes())
+
+
+# --------------------------------------------------------------------------
+# Settings
+
+
+@dataclass
+class VerifySettings:
+    targets: list[str] = field(default_factory=list)
+    backend: str = "eager"
+    timeout: float = 300.0
+
+
+@dataclass
+class Settings:
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    extend_exclude: list[str] = field(default_factory=list)
+    respect_gitignore: bool = True
+    fixable: list[str] = field(default_factory=lambda: ["ALL"])
+    unfixable: list[str] = field(default_factory=list)
+    assume_compiled: str = "detected"
+    torch_version: str | None = None
+    pyg_version: str | None = None
+    cache_dir: str | None = None
+    verify: VerifySettings = field(default_factory=VerifySettings)
+    project_root: Path = field(default_factory=Path.cwd)
+    config_path: Path | None = None
+    # Directory relative paths are resolved against (the CLI's cwd).
+    cwd: Path = field(default_factory=Path.cwd)
+
+    def __post_init__(self) -> None:
+        self._memo: dict[str, Any] = {}
+
+    # -- codes ---------------------------------------------------------------
+
+    def _memoized(self, name: str, key: Any, compute) -> Any:
+        # Settings is mutable; key the memo on the inputs so edits invalidate it.
+        hit = self._memo.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        value = compute()
+        self._memo[name] = (key, value)
+        return value
+
+    @property
+    def enabled_codes(self) -> frozenset[str]:
+        """Codes enabled for every file (before per-file-ignores)."""
+        key = (tuple(self.select), tuple(self.extend_select), tuple(self.ignore))
+        return self._memoized(
+            "enabled",
+            key,
+            lambda: frozenset(resolve_codes(self.select, self.extend_select, self.ignore)),
+        )
+
+    def _per_file_matchers(self) -> list[tuple[PathGlob, frozenset[str]]]:
+        key = tuple((k, tuple(v)) for k, v in self.per_file_ignores.items())
+
+        def build() -> list[tuple[PathGlob, frozenset[str]]]:
+            known = known_codes()
+            out = []
+            for pattern, codes in self.per_file_ignores.items():
+                removed = frozenset(
+                    c for sel in codes for c in _expand(sel, known) if c != SYNTAX_ERROR_CODE
+                )
+                if SYNTAX_ERROR_CODE in codes:  # only its exact code removes GNN000
+                    removed |= {SYNTAX_ERROR_CODE}
+                out.append((PathGlob.compile(pattern), removed))
+            return out
+
+        return self._memoized("per_file", key, build)
+
+    def codes_for(self, path: Path | str) -> frozenset[str]:
+        """Codes enabled for ``path``: the enabled set minus matching per-file-ignores."""
+        enabled = self.enabled_codes
+        if not self.per_file_ignores:
+            return enabled
+        abs_path = _absolute(path, self.cwd)
+        rel = _relative_posix(abs_path, str(self.project_root))
+        base = os.path.basename(abs_path)
+        removed: set[str] = set()
+        for glob, codes in self._per_file_matchers():
+            if glob.matches(rel, abs_path, base):
+                removed |= codes
+        return enabled - removed if removed else enabled
+
+    @property
+    def fixable_codes(self) -> frozenset[str]:
+        """Codes whose fixes may be applied: ``fixable`` minus ``unfixable``."""
+        key = (tuple(self.fixable), tuple(self.unfixable))
+        return self._memoized(
+            "fixable",
+            key,
+            # GNN000 never has a fix, whatever the selectors say.
+            lambda: frozenset(
+                resolve_codes(self.fixable, [], self.unfixable, keep_syntax_error=False)
+                - {SYNTAX_ERROR_CODE}
+            ),
+        )
+
+    # -- cache key -----------------------------------------------------------
+
+    def fingerprint(self) -> str:
+        """Stable hash of everything that changes a file's findings."""
+        from gnnlint import __version__
+
+        payload = {
+            "version": __version__,
+            "known": sorted(known_codes()),
+            "enabled": sorted(self.enabled_codes),
+            "per_file_ignores": sorted(
+                (k, sorted(v)) for k, v in self.per_file_ignores.items()
+            ),
+            "project_root": str(self.project_root),
+            "assume_compiled": self.assume_compiled,
+            "torch_version": self.torch_version,
+            "pyg_version": self.pyg_version,
+        }
+        blob = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------
+# Rule selection
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
+
+
+def _expand(selector: str, known: Iterable[str]) -> list[str]:
+    if selector == "ALL":
+        return list(known)
+    return [c for c in known if c.startswith(selector)]
+
+
+def is_valid_selector(selector: str, known: Iterable[str] | None = None) -> bool:
+    if selector == "ALL":
+        return True
+    if not selector:
+        return False
+    known = known_codes() if known is None else known
+    return any(c.startswith(selector) for c in known)
+
+
+def validate_selectors(
+    selectors: Iterable[str], where: str, known: Iterable[str] | None = None
+) -> None:
+    """Raise ConfigError for the first selector that names no known code."""
+    known = list(known_codes() if known is None else known)
+    for sel in selectors:
+        if not is_valid_selector(sel, known):
+            raise ConfigError(f"unknown rule code or prefix {sel!r} in {where}")
+
+
+def resolve_codes(
+    select: Iterable[str],
+    extend_select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    known: Iterable[str] | None = None,
+    *,
+    keep_syntax_error: bool = True,
+) -> set[str]:
+    """Enabled codes for these selectors, ruff's way.
+
+    Selectors are applied from least to most specific (``ALL`` < ``GNN`` <
+    ``GNN0`` < ... < ``GNN001``); at each level the selects are applied and
+    then the ignores, so the more specific selector wins and a tie goes to
+    ignore. GNN000 (syntax-error) stays on unless ignored by its exact code.
+    """
+    known = list(known_codes() if known is None else known)
+    select, extend_select, ignore = list(select), list(extend_select), list(ignore)
+    validate_selectors(select, "'select'", known)
+    validate_selectors(extend_select, "'extend-select'", known)
+    validate_selectors(ignore, "'ignore'", known)
+    chosen = select + extend_select
+    state: dict[str, bool] = {}
+    for level in sorted({_specificity(s) for s in chosen + ignore}):
+        for sel in chosen:
+            if _specificity(sel) == level:
+                for code in _expand(sel, known):
+                    state[code] = True
+        for sel in ignore:
+            if _specificity(sel) == level:
+                for code in _expand(sel, known):
+                    state[code] = False
+    enabled = {c for c, on in state.items() if on}
+    if keep_syntax_error and SYNTAX_ERROR_CODE not in ignore:
+        enabled.add(SYNTAX_ERROR_CODE)
+    return enabled
+
+
+# --------------------------------------------------------------------------
+# Globs (shared with discover.py)
+
+
+def glob_to_regex(pattern: str, *, star_crosses_slash: bool = False) -> str:
+    """Translate a gitignore-style glob to a regex body (no anchors).
+
+    ``**/`` matches zero or more directories, a trailing ``/**`` everything
+    below, ``*``/``?`` stay within one path segment unless
+    ``star_crosses_slash`` (ruff's per-file-ignores, via globset, let them
+    cross), ``[...]`` is a character class (``[!...]`` negated), ``\\x`` a
+    literal x.
+    """
+    star = ".*" if star_crosses_slash else "[^/]*"
+    qmark = "." if star_crosses_slash else "[^/]"
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "*":
+            if pattern.startswith("**", i):
+                at_start = i == 0 or pattern[i - 1] == "/"
+                after = i + 2
+                if at_start and after < n and pattern[after] == "/":
+                    out.append("(?:.*/)?")  # zero or more directories
+                    i = after + 1
+                    continue
+                if at_start and after == n:
+                    out.append(".*")
+                    i = after
+                    continue
+                out.append(star)  # `a**b` behaves like `a*b`
+                i = after
+                continue
+            out.append(star)
+        elif ch == "?":
+            out.append(qmark)
+        elif ch == "[":
+            j = i + 1
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:  # unclosed: a literal bracket
+                out.append(re.escape(ch))
+            else:
+                body = pattern[i + 1 : j]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\").replace("[", "\\[")
+                out.append(("[^" if negate else "[") + body + "]")
+                i = j
+        elif ch == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class PathGlob:
+    """A ruff-style per-file glob.
+
+    A relative pattern is matched against the project-relative path and also
+    against the basename (so "models.py" matches models.py anywhere); an
+    absolute pattern against the absolute path. ``*`` crosses ``/`` as in
+    ruff (globset), so "tests/*" covers nested test files too. A leading
+    ``!`` negates.
+    """
+
+    pattern: str
+    negated: bool
+    absolute: bool
+    regex: re.Pattern
+
+    @staticmethod
+    @lru_cache(maxsize=1024)
+    def compile(pattern: str) -> "PathGlob":
+        negated = pattern.startswith("!")
+        body = pattern[1:] if negated else pattern
+        absolute = looks_absolute(body)
+        body = body.replace(os.sep, "/")
+        if not absolute:
+            body = body.lstrip("/")
+        while body.startswith("./"):
+            body = body[2:]
+        regex = re.compile(glob_to_regex(body, star_crosses_slash=True) + r"\Z", re.DOTALL)
+        return PathGlob(pattern, negated, absolute, regex)
+
+    def matches(self, rel: str, abs_path: str, basename: str) -> bool:
+        if self.absolute:
+            hit = bool(self.regex.match(abs_path.replace(os.sep, "/")))
+        else:
+            hit = bool(self.regex.match(rel)) or bool(self.regex.match(basename))
+        return hit != self.negated
+
+
+def looks_absolute(pattern: str) -> bool:
+    """Is a glob an absolute filesystem path rather than gitignore's root-anchored
+    ``/x``? Only when its first component exists at the filesystem root
+    (``/home/...``, ``/tmp/...``, ``C:\\...``)."""
+    if not os.path.isabs(pattern):
+        return False
+    drive, rest = os.path.splitdrive(pattern)
+    parts = [p for p in re.split(r"[\\/]", rest) if p]
+    if not parts:
+        return False
+    if any(ch in parts[0] for ch in "*?["):
+        return False
+    return os.path.exists(drive + os.sep + parts[0])
+
+
+def _absolute(path: Path | str, cwd: Path | str) -> str:
+    p = os.fspath(path)
+    if not os.path.isabs(p):
+        p = os.path.join(os.fspath(cwd), p)
+    return os.path.normpath(p)
+
+
+def _relative_posix(abs_path: str, root: str) -> str:
+    """Path relative to root in posix form; the absolute path when outside it."""
+    root = os.path.normpath(root)
+    if abs_path == root:
+        return "."
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if abs_path.startswith(prefix):
+        return abs_path[len(prefix) :].replace(os.sep, "/")
+    return abs_path.replace(os.sep, "/")
+
+
+# --------------------------------------------------------------------------
+# Loading
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return _toml.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (_toml.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _gnnlint_table(doc: dict) -> dict | None:
+    tool = doc.get("tool")
+    if not isinstance(tool, dict):
+        return None
+    return tool.get("gnnlint")
+
+
+def find_config(start: Path) -> Path | None:
+    """Nearest pyproject.toml at or above ``start`` that has a [tool.gnnlint] table."""
+    here = Path(os.path.abspath(start))
+    if here.is_file():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if not candidate.is_file():
+            continue
+        try:
+            text = candidate.read_bytes()
+        except OSError:
+            continue
+        if b"gnnlint" not in text:  # cheap skip: no table can be there
+            continue
+        if _gnnlint_table(_read_toml(candidate)) is not None:
+            return candidate
+    return None
+
+
+_FILE_KEYS = {
+    "select": "select",
+    "extend-select": "extend_select",
+    "ignore": "ignore",
+    "per-file-ignores": "per_file_ignores",
+    "exclude": "exclude",
+    "extend-exclude": "extend_exclude",
+    "respect-gitignore": "respect_gitignore",
+    "fixable": "fixable",
+    "unfixable": "unfixable",
+    "assume-compiled": "assume_compiled",
+    "torch-version": "torch_version",
+    "pyg-version": "pyg_version",
+    "cache-dir": "cache_dir",
+    "verify": "verify",
+}
+_VERIFY_KEYS = ("targets", "backend", "timeout")
+_CODE_LISTS = ("select", "extend_select", "ignore", "fixable", "unfixable")
+_STR_LISTS = _CODE_LISTS + ("exclude", "extend_exclude")
+_OPT_STRS = ("torch_version", "pyg_version", "cache_dir")
+_OVERRIDE_KEYS = frozenset(_STR_LISTS + _OPT_STRS) | {
+    "respect_gitignore",
+    "assume_compiled",
+    "per_file_ignores",
+}
+_VERSION_RE = re.compile(r"^\d+(\.\d+)*([.+-]?[0-9A-Za-z.+-]*)?$")
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "float", str: "string",
+            list: "array", dict: "table"}.get(type(value), type(value).__name__)
+
+
+class _Where:
+    """How to name a key in messages: file keys kebab-case with the table and
+    file, CLI keys as their option."""
+
+    def __init__(self, table: str | None, path: Path | None) -> None:
+        self.table, self.path = table, path
+
+    def key(self, field_name: str) -> str:
+        if self.table is None:
+            return "'--" + field_name.replace("_", "-") + "'"
+        return "'" + field_name.replace("_", "-") + "'"
+
+    def suffix(self) -> str:
+        if self.table is None:
+            return " (command line)"
+        return f" in [{self.table}] ({self.path})"
+
+
+def _check_str_list(value: Any, name: str, where: _Where) -> list[str]:
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(
+        f"{where.key(name)} must be a list of strings, got {_type_name(value)}"
+        f" {value!r}{where.suffix()}"
+    )
+
+
+def _check_codes(values: list[str], name: str, where: _Where, known: list[str]) -> None:
+    for sel in values:
+        if not is_valid_selector(sel, known):
+            raise ConfigError(
+                f"unknown rule code or prefix {sel!r} in {where.key(name)}{where.suffix()}"
+            )
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...], where: _Where) -> str:
+    if isinstance(value, str) and value in choices:
+        return value
+    allowed = ", ".join(repr(c) for c in choices)
+    raise ConfigError(
+        f"{where.key(name)} must be one of {allowed}, got {value!r}{where.suffix()}"
+    )
+
+
+def _check_version(value: Any, name: str, where: _Where) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and _VERSION_RE.match(value.strip()):
+        return value.strip()
+    raise ConfigError(
+        f"{where.key(name)} must be a version string such as \"2.5\", got {value!r}{where.suffix()}"
+    )
+
+
+def _check_per_file(value: Any, where: _Where, known: list[str]) -> dict[str, list[str]]:
+    name = "per_file_ignores"
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{where.key(name)} must be a table of glob = [codes], got "
+            f"{_type_name(value)}{where.suffix()}"
+        )
+    out: dict[str, list[str]] = {}
+    for pattern, codes in value.items():
+        if not isinstance(pattern, str) or not pattern:
+            raise ConfigError(f"{where.key(name)} has an empty glob{where.suffix()}")
+        if not (isinstance(codes, (list, tuple)) and all(isinstance(c, str) for c in codes)):
+            raise ConfigError(
+                f"{where.key(name)} ({pattern!r}) must be a list of codes, got "
+                f"{_type_name(codes)} {codes!r}{where.suffix()}"
+            )
+        for sel in codes:
+            if not is_valid_selector(sel, known):
+                raise ConfigError(
+                    f"unknown rule code or prefix {sel!r} in {where.key(name)} "
+                    f"({pattern!r}){where.suffix()}"
+                )
+        out[pattern] = list(codes)
+    return out
+
+
+def _unknown_key(key: str, valid: Iterable[str], table: str, path: Path) -> ConfigError:
+    msg = f"unknown key {key!r} in [{table}] ({path})"
+    close = difflib.get_close_matches(str(key), list(valid), n=1)
+    if close:
+        msg += f"; did you mean {close[0]!r}?"
+    return ConfigError(msg)
+
+
+def _parse_table(table: Any, path: Path, known: list[str]) -> tuple[dict, VerifySettings]:
+    """Validate a [tool.gnnlint] table into snake_case values."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.gnnlint] must be a table, got {_type_name(table)} ({path})")
+    where = _Where("tool.gnnlint", path)
+    values: dict[str, Any] = {}
+    verify = VerifySettings()
+    for key, value in table.items():
+        name = _FILE_KEYS.get(key)
+        if name is None:
+            raise _unknown_key(key, _FILE_KEYS, "tool.gnnlint", path)
+        if name == "verify":
+            verify = _parse_verify(value, path)
+        elif name in _STR_LISTS:
+            values[name] = _check_str_list(value, name, where)
+            if name in _CODE_LISTS:
+                _check_codes(values[name], name, where, known)
+        elif name == "respect_gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(
+                    f"'respect-gitignore' must be a boolean, got {_type_name(value)}"
+                    f" {value!r}{where.suffix()}"
+                )
+            values[name] = value
+        elif name == "assume_compiled":
+            values[name] = _check_choice(value, name, ASSUME_COMPILED_VALUES, where)
+        elif name in ("torch_version", "pyg_version"):
+            values[name] = _check_version(value, name, where)
+        elif name == "cache_dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(
+                    f"'cache-dir' must be a non-empty string, got {value!r}{where.suffix()}"
+                )
+            values[name] = value
+        elif name == "per_file_ignores":
+            values[name] = _check_per_file(value, where, known)
+    return values, verify
+
+
+def _parse_verify(table: Any, path: Path) -> VerifySettings:
+    where = _Where("tool.gnnlint.verify", path)
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"'verify' must be a table ([tool.gnnlint.verify]), got {_type_name(table)} ({path})"
+        )
+    out = VerifySettings()
+    for key, value in table.items():
+        if key not in _VERIFY_KEYS:
+            raise _unknown_key(key, _VERIFY_KEYS, "tool.gnnlint.verify", path)
+        if key == "targets":
+            out.targets = _check_str_list(value, "targets", where)
+        elif key == "backend":
+            out.backend = _check_choice(value, "backend", BACKENDS, where)
+        elif key == "timeout":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ConfigError(
+                    f"'timeout' must be a positive number of seconds, got {value!r}"
+                    f"{where.suffix()}"
+                )
+            out.timeout = float(value)
+    return out
+
+
+def _parse_overrides(overrides: Mapping[str, Any], known: list[str]) -> dict[str, Any]:
+    """Validate CLI values (snake_case keys; None means "not given")."""
+    where = _Where(None, None)
+    values: dict[str, Any] = {}
+    for name, value in overrides.items():
+        if name not in _OVERRIDE_KEYS:
+            raise ConfigError(f"unknown setting {name!r} (command line)")
+        if value is None:
+            continue
+        if name in _STR_LISTS:
+            if isinstance(value, str):  # "--select GNN001,GNN002"
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            else:
+                value = _check_str_list(value, name, where)
+                # click's multiple=True may still carry "a,b" items.
+                value = [p.strip() for v in value for p in v.split(",") if p.strip()]
+            if name in _CODE_LISTS:
+                _check_codes(value, name, where, known)
+            values[name] = value
+        elif name == "respect_gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"'--respect-gitignore' must be a boolean, got {value!r}")
+            values[name] = value
+        elif name == "assume_compiled":
+            values[name] = _check_choice(value, name, ASSUME_COMPILED_VALUES, where)
+        elif name in ("torch_version", "pyg_version"):
+            values[name] = _check_version(value, name, where)
+        elif name == "cache_dir":
+            if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+                raise ConfigError(f"'--cache-dir' must be a path, got {value!r}")
+            values[name] = os.fspath(value)
+        elif name == "per_file_ignores":
+            values[name] = _check_per_file(value, where, known)
+    return values
+
+
+def load_settings(
+    *,
+    cwd: Path,
+    config_path: Path | None = None,
+    isolated: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from the nearest [tool.gnnlint] (or ``config_path``) plus CLI overrides.
+
+    CLI values win. ``select`` from the CLI starts the selection afresh (the
+    file's select, extend-select and ignore are dropped, as ruff's CLI layer
+    does); otherwise CLI ``extend_select``/``ignore``/``extend_exclude``/
+    ``unfixable`` are added to the file's lists and other values replace them.
+    """
+    cwd = Path(os.path.abspath(cwd))
+    if isolated and config_path is not None:
+        raise ConfigError("--config cannot be used with --isolated")
+    known = known_codes()
+
+    file_values: dict[str, Any] = {}
+    verify = VerifySettings()
+    used: Path | None = None
+    if config_path is not None:
+        used = Path(config_path)
+        if not used.is_absolute():
+            used = cwd / used
+        if not used.is_file():
+            raise ConfigError(f"config file not found: {used}")
+        table = _gnnlint_table(_read_toml(used))
+        if table is not None:
+            file_values, verify = _parse_table(table, used, known)
+    elif not isolated:
+        used = find_config(cwd)
+        if used is not None:
+            table = _gnnlint_table(_read_toml(used))
+            file_values, verify = _parse_table(table, used, known)
+
+    cli = _parse_overrides(overrides or {}, known)
+
+    settings = Settings(
+        project_root=used.parent if used is not None else cwd,
+        config_path=used,
+        cwd=cwd,
+        verify=verify,
+    )
+    for name, value in file_values.items():
+        setattr(settings, name, value)
+
+    if "select" in cli:
+        settings.select = cli["select"]
+        settings.extend_select = cli.get("extend_select", [])
+        settings.ignore = cli.get("ignore", [])
+    else:
+        settings.extend_select = settings.extend_select + cli.get("extend_select", [])
+        settings.ignore = settings.ignore + cli.get("ignore", [])
+    settings.extend_exclude = settings.extend_exclude + cli.get("extend_exclude", [])
+    settings.unfixable = settings.unfixable + cli.get("unfixable", [])
+    for name in (
+        "exclude",
+        "fixable",
+        "respect_gitignore",
+        "assume_compiled",
+        "torch_version",
+        "pyg_version",
+        "cache_dir",
+        "per_file_ignores",
+    ):
+        if name in cli:
+            setattr(settings, name, cli[name])
+    return settings
