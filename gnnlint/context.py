@@ -1332,7 +1332,9 @@ class FileContext:
                     self._mark_hot_call(call, why)
 
     def _loop_why(self, loop: cst.CSTNode) -> str:
-        return "hot loop"
+        if isinstance(loop, cst.For) and self._looks_like_loader(loop.iter):
+            return "inside the loop over batches"
+        return "inside the training loop"
 
     def _mark_hot_call(self, call: cst.Call, why: str) -> None:
         callee = self._local_callee(call)

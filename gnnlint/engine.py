@@ -216,24 +216,47 @@ def resolve_import(importer: Path, ref: ImportRef, by_module: dict[str, Path]) -
     return None
 
 
-def _lint_job(args) -> FileResult:
-    path, options, facts, force = args
+def read_source(path: str) -> tuple[Optional[bytes], Optional[str]]:
+    """The file's bytes, or an error message for a file that cannot be read
+    or decoded (reported once and skipped, never a traceback)."""
     try:
         data = Path(path).read_bytes()
+    except IsADirectoryError:
+        return None, f"{path}: is a directory"
+    except FileNotFoundError:
+        return None, f"{path}: No such file or directory (broken symlink?)"
     except OSError as exc:
-        return FileResult(path, error=f"{path}: {exc.strerror or exc}")
-    except Exception as exc:  # noqa: BLE001 - never a traceback for bad input
-        return FileResult(path, error=f"{path}: {exc}")
-    return lint_one(path, data, options, facts, force)
+        return None, f"{path}: {exc.strerror or exc}"
+    try:
+        decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else (getattr(exc, "msg", None) or str(exc))
+        return None, f"{path}: cannot decode source: {reason}"
+    return data, None
+
+
+def _lint_job(args) -> FileResult:
+    path, options, facts, force, cache = args
+    data, error = read_source(path)
+    if data is None:
+        return FileResult(path, error=error)
+    key = None
+    if cache is not None:
+        key = cache.key(data, options, facts)
+        hit = cache.get(key, path)
+        if hit is not None:
+            return hit
+    result = lint_one(path, data, options, facts, force)
+    if cache is not None and key is not None and result.error is None:
+        cache.put(key, result)
+    return result
 
 
 def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
              force: bool = False) -> FileResult:
     rules = active_rules(options)
     if not force and (facts is None or facts.is_empty()):
-        triggers = triggers_for(rules)
-        if not any(t in data for t in triggers) and SYNTAX_ERROR_CODE not in options.codes or \
-                not any(t in data for t in triggers):
+        if not any(t in data for t in triggers_for(rules)):
             return FileResult(path)
     try:
         return lint_bytes(path, data, options, facts, rules)
@@ -241,19 +264,33 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
         return FileResult(path, error=f"{path}: too deeply nested to analyse")
 
 
-def _map(jobs: int, func, items: list):
+def _map(jobs: int, func, items: list, progress=None):
     if jobs > 1 and len(items) >= _PARALLEL_MIN_FILES:
-        chunk = max(1, len(items) // (jobs * 8))
+        chunk = max(1, min(16, len(items) // (jobs * 8)))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(func, items, chunksize=chunk))
-    return [func(item) for item in items]
+            results = []
+            for result in pool.map(func, items, chunksize=chunk):
+                results.append(result)
+                if progress is not None:
+                    progress()
+            return results
+    results = []
+    for item in items:
+        results.append(func(item))
+        if progress is not None:
+            progress()
+    return results
 
 
-def check_files(files: Sequence[Path], options_for, jobs: int = 1) -> CheckResult:
-    """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores)."""
+def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
+                progress=None) -> CheckResult:
+    """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
+    ``cache``: a ``gnnlint.cache.Cache`` or None. ``progress``: called once per
+    file linted."""
     out = CheckResult()
     paths = [str(p) for p in files]
-    phase1 = _map(jobs, _lint_job, [(p, options_for(Path(p)), None, False) for p in paths])
+    phase1 = _map(jobs, _lint_job, [(p, options_for(Path(p)), None, False, cache) for p in paths],
+                  progress)
     results = {r.path: r for r in phase1}
     # resolve cross-file facts
     by_module: dict = {"__paths__": {}}
@@ -276,7 +313,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1) -> CheckResul
                 where = f"{why}, from {Path(result.path).name}"
                 getattr(facts, kind).setdefault(ref.name.split(".")[0], where)
     if incoming:
-        phase2 = _map(jobs, _lint_job, [(p, options_for(Path(p)), f, True) for p, f in incoming.items()])
+        phase2 = _map(jobs, _lint_job, [(p, options_for(Path(p)), f, True, cache) for p, f in incoming.items()])
         for r in phase2:
             results[r.path] = r
     for p in paths:
@@ -289,6 +326,30 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1) -> CheckResul
         out.files_parsed += int(r.parsed)
         out.findings.extend(r.findings)
     return out
+
+
+def check_files_cached(files: Sequence[Path], settings, jobs: int = 1, use_cache: bool = True,
+                       progress: bool = False) -> CheckResult:
+    """``check_files`` with the settings' per-file options, the on-disk cache
+    and a progress display on stderr (terminal only)."""
+    from gnnlint.cache import Cache
+
+    cache = Cache.for_settings(settings) if use_cache else None
+    options_for = lambda p: options_from_settings(settings, p)  # noqa: E731
+    if not progress or len(files) < 50:
+        return check_files(files, options_for, jobs, cache)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task("check", total=len(files))
+        return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task))
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def lint_paths(paths: Sequence, settings=None) -> list[Finding]:
@@ -312,7 +373,10 @@ def options_from_settings(settings, path: Path) -> LintOptions:
     )
 
 
-def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None) -> list[Finding]:
+def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None,
+               sources_out: Optional[dict[str, str]] = None) -> list[Finding]:
+    """Drop findings suppressed by ``# noqa``; ``sources_out`` collects the
+    text of every file that had findings (for the full report's snippets)."""
     from gnnlint.suppress import filter_findings, parse_noqa
 
     by_path: dict[str, list[Finding]] = {}
@@ -327,5 +391,7 @@ def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None
             except Exception:  # noqa: BLE001 - unreadable now: keep findings
                 kept.extend(group)
                 continue
+        if sources_out is not None:
+            sources_out[path] = text
         kept.extend(filter_findings(group, parse_noqa(text)))
     return kept

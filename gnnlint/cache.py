@@ -1,0 +1,117 @@
+"""Per-file result cache in ``.gnnlint_cache/``.
+
+A result is keyed on the file's content hash, everything that changes its
+findings (enabled codes, library mode, target versions, gnnlint's version
+and rule set) and the project facts other files told it (a class in
+``models.py`` becomes compiled when ``train.py`` starts compiling it: its
+findings change although its bytes did not). Entries are written atomically;
+a corrupt or unreadable entry is a miss, never an error.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional
+
+from gnnlint import __version__
+from gnnlint.context import ExportedFacts, ImportRef
+
+CACHE_DIR_NAME = ".gnnlint_cache"
+
+
+class Cache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._rules_key = _rules_fingerprint()
+
+    @classmethod
+    def for_settings(cls, settings) -> "Cache":
+        base = settings.cache_dir or os.environ.get("GNNLINT_CACHE_DIR")
+        root = Path(base) if base else Path(settings.project_root) / CACHE_DIR_NAME
+        if not root.is_absolute():
+            root = Path(settings.cwd) / root
+        return cls(root)
+
+    def key(self, data: bytes, options, facts) -> str:
+        h = hashlib.sha256()
+        h.update(data)
+        h.update(repr((sorted(options.codes), options.assume_compiled, options.torch_version,
+                       options.pyg_version, __version__, self._rules_key)).encode())
+        if facts is not None and not facts.is_empty():
+            h.update(json.dumps([sorted(facts.compiled.items()), sorted(facts.hot.items())]).encode())
+        return h.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str, path: str):
+        from gnnlint.engine import FileResult
+        from gnnlint.finding import Edit, Finding, Fix
+
+        try:
+            raw = json.loads(self._entry(key).read_text(encoding="utf-8"))
+            findings = []
+            for f in raw["findings"]:
+                fix = None
+                if f.get("fix"):
+                    fx = f["fix"]
+                    fix = Fix(fx["applicability"], fx["message"], tuple(Edit(**e) for e in fx["edits"]))
+                values = {k: v for k, v in f.items() if k != "fix"}
+                values["path"] = path  # the same bytes may live under another name
+                findings.append(Finding(**values, fix=fix))
+            exported = ExportedFacts(
+                compiled=[(ImportRef(**r), why) for r, why in raw["exported"]["compiled"]],
+                hot=[(ImportRef(**r), why) for r, why in raw["exported"]["hot"]],
+            )
+            return FileResult(path, findings, exported, parsed=raw["parsed"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, key: str, result) -> None:
+        payload = {
+            "findings": [asdict(f) for f in result.findings],
+            "exported": {
+                "compiled": [[asdict(r), why] for r, why in result.exported.compiled],
+                "hot": [[asdict(r), why] for r, why in result.exported.hot],
+            },
+            "parsed": result.parsed,
+        }
+        entry = self._entry(key)
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            _tag_dir(self.root)
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(payload, out)
+            os.replace(tmp, entry)
+        except OSError:
+            pass  # a read-only tree still lints; it just isn't cached
+
+
+def _tag_dir(root: Path) -> None:
+    """Like ruff: a .gitignore inside the cache so it never gets committed."""
+    marker = root / ".gitignore"
+    if not marker.exists():
+        try:
+            marker.write_text("# Automatically created by gnnlint.\n*\n")
+        except OSError:
+            pass
+
+
+def _rules_fingerprint() -> str:
+    """Changes when any rule module changes (a development install)."""
+    from gnnlint import rules
+
+    h = hashlib.sha256()
+    for folder in (Path(rules.__file__).parent, Path(rules.__file__).parent.parent):
+        for path in sorted(folder.glob("*.py")):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            h.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]

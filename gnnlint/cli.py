@@ -1,0 +1,339 @@
+"""The command line: check, fix, verify, rule, rules, clean (ruff's habits).
+
+Exit codes: 0 no findings, 1 findings, 2 usage/config/internal error.
+Heavy modules (libcst, rich, the engine) are imported inside the commands so
+``gnnlint --version`` and a one-file pre-commit run start fast.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from gnnlint import __version__
+
+OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")
+
+
+def _fail(message: str) -> "click.exceptions.Exit":
+    click.echo(f"gnnlint: error: {message}", err=True)
+    return click.exceptions.Exit(2)
+
+
+def _split_codes(values: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        out.extend(part.strip().upper() for part in value.split(",") if part.strip())
+    return out
+
+
+def _color_for(stream) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def _common_options(func):
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path(path_type=str)),
+        click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated); ALL for every rule."),
+        click.option("--extend-select", multiple=True, help="Codes to enable in addition to those selected."),
+        click.option("--ignore", multiple=True, help="Codes or prefixes to disable."),
+        click.option("--exclude", multiple=True, help="Replace the exclude patterns."),
+        click.option("--extend-exclude", multiple=True, help="Patterns to exclude in addition."),
+        click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Honour .gitignore files (default: true)."),
+        click.option("--config", "config_path", type=click.Path(path_type=Path), help="Read [tool.gnnlint] from this file."),
+        click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), envvar="GNNLINT_OUTPUT_FORMAT",
+                     help="Output format (default: full on a terminal, concise otherwise)."),
+        click.option("-o", "--output-file", type=click.Path(path_type=Path), help="Write the report to this file."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
+        click.option("--statistics", is_flag=True, help="Print counts per rule instead of the findings."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the cache."),
+        click.option("--cache-dir", type=click.Path(path_type=Path), envvar="GNNLINT_CACHE_DIR", help="Cache directory (default .gnnlint_cache)."),
+        click.option("--diff", is_flag=True, help="With fixes: print a unified diff, write nothing."),
+        click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe."),
+        click.option("--show-fixes", is_flag=True, help="List the fixes that were applied."),
+        click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains."),
+        click.option("--fixable", multiple=True, help="Codes whose fixes may be applied."),
+        click.option("--unfixable", multiple=True, help="Codes whose fixes are never applied."),
+        click.option("--show-source/--no-show-source", default=True, help="Show the source line under each finding (full format)."),
+        click.option("--stdin-filename", help="The name of the file read from stdin (with '-')."),
+        click.option("--assume-compiled", type=click.Choice(["detected", "modules"]), default=None,
+                     help="'modules': treat every nn.Module forward as compiled (library mode)."),
+        click.option("--torch-version", help="Target torch version for version-aware rules."),
+        click.option("--pyg-version", help="Target torch_geometric version for version-aware rules."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: CPU count)."),
+        click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="gnnlint", message="%(prog)s %(version)s")
+def main() -> None:
+    """gnnlint: find the code that makes torch.compile slow or wrong in GNN code."""
+
+
+@main.command()
+@_common_options
+@click.option("--fix/--no-fix", "fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+def check(**kwargs) -> None:
+    """Lint PATHS (default: the current directory)."""
+    raise click.exceptions.Exit(_run(**kwargs))
+
+
+@main.command()
+@_common_options
+def fix(**kwargs) -> None:
+    """Apply fixes to PATHS (same as `check --fix`)."""
+    raise click.exceptions.Exit(_run(fix=True, **kwargs))
+
+
+def _settings(kw: dict):
+    from gnnlint.config import ConfigError, load_settings
+
+    overrides: dict = {}
+    for key in ("select", "extend_select", "ignore", "fixable", "unfixable"):
+        if kw.get(key):
+            overrides[key] = _split_codes(kw[key])
+    for key in ("exclude", "extend_exclude"):
+        if kw.get(key):
+            overrides[key] = [p for value in kw[key] for p in value.split(",") if p]
+    for key in ("respect_gitignore", "assume_compiled", "torch_version", "pyg_version"):
+        if kw.get(key) is not None:
+            overrides[key] = kw[key]
+    if kw.get("cache_dir") is not None:
+        overrides["cache_dir"] = str(kw["cache_dir"])
+    try:
+        return load_settings(cwd=Path.cwd(), config_path=kw.get("config_path"),
+                             isolated=kw.get("isolated", False), overrides=overrides)
+    except ConfigError as exc:
+        raise _fail(str(exc))
+
+
+def _run(**kw) -> int:
+    from gnnlint.config import ConfigError
+
+    settings = _settings(kw)
+    out_stream = sys.stdout
+    output_file = kw.get("output_file")
+    fmt = kw.get("output_format") or ("full" if sys.stdout.isatty() and not output_file else "concise")
+    paths = list(kw.get("paths") or ()) or ["."]
+    try:
+        if paths == ["-"]:
+            result, sources = _check_stdin(settings, kw)
+            fix_outcome = None
+        elif kw.get("fix") or kw.get("diff"):
+            result, sources, fix_outcome = _fix(paths, settings, kw)
+            if fix_outcome is None:
+                return 2
+        else:
+            result, sources = _check_paths(paths, settings, kw)
+            fix_outcome = None
+    except ConfigError as exc:
+        raise _fail(str(exc))
+    if result is None:
+        return 2
+    findings = result
+    if output_file:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            out_stream = open(output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"cannot write {output_file}: {exc.strerror or exc}")
+    try:
+        if fix_outcome is not None and kw.get("diff"):
+            out_stream.write("".join(fix_outcome.diffs))
+            code = 1 if fix_outcome.diffs else 0
+            return 0 if kw.get("exit_zero") else code
+        _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings)
+    finally:
+        if out_stream is not sys.stdout:
+            out_stream.close()
+    if kw.get("exit_zero"):
+        return 0
+    if findings:
+        return 1
+    if fix_outcome is not None and kw.get("exit_non_zero_on_fix") and fix_outcome.fixed:
+        return 1
+    return 0
+
+
+def _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings) -> None:
+    from gnnlint.report import ReportContext, render, render_statistics
+
+    if kw.get("statistics"):
+        render_statistics(findings, out_stream, "json" if fmt == "json" else "text")
+        return
+    hidden = 0
+    if not kw.get("unsafe_fixes"):
+        hidden = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
+    ctx = ReportContext(
+        sources=sources,
+        color=_color_for(out_stream) and fmt == "full",
+        show_source=kw.get("show_source", True),
+        fixed=len(fix_outcome.fixed) if fix_outcome is not None else 0,
+        unsafe_hidden=hidden,
+        show_fixes=kw.get("show_fixes", False),
+    )
+    if kw.get("quiet") and fmt in ("full", "concise"):
+        from gnnlint.report import sort_findings
+        from gnnlint.report.concise import render_concise  # noqa: F401
+
+        if not findings:
+            return
+    render(fmt, findings, out_stream, ctx)
+    if fix_outcome is not None and kw.get("show_fixes") and fix_outcome.fixed and fmt in ("full", "concise"):
+        out_stream.write(f"\nFixed {len(fix_outcome.fixed)} finding(s):\n")
+        for f in fix_outcome.fixed:
+            out_stream.write(f"  {f.path}:{f.line}:{f.col}: {f.code} {f.fix.message if f.fix else ''}\n")
+
+
+def _warn(message: str) -> None:
+    click.echo(f"gnnlint: warning: {message}", err=True)
+
+
+def _discover(paths, settings):
+    from gnnlint.discover import discover
+
+    files, warnings = discover([Path(p) for p in paths], settings)
+    for w in warnings:
+        _warn(w)
+    return files, warnings
+
+
+def _check_paths(paths, settings, kw):
+    from gnnlint.engine import apply_noqa, check_files_cached, options_from_settings
+
+    files, warnings = _discover(paths, settings)
+    if not files:
+        if warnings:
+            return None, {}  # every path was missing: a usage error
+        return [], {}
+    jobs = kw.get("jobs") or os.cpu_count() or 1
+    try:
+        result = check_files_cached(files, settings, jobs=jobs, use_cache=not kw.get("no_cache"),
+                                    progress=sys.stderr.isatty() and not kw.get("quiet"))
+    except Exception as exc:  # noqa: BLE001 - an internal error names the file and exits 2
+        raise _fail(f"internal error: {exc}")
+    for error in result.errors:
+        _warn(error)
+    if files and result.files_checked == 0 and result.errors:
+        return None, {}
+    sources = {}
+    findings = apply_noqa(result.findings, sources_out=sources)
+    return findings, sources
+
+
+def _check_stdin(settings, kw):
+    from gnnlint.engine import LintOptions, apply_noqa, decode_source, lint_one, options_from_settings
+
+    name = kw.get("stdin_filename") or "-"
+    data = sys.stdin.buffer.read()
+    try:
+        text = decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        _warn(f"{name}: cannot decode: {exc}")
+        return None, {}
+    options = options_from_settings(settings, Path(name))
+    result = lint_one(name, data, options, None)
+    sources = {name: text}
+    return apply_noqa(result.findings, sources), sources
+
+
+def _fix(paths, settings, kw):
+    from gnnlint.fix import fix_paths
+
+    files, warnings = _discover(paths, settings)
+    if not files:
+        from types import SimpleNamespace
+
+        return ([] if not warnings else None), {}, SimpleNamespace(fixed=[], diffs=[], errors=[])
+    outcome = fix_paths(files, settings, unsafe=kw.get("unsafe_fixes", False), diff=kw.get("diff", False),
+                        jobs=kw.get("jobs") or os.cpu_count() or 1)
+    for error in outcome.errors:
+        _warn(error)
+    return outcome.remaining, outcome.sources, outcome
+
+
+# ---------------------------------------------------------------------- rules
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rules_command(output_format: str) -> None:
+    """List every rule: code, name, fixable, summary."""
+    from gnnlint.docs import rules_table_json, rules_table_text
+
+    click.echo(rules_table_json() if output_format == "json" else rules_table_text())
+
+
+@main.command("rule")
+@click.argument("code")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rule_command(code: str, output_format: str) -> None:
+    """Print the page of rule CODE (e.g. GNN001)."""
+    from gnnlint.docs import rule_json, rule_page
+    from gnnlint.rules import rule_by_code
+
+    rule = rule_by_code(code.upper())
+    if rule is None:
+        raise _fail(f"unknown rule code '{code}' (see `gnnlint rules`)")
+    click.echo(rule_json(rule) if output_format == "json" else rule_page(rule))
+
+
+@main.command("clean")
+@click.option("--cache-dir", type=click.Path(path_type=Path), envvar="GNNLINT_CACHE_DIR")
+def clean(cache_dir: Optional[Path]) -> None:
+    """Remove the cache directory."""
+    import shutil
+
+    target = cache_dir or Path(".gnnlint_cache")
+    if target.exists():
+        shutil.rmtree(target, ignore_errors=True)
+        click.echo(f"Removed {target}")
+
+
+# ---------------------------------------------------------------------- verify
+@main.command("verify")
+@click.argument("targets", nargs=-1)
+@click.option("--backend", type=click.Choice(["eager", "aot_eager", "inductor"]), default=None,
+              help="torch.compile backend (default eager: same graph breaks/recompiles, much faster).")
+@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto")
+@click.option("--timeout", type=float, default=None, help="Seconds per target (default 300).")
+@click.option("--output-format", type=click.Choice(["full", "json", "sarif"]), default="full")
+@click.option("-o", "--output-file", type=click.Path(path_type=Path))
+@click.option("--config", "config_path", type=click.Path(path_type=Path))
+@click.option("--isolated", is_flag=True)
+def verify(targets, backend, device, timeout, output_format, output_file, config_path, isolated) -> None:
+    """Compile each TARGET's model and give every finding a runtime verdict.
+
+    TARGET is a file with a gnnlint_example() function or module:function.
+    """
+    try:
+        from gnnlint.verify import run_verify
+    except ImportError as exc:
+        raise _fail(f"verify needs the optional extra: pip install 'gnnlint[verify]' ({exc})")
+    settings = _settings({"config_path": config_path, "isolated": isolated})
+    targets = list(targets) or list(settings.verify.targets)
+    if not targets:
+        raise _fail("no targets: name a file or module:function, or set [tool.gnnlint.verify] targets")
+    out = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
+    try:
+        code = run_verify(targets, settings=settings, backend=backend or settings.verify.backend,
+                          device=device, timeout=timeout or settings.verify.timeout,
+                          output_format=output_format, out=out, color=_color_for(out))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    raise click.exceptions.Exit(code)
+
+
+if __name__ == "__main__":
+    main()

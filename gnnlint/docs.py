@@ -1,0 +1,110 @@
+"""Rule pages (rules/GNNxxx.md) and the `gnnlint rules` table, from the rule classes.
+
+    python -m gnnlint.docs          # regenerate rules/*.md
+
+tests/test_docs.py fails when a page is out of date.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from gnnlint.rules import all_rules
+from gnnlint.rules.base import Rule
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _fix_line(rule: type[Rule]) -> str:
+    if rule.fix_applicability is None:
+        return "Fix: not available"
+    return f"Fix: available ({rule.fix_applicability})"
+
+
+def _versions_line(rule: type[Rule]) -> str:
+    parts = []
+    if rule.torch_versions:
+        parts.append(f"torch `{rule.torch_versions}`")
+    if rule.pyg_versions:
+        parts.append(f"torch_geometric `{rule.pyg_versions}`")
+    return "Affects: " + (", ".join(parts) if parts else "all torch / torch_geometric versions")
+
+
+def rule_page(rule: type[Rule]) -> str:
+    return (
+        f"# {rule.code} {rule.name}\n\n"
+        f"{rule.summary}\n\n"
+        f"{_fix_line(rule)} · {_versions_line(rule)}\n\n"
+        f"{rule.doc()}\n"
+    )
+
+
+def rule_json(rule: type[Rule]) -> str:
+    return json.dumps(_rule_dict(rule, with_doc=True), indent=2)
+
+
+def _rule_dict(rule: type[Rule], with_doc: bool = False) -> dict:
+    out = {
+        "code": rule.code,
+        "name": rule.name,
+        "summary": rule.summary,
+        "fix": rule.fix_applicability,
+        "torch_versions": rule.torch_versions or None,
+        "pyg_versions": rule.pyg_versions or None,
+    }
+    if with_doc:
+        out["explanation"] = rule.doc()
+    return out
+
+
+def rules_table_text() -> str:
+    rows = [("code", "name", "fix", "summary")]
+    for rule in all_rules():
+        rows.append((rule.code, rule.name, rule.fix_applicability or "-", rule.summary))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = []
+    for r in rows:
+        lines.append("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])
+    return "\n".join(lines)
+
+
+def rules_table_json() -> str:
+    return json.dumps([_rule_dict(r) for r in all_rules()], indent=2)
+
+
+def index_page() -> str:
+    lines = ["# gnnlint rules", "", "Generated from the rule classes by `python -m gnnlint.docs`.", "",
+             "| code | name | fix | summary |", "|---|---|---|---|"]
+    for rule in all_rules():
+        summary = rule.summary.replace("|", "\\|")
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.fix_applicability or '-'} "
+                     f"| {summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def expected_pages() -> dict[str, str]:
+    pages = {f"{rule.code}.md": rule_page(rule) for rule in all_rules()}
+    pages["README.md"] = index_page()
+    return pages
+
+
+def write_pages(folder: Path = ROOT / "rules") -> list[str]:
+    folder.mkdir(exist_ok=True)
+    written = []
+    for name, text in expected_pages().items():
+        path = folder / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(name)
+    for stale in folder.glob("GNN*.md"):
+        if stale.name not in expected_pages():
+            stale.unlink()
+            written.append(f"removed {stale.name}")
+    return written
+
+
+if __name__ == "__main__":
+    for name in write_pages():
+        print(f"wrote rules/{name}")
+    sys.exit(0)
