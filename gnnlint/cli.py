@@ -64,6 +64,8 @@ def _common_options(func):
         click.option("--unfixable", multiple=True, help="Codes whose fixes are never applied."),
         click.option("--show-source/--no-show-source", default=True, help="Show the source line under each finding (full format)."),
         click.option("--stdin-filename", help="The name of the file read from stdin (with '-')."),
+        click.option("--force-exclude", is_flag=True,
+                     help="Apply exclude patterns to files named on the command line too (for pre-commit)."),
         click.option("--assume-compiled", type=click.Choice(["detected", "modules"]), default=None,
                      help="'modules': treat every nn.Module forward as compiled (library mode)."),
         click.option("--torch-version", help="Target torch version for version-aware rules."),
@@ -201,19 +203,39 @@ def _warn(message: str) -> None:
     click.echo(f"gnnlint: warning: {message}", err=True)
 
 
-def _discover(paths, settings):
+def _discover(paths, settings, force_exclude: bool = False):
     from gnnlint.discover import discover
 
     files, warnings = discover([Path(p) for p in paths], settings)
     for w in warnings:
         _warn(w)
+    if force_exclude:
+        files = [f for f in files if not _force_excluded(f, settings)]
     return files, warnings
+
+
+def _force_excluded(path: Path, settings) -> bool:
+    """Whether an explicitly named file (or a folder above it, up to the
+    project root) matches exclude/extend-exclude, as ruff's --force-exclude."""
+    from gnnlint.discover import ExcludeMatcher
+
+    matcher = ExcludeMatcher(list(settings.exclude) + list(settings.extend_exclude), settings.project_root)
+    absolute = Path(os.path.abspath(Path(settings.cwd) / path))
+    if matcher.excluded(str(absolute), absolute.name, False):
+        return True
+    root = Path(os.path.abspath(settings.project_root))
+    for parent in absolute.parents:
+        if parent == root or root not in parent.parents:
+            break
+        if matcher.excluded(str(parent), parent.name, True):
+            return True
+    return False
 
 
 def _check_paths(paths, settings, kw):
     from gnnlint.engine import apply_noqa, check_files_cached, options_from_settings
 
-    files, warnings = _discover(paths, settings)
+    files, warnings = _discover(paths, settings, kw.get("force_exclude", False))
     if not files:
         if warnings:
             return None, {}  # every path was missing: a usage error
@@ -252,7 +274,7 @@ def _check_stdin(settings, kw):
 def _fix(paths, settings, kw):
     from gnnlint.fix import fix_paths
 
-    files, warnings = _discover(paths, settings)
+    files, warnings = _discover(paths, settings, kw.get("force_exclude", False))
     if not files:
         from types import SimpleNamespace
 

@@ -435,6 +435,8 @@ class FileContext:
         self.compiled_funcs: dict[FuncInfo, str] = {}
         self.compiled_classes: dict[str, str] = {}  # local class name -> why
         self.compile_sites: list[tuple[cst.CSTNode, CompileSite]] = []
+        # compile call -> the class it compiles (ClassInfo, ImportRef, dotted name)
+        self.compile_targets: dict[cst.CSTNode, object] = {}
         self.hot_funcs: dict[FuncInfo, str] = {}
         self.hot_loops: dict[cst.CSTNode, str] = {}
         self.exported = ExportedFacts()
@@ -1125,6 +1127,8 @@ class FileContext:
             text = self.module.code_for_node(target)
             kind = self._mark_compiled_target(target, call, text)
             self.compile_sites.append((call, self._site_from_call(call, 0, text, kind, api)))
+            if kind == "class":
+                self.compile_targets[call] = self.class_of(target, call)
         # 3. model.compile()
         for call in self.method_compile_calls:
             receiver = call.func.value  # type: ignore[union-attr]
@@ -1135,6 +1139,7 @@ class FileContext:
             text = self.module.code_for_node(receiver)
             self._mark_class_target(cls, f"compiled `{text}`", call)
             self.compile_sites.append((call, self._site_from_call(call, 0, text, "class", "Module.compile")))
+            self.compile_targets[call] = cls
         # 4. library mode: every Module forward
         if self.options.assume_compiled == "modules":
             for cls in self.class_info.values():

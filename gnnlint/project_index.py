@@ -1,0 +1,92 @@
+"""Whole-project facts for tools that need them at once (verify).
+
+The lint engine gathers cross-file facts itself in its two phases (see
+engine.py); this module answers the question runtime verification asks:
+"how does the user's code compile this class?" — so verify compiles the
+model with the same mode/dynamic/fullgraph. It is built only from the files
+whose bytes mention ``compile``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from gnnlint.context import ClassInfo, FileContext, ImportRef
+
+
+@dataclass(frozen=True)
+class CompileSite:
+    path: str
+    line: int
+    mode: Optional[str]
+    dynamic: Optional[bool]
+    fullgraph: bool
+    mark_dynamic: bool
+    options: Optional[dict]
+    class_path: Optional[str] = None  # file defining the compiled class
+    class_name: Optional[str] = None
+    target_kind: str = "unknown"
+
+
+@dataclass
+class ProjectIndex:
+    sites: list[CompileSite] = field(default_factory=list)
+
+    def compile_site_for_class(self, path: str, class_name: str) -> Optional[CompileSite]:
+        """The compile call that compiles ``class_name`` defined in ``path``."""
+        want = str(Path(path).resolve())
+        for site in self.sites:
+            if site.class_name == class_name and site.class_path == want:
+                return site
+        return None
+
+    def sites_in(self, path: str) -> list[CompileSite]:
+        want = str(Path(path).resolve())
+        return [s for s in self.sites if str(Path(s.path).resolve()) == want]
+
+
+def build_index(files: Iterable[Path]) -> ProjectIndex:
+    from gnnlint.engine import module_name_for, resolve_import
+
+    files = [Path(f) for f in files]
+    by_module: dict = {"__paths__": {}}
+    for f in files:
+        resolved = f.resolve()
+        by_module["__paths__"][str(resolved)] = str(f)
+        by_module.setdefault(module_name_for(resolved)[0], resolved)
+    index = ProjectIndex()
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if b"compile" not in data:
+            continue
+        try:
+            module = cst.parse_module(data)
+        except Exception:  # noqa: BLE001 - unparsable files have no compile sites
+            continue
+        ctx = FileContext(module, str(path))
+        if not ctx.compile_sites:
+            continue
+        positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        mark_dynamic = b"mark_dynamic" in data
+        for node, site in ctx.compile_sites:
+            target = ctx.compile_targets.get(node)
+            class_path = class_name = None
+            if isinstance(target, ClassInfo):
+                class_path, class_name = str(path.resolve()), target.name
+            elif isinstance(target, ImportRef):
+                found = resolve_import(path, target, by_module)
+                if found is not None:
+                    class_path, class_name = str(Path(found[0]).resolve()), found[1]
+            index.sites.append(CompileSite(
+                path=str(path), line=positions[node].start.line, mode=site.mode, dynamic=site.dynamic,
+                fullgraph=site.fullgraph, mark_dynamic=mark_dynamic,
+                options={k: None for k in site.options} or None,
+                class_path=class_path, class_name=class_name, target_kind=site.target_kind))
+    return index
