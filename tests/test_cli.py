@@ -1,0 +1,311 @@
+"""End-to-end behaviour of `gnnlint check` and friends, through the real CLI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gnnlint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HAZARD = textwrap.dedent("""\
+    import torch
+
+    class GCN(torch.nn.Module):
+        def forward(self, x):
+            return x * x.sum().item()
+
+    model = GCN()
+    torch.compile(model)
+""")
+CLEAN = textwrap.dedent("""\
+    import torch
+
+    model = torch.compile(torch.nn.Linear(2, 2))
+    print("ok")
+""")
+
+
+def run(args, cwd: Path, input: bytes | None = None, env: dict | None = None):
+    runner = CliRunner()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(main, args, input=input, env=env, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (tmp_path / "hazard.py").write_text(HAZARD)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_exit_codes(project: Path):
+    assert run(["check", "clean.py", "--no-cache"], project).exit_code == 0
+    result = run(["check", "hazard.py", "--no-cache"], project)
+    assert result.exit_code == 1
+    assert run(["check", "hazard.py", "--no-cache", "--exit-zero"], project).exit_code == 0
+
+
+def test_concise_format_sorted_and_one_based(project: Path):
+    result = run(["check", ".", "--no-cache", "--output-format", "concise"], project)
+    lines = [l for l in result.output.splitlines() if l.startswith("hazard.py")]
+    assert lines == [
+        "hazard.py:5:20: GNN001 `.item()` breaks the graph in the compiled forward of `GCN`; keep the value "
+        "on the device or move it out of the compiled code",
+        "hazard.py:8:1: GNN010 [*] the result of `torch.compile(model)` is discarded, so `model` is never "
+        "compiled; assign it: `model = torch.compile(model)`",
+    ]
+    assert "Found 2 findings (1 fixable" in result.output
+
+
+def test_output_format_env_and_file(project: Path, tmp_path: Path):
+    out = project / "report.json"
+    result = run(["check", "hazard.py", "--no-cache", "-o", str(out)], project,
+                 env={"GNNLINT_OUTPUT_FORMAT": "json"})
+    assert result.exit_code == 1
+    data = json.loads(out.read_text())
+    assert {d["code"] for d in data} == {"GNN001", "GNN010"}
+    first = data[0]
+    assert set(first) >= {"code", "name", "message", "filename", "location", "end_location", "fix",
+                          "noqa_row", "url", "severity"}
+    assert first["location"] == {"row": 5, "column": 20}
+
+
+def test_github_format(project: Path):
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "github"], project)
+    assert result.output.startswith("::error title=gnnlint (GNN001),file=hazard.py,line=5,col=20,endLine=5,endColumn=")
+
+
+def test_select_ignore_prefix(project: Path):
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise", "--select", "GNN01"], project)
+    assert "GNN001" not in result.output and "GNN010" in result.output
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise", "--ignore", "GNN010"], project)
+    assert "GNN010" not in result.output and "GNN001" in result.output
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise", "--select", "GNN001",
+                  "--extend-select", "GNN010"], project)
+    assert "GNN001" in result.output and "GNN010" in result.output
+
+
+def test_config_from_pyproject_and_cli_wins(project: Path):
+    (project / "pyproject.toml").write_text('[tool.gnnlint]\nignore = ["GNN001"]\n')
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise"], project)
+    assert "GNN001" not in result.output and "GNN010" in result.output
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise", "--select", "ALL"], project)
+    assert "GNN001" in result.output
+
+
+@pytest.mark.parametrize("toml,needle", [
+    ('[tool.gnnlint]\nselct = ["GNN001"]\n', "selct"),
+    ('[tool.gnnlint]\nselect = ["GNN999"]\n', "GNN999"),
+    ('[tool.gnnlint]\nassume-compiled = "sometimes"\n', "assume-compiled"),
+    ('[tool.gnnlint\n', "pyproject.toml"),
+])
+def test_bad_config_exits_2_naming_the_key(project: Path, toml: str, needle: str):
+    (project / "pyproject.toml").write_text(toml)
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "hazard.py", "--no-cache"],
+                            cwd=project, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_cli_code_exits_2(project: Path):
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "--select", "XYZ1"],
+                            cwd=project, capture_output=True, text=True)
+    assert result.returncode == 2 and "XYZ1" in result.stderr
+
+
+def test_noqa_forms(project: Path):
+    src = HAZARD.replace("x.sum().item()", "x.sum().item()  # noqa: GNN001").replace(
+        "torch.compile(model)", "torch.compile(model)  # noqa")
+    (project / "hazard.py").write_text(src)
+    assert run(["check", "hazard.py", "--no-cache"], project).exit_code == 0
+    (project / "hazard.py").write_text("# gnnlint: noqa: GNN010\n" + HAZARD)
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise"], project)
+    assert "GNN010" not in result.output and "GNN001" in result.output
+
+
+def test_noqa_on_first_line_of_multiline_statement(project: Path):
+    src = textwrap.dedent("""\
+        import torch
+        total = 0.0
+        for batch in loader:
+            loss = model(batch.x).sum()
+            loss.backward()
+            optimizer.step()
+            total = total + float(  # noqa: GNN001
+                loss
+            )
+    """)
+    (project / "loop.py").write_text(src)
+    assert run(["check", "loop.py", "--no-cache"], project).exit_code == 0
+    (project / "loop.py").write_text(src.replace("  # noqa: GNN001", ""))
+    assert run(["check", "loop.py", "--no-cache"], project).exit_code == 1
+
+
+def test_syntax_error_is_a_finding_and_run_continues(project: Path):
+    (project / "broken.py").write_text("import torch\ndef f(:\n    pass\n")
+    result = run(["check", ".", "--no-cache", "--output-format", "concise"], project)
+    assert result.exit_code == 1
+    assert "broken.py:2:" in result.output and "GNN000" in result.output
+    assert "hazard.py:5:20: GNN001" in result.output
+
+
+def test_unreadable_files_are_reported_and_skipped(project: Path):
+    (project / "latin.py").write_bytes(b"x = '\xff\xfe caf\xe9'\n")
+    (project / "dir.py").mkdir()  # a folder named like a module: walked, not read
+    (project / "dangling.py").symlink_to(project / "nowhere.py")
+    (project / "badcookie.py").write_bytes(b"# -*- coding: klingon -*-\nx = 1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "gnnlint", "check", "latin.py", "dir.py", "dangling.py", "badcookie.py",
+         "hazard.py", "--no-cache", "--output-format", "concise"],
+        cwd=project, capture_output=True, text=True)
+    assert result.returncode == 1  # hazard.py was still checked
+    assert "Traceback" not in result.stderr
+    for name in ("latin.py", "dangling.py", "badcookie.py"):
+        assert result.stderr.count(name) == 1, result.stderr
+    assert "hazard.py:5:20: GNN001" in result.stdout
+
+
+def test_nothing_checkable_exits_2(project: Path):
+    (project / "latin.py").write_bytes(b"x = '\xff'\n")
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "latin.py", "--no-cache"],
+                            cwd=project, capture_output=True, text=True)
+    assert result.returncode == 2 and "latin.py" in result.stderr
+
+
+def test_missing_path_exits_2_and_empty_dir_exits_0(project: Path):
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "nope.py"], cwd=project,
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "nope.py" in result.stderr
+    (project / "empty").mkdir()
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "empty"], cwd=project,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_stdin(project: Path):
+    result = run(["check", "-", "--stdin-filename", "snippet.py", "--output-format", "concise"], project,
+                 input=HAZARD.encode())
+    assert result.exit_code == 1
+    assert "snippet.py:8:1: GNN010" in result.output
+
+
+def test_gitignore_and_exclude(project: Path):
+    (project / ".gitignore").write_text("ignored/\n")
+    (project / "ignored").mkdir()
+    (project / "ignored" / "h.py").write_text(HAZARD)
+    (project / "vendor").mkdir()
+    (project / "vendor" / "h.py").write_text(HAZARD)
+    result = run(["check", ".", "--no-cache", "--output-format", "concise", "--extend-exclude", "vendor"], project)
+    assert "ignored" not in result.output and "vendor" not in result.output
+    result = run(["check", ".", "--no-cache", "--output-format", "concise", "--no-respect-gitignore"], project)
+    assert "ignored/h.py" in result.output
+    # explicitly named files are always checked ...
+    result = run(["check", "vendor/h.py", "--no-cache", "--extend-exclude", "vendor"], project)
+    assert result.exit_code == 1
+    # ... unless --force-exclude (the pre-commit hook)
+    result = run(["check", "vendor/h.py", "--no-cache", "--extend-exclude", "vendor", "--force-exclude"], project)
+    assert result.exit_code == 0
+
+
+def test_full_format_has_caret_and_no_color_when_piped(project: Path):
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "full"], project)
+    assert "\x1b[" not in result.output
+    lines = result.output.splitlines()
+    source_index = next(i for i, l in enumerate(lines) if "x.sum().item()" in l)
+    caret_line = next(l for l in lines[source_index + 1:] if "^" in l)
+    src_line = lines[source_index]
+    assert src_line.index("x.sum().item()") == caret_line.index("^")
+
+
+def test_statistics(project: Path):
+    result = run(["check", "hazard.py", "--no-cache", "--statistics"], project)
+    assert "GNN001" in result.output and "GNN010" in result.output
+
+
+def test_rules_and_rule_commands(project: Path):
+    result = run(["rules"], project)
+    assert "GNN001" in result.output and "host-sync" in result.output
+    data = json.loads(run(["rules", "--output-format", "json"], project).output)
+    assert any(r["code"] == "GNN010" and r["fix"] == "safe" for r in data)
+    page = run(["rule", "GNN001"], project).output
+    assert page.startswith("# GNN001 host-sync") and "## Why is this bad?" in page
+    assert run(["rule", "GNN999"], project).exit_code == 2
+    assert json.loads(run(["rule", "gnn010", "--output-format", "json"], project).output)["name"] == \
+        "compile-result-discarded"
+
+
+def test_version():
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("gnnlint ")
+
+
+def test_check_never_imports_torch(tmp_path: Path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "gnnlint", "check", str(ROOT / "fixtures"), "--no-cache",
+         "--output-format", "concise"],
+        cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    imported = [line.split("|")[-1].strip() for line in result.stderr.splitlines() if "import time:" in line]
+    assert "gnnlint.engine" in imported  # the measurement really saw our imports
+    assert not [m for m in imported if m == "torch" or m.startswith("torch.") or m.startswith("torch_geometric")]
+
+
+def test_linted_code_is_never_executed(project: Path):
+    marker = project / "executed.txt"
+    (project / "evil.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n" + HAZARD)
+    result = run(["check", "evil.py", "--no-cache"], project)
+    assert result.exit_code == 1
+    assert not marker.exists()
+
+
+def test_cache_follows_cross_file_facts(tmp_path: Path):
+    """models.py's findings change when train.py starts compiling its class,
+    although models.py's bytes did not change: the cache must notice."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models.py").write_text(textwrap.dedent("""\
+        import torch
+
+        class GCN(torch.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    x = x * 2
+                return x
+    """))
+    (pkg / "train.py").write_text("from .models import GCN\nmodel = GCN()\nprint(model)\n")
+    first = run(["check", ".", "--output-format", "concise"], tmp_path)
+    assert first.exit_code == 0, first.output
+    (pkg / "train.py").write_text("import torch\nfrom .models import GCN\nmodel = torch.compile(GCN())\n")
+    second = run(["check", ".", "--output-format", "concise"], tmp_path)
+    assert "pkg/models.py:5:12: GNN001" in second.output
+    assert (tmp_path / ".gnnlint_cache").is_dir()
+    third = run(["check", ".", "--output-format", "concise"], tmp_path)  # warm: same answer
+    assert third.output == second.output
+
+
+def test_parallel_run_matches_serial(tmp_path: Path):
+    for i in range(40):
+        (tmp_path / f"m{i}.py").write_text(HAZARD if i % 2 else CLEAN)
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    serial = run(["check", ".", "--no-cache", "--output-format", "concise", "-j", "1"], tmp_path)
+    parallel = run(["check", ".", "--no-cache", "--output-format", "concise", "-j", "2"], tmp_path)
+    assert serial.output == parallel.output
+    assert serial.output.count("GNN010") == 20
