@@ -48,6 +48,8 @@ FLOORS = BENCH_DIR / "_floors.py"
 DEFAULT_PEERS_VENV = Path("/work/peers")
 DEFAULT_SMALL_FILE = "nn/conv/sage_conv.py"  # relative to the torch_geometric package
 FIXIT_RULE = "fixit.rules:NoStaticIfCondition"
+PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / \
+    "gnnlint-bench" / "pycache"
 GNNLINT_OK_RC = {0, 1}  # 1 only matters when --exit-zero does not exist yet
 
 # Hook: how the engine may report the number of files it parsed (issue 6 asks
@@ -109,6 +111,34 @@ def _tree_rss_kb(root: int, page_kb: int) -> tuple[int, int]:
     return total, n
 
 
+def cpu_busy(interval: float = 0.5) -> float:
+    """Fraction of all CPUs busy over `interval` seconds (from /proc/stat)."""
+    def snap() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            vals = [int(x) for x in f.readline().split()[1:]]
+        idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+        return sum(vals), idle
+    try:
+        t0, i0 = snap()
+        time.sleep(interval)
+        t1, i1 = snap()
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
+
+
+def bench_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment of every measured process: bytecode is written and read
+    (like an installed tool), but in a bench-owned PYTHONPYCACHEPREFIX so
+    neither the repo nor site-packages get __pycache__ files. The sandbox sets
+    PYTHONDONTWRITEBYTECODE=1, which would make gnnlint recompile itself on
+    every start."""
+    env = dict(os.environ if base is None else base)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    return env
+
+
 def run_cmd(
     argv: list[str],
     *,
@@ -128,7 +158,7 @@ def run_cmd(
             proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
-                env=env,
+                env=bench_env() if env is None else env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -204,6 +234,7 @@ class Tree:
     nbytes: int
     lines: int
     listfile: Path | None = None
+    source: Path | None = None  # the installed tree when `path` is a copy
 
     @property
     def mb(self) -> float:
@@ -236,6 +267,26 @@ def load_tree(name: str, path: Path) -> Tree:
         nbytes += len(data)
         lines += data.count(b"\n")
     return Tree(name, path, files, nbytes, lines)
+
+
+def copy_tree(tree: Tree, dest_root: Path) -> Tree:
+    """Byte-identical copy of the tree's .py files under dest_root/<name>/<dir>.
+
+    Why: the installed trees live under /root/.pyenv, a git checkout whose
+    .gitignore lists /versions, so tools that honour .gitignore from the
+    enclosing repository (fixit via trailrunner; gnnlint's respect-gitignore)
+    would skip every file. A copy outside any repository gives every tool the
+    same files. The package directory keeps its name (relative imports).
+    """
+    src = tree.path
+    dest = dest_root / tree.name / src.name
+    files = []
+    for p in tree.files:
+        q = dest / p.relative_to(src) if src.is_dir() else dest
+        q.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, q)
+        files.append(q)
+    return Tree(tree.name, dest, files, tree.nbytes, tree.lines, source=src)
 
 
 def resolve_tree(spec: str) -> Tree:
@@ -323,7 +374,7 @@ class Gnnlint:
 
 def probe_gnnlint(python: str, extra: list[str], jobs: str | None,
                   src: Path = REPO) -> Gnnlint:
-    env = dict(os.environ)
+    env = bench_env()
     env["PYTHONPATH"] = os.pathsep.join(
         [str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
@@ -389,6 +440,8 @@ class Bench:
         self.order: list[tuple[str, str]] = []
         self.workdir = Path(tempfile.mkdtemp(prefix="gnnlint-bench-"))
         self.extra_info: dict[str, dict[str, str]] = {}
+        self.load = os.getloadavg()
+        self.busy: list[float] = []
 
     def get(self, tree: str, name: str, kind: str, ok_rc: set[int] | None = None) -> Series:
         key = (tree, name)
@@ -397,14 +450,29 @@ class Bench:
             self.order.append(key)
         return self.series[key]
 
+    def wait_idle(self) -> float:
+        """Wait (bounded) until other work leaves the CPUs mostly idle."""
+        a = self.args
+        if a.idle_threshold >= 1:
+            return 0.0
+        deadline = time.monotonic() + a.idle_max_wait
+        busy = cpu_busy()
+        while busy > a.idle_threshold and time.monotonic() < deadline:
+            time.sleep(2)
+            busy = cpu_busy()
+        self.busy.append(busy)
+        return busy
+
     def measure(self, s: Series, argv: list[str], *, label: str, cwd=None, env=None,
                 sample_memory: bool = False) -> Run:
+        busy = self.wait_idle()
         r = run_cmd(argv, cwd=cwd or self.workdir, env=env, timeout=self.args.timeout,
                     sample_memory=sample_memory)
         s.runs.append(r)
         status = ("TIMEOUT" if r.timed_out else
                   "ok" if r.rc in s.ok_rc else f"FAILED rc={r.rc}")
-        log(f"  {label:<40} {r.seconds:9.3f} s  {r.maxrss_kb / 1024:7.0f} MB  {status}")
+        log(f"  {label:<40} {r.seconds:9.3f} s  cpu {r.cpu_seconds:8.2f} s  "
+            f"{r.maxrss_kb / 1024:6.0f} MB  busy before {busy:4.0%}  {status}")
         if status != "ok":
             tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-5:])
             log("    " + tail.replace("\n", "\n    "))
@@ -434,11 +502,12 @@ def bench_tree(b: Bench, tree: Tree, g: Gnnlint, peers: dict[str, str | None],
     tree.listfile.write_text("".join(f"{p}\n" for p in tree.files), encoding="utf-8")
     py = sys.executable
     T = tree.name
-    log(f"\n== tree {T}: {tree.path} ({len(tree.files)} files, {tree.lines} lines, "
+    log(f"\n== tree {T}: {tree.source or tree.path} ({len(tree.files)} files, {tree.lines} lines, "
         f"{tree.mb:.1f} MB)")
 
-    # warm-up, untimed: page cache for the tree, pyc for gnnlint
+    # warm-up, untimed: page cache for the tree, bytecode in PYCACHE
     run_cmd([py, str(FLOORS), "read", str(tree.listfile)], timeout=a.timeout)
+    run_cmd([py, "-c", "import libcst"], timeout=a.timeout)
 
     s_read = b.get(T, "floor: read bytes", "floor")
     s_parse = b.get(T, "floor: libcst parse_module", "floor")
@@ -628,6 +697,15 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
       f"(repeat {a.repeat}, total {elapsed / 60:.1f} min)")
     for line in machine_info():
         w(f"- {line}")
+    w(f"- load average (1 min) at start {b.load[0]:.2f}, at end {os.getloadavg()[0]:.2f}; "
+      + (f"CPU busy with other work just before each run: median "
+         f"{statistics.median(b.busy):.0%}, max {max(b.busy):.0%} (waited up to "
+         f"{a.idle_max_wait:.0f} s for < {a.idle_threshold:.0%})" if b.busy else "")
+      + " — other work inflates wall times; medians and CPU seconds damp it")
+    for t in trees:
+        w(f"- tree {t.name}: {t.source or t.path}"
+          + (" (linted as a byte-identical copy of its .py files in a temp dir)"
+             if t.source else ""))
     w(f"- libcst {dist_version('libcst')}, torch {dist_version('torch')}, "
       f"torch_geometric {dist_version('torch_geometric')} (system env)")
     if g.available:
@@ -647,14 +725,15 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
     lv = b.extra_info.get("_versions", {}).get("peer_libcst")
     w(f"- peers: {', '.join(pv)}" + (f" (peers' venv libcst {lv})" if lv else ""))
     w("- times: median wall seconds of whole processes (interpreter start included); "
+      "CPU s = median user+sys of the process and its children; "
       "MB = 10^6 bytes of .py files; max RSS = largest single process (wait4; Linux "
       "counts the pre-exec fork of this script, so ~20 MB is the floor)")
     w("")
 
     all_trees = trees + ([single] if single else [])
     w("| tree | files | lines | MB | measurement | median s | min–max s | runs "
-      "| × parse floor | peer ÷ gnnlint cold | max RSS MB |")
-    w("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+      "| × parse floor | peer ÷ gnnlint cold | CPU s | max RSS MB |")
+    w("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for t in all_trees:
         parse = b.series.get((t.name, "floor: libcst parse_module"))
         pmed = parse.median() if parse else None
@@ -671,7 +750,7 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
                     if first else "| | | | ")
             first = False
             if s.skipped:
-                w(head + f"| {s.name} | n/a | | | | | | ")
+                w(head + f"| {s.name} | n/a | | | | | | |")
                 continue
             med = s.median()
             ok = s.ok_runs()
@@ -679,15 +758,16 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
                 fails = s.failed()
                 why = ("timeout" if any(r.timed_out for r in fails)
                        else f"error rc={fails[0].rc}" if fails else "n/a")
-                w(head + f"| {s.name} | {why} | | {len(s.runs)} | | | |")
+                w(head + f"| {s.name} | {why} | | {len(s.runs)} | | | | |")
                 continue
             lo = min(r.seconds for r in ok)
             hi = max(r.seconds for r in ok)
             ratio = med / pmed if pmed and s is not parse else None
             speed = med / cmed if s.kind == "peer" and cmed else None
             rss = max(r.maxrss_kb for r in ok) / 1024
+            cpu = statistics.median(r.cpu_seconds for r in ok)
             w(head + f"| {s.name} | {fmt_s(med)} | {fmt_s(lo)}–{fmt_s(hi)} | {len(ok)} "
-              f"| {fmt_ratio(ratio)} | {fmt_ratio(speed)} | {rss:.0f} |")
+              f"| {fmt_ratio(ratio)} | {fmt_ratio(speed)} | {fmt_s(cpu)} | {rss:.0f} |")
     w("")
 
     skipped = [(k, b.series[k].skipped) for k in b.order if b.series[k].skipped]
@@ -749,13 +829,16 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
             facts.append(f"fixit checked {info['fixit_files']} files")
         if "fixit_rc" in info:
             facts.append(f"fixit {info['fixit_rc']}")
-        w(f"- {t.name} ({t.path}): " + ("; ".join(facts) if facts else "—"))
+        w(f"- {t.name}: " + ("; ".join(facts) if facts else "—"))
     w("")
 
     # issue 6 targets
     w("Issue 6 targets:")
     w("")
+    n = len(out)
     w_targets(b, trees, single, w)
+    if len(out) == n:
+        w("- (none apply to these trees)")
 
     # failures
     fails = [(k, r) for k in b.order for r in b.series[k].failed()]
@@ -830,6 +913,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-single", action="store_true", help="skip the one-file case")
     ap.add_argument("--quick", action="store_true",
                     help="pyg only, repeat 1, single-file repeat 3")
+    ap.add_argument("--in-place", action="store_true",
+                    help="lint the installed trees where they are instead of a "
+                         "byte-identical copy in a temp dir (see copy_tree: the "
+                         "installed trees are .gitignored by /root/.pyenv)")
     ap.add_argument("--peers-venv", type=Path, default=None,
                     help=f"take torchfix/fixit/ruff from VENV/bin (default: PATH, "
                          f"then {DEFAULT_PEERS_VENV}/bin)")
@@ -843,6 +930,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="extra argument for every gnnlint check (repeatable)")
     ap.add_argument("--timeout", type=float, default=1800.0,
                     help="seconds before one process is killed (default 1800)")
+    ap.add_argument("--idle-threshold", type=float, default=0.3, metavar="FRACTION",
+                    help="before each timed run, wait until the CPUs are at most this "
+                         "busy with other work (0.5 s sample; default 0.3; 1 = never wait)")
+    ap.add_argument("--idle-max-wait", type=float, default=60.0, metavar="SECONDS",
+                    help="longest wait for idle CPUs before a run (default 60)")
     ap.add_argument("--json", type=Path, default=None, help="write raw runs as JSON")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     a = ap.parse_args(argv)
@@ -863,6 +955,8 @@ def main(argv: list[str] | None = None) -> int:
     g = probe_gnnlint(a.python, a.gnnlint_arg, a.jobs, a.gnnlint_src.resolve())
 
     b = Bench(a)
+    if not a.in_place:
+        trees = [copy_tree(t, b.workdir / "trees") for t in trees]
     versions = b.extra_info.setdefault("_versions", {})
     for tool, exe in peers.items():
         if exe:
@@ -885,7 +979,9 @@ def main(argv: list[str] | None = None) -> int:
         if not a.no_single:
             small = a.small_file
             if small is None:
-                pyg = package_dir("torch_geometric")
+                pyg_copy = next((t.path for t in trees
+                                 if t.name == "pyg" and t.source is not None), None)
+                pyg = pyg_copy or package_dir("torch_geometric")
                 small = pyg / DEFAULT_SMALL_FILE if pyg else None
             if small is None or not small.is_file():
                 log(f"one-file case skipped: {small} not found")
