@@ -21,6 +21,7 @@ Cross-file knowledge (a class compiled in another file) arrives as
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
@@ -70,6 +71,7 @@ _TORCH_NON_TENSOR = {
     "is_grad_enabled", "is_inference_mode_enabled", "typename", "set_float32_matmul_precision",
     "is_storage", "broadcast_shapes", "initial_seed", "get_rng_state", "autocast",
     "Generator", "Stream", "Event", "set_default_device", "get_default_device",
+    "allclose", "equal", "is_same_size", "is_autocast_enabled", "are_deterministic_algorithms_enabled",
 }
 _TORCH_TENSOR_SUBMODULES = {"linalg", "fft", "special", "sparse", "nested", "masked"}
 _TENSOR_METHODS_NON_TENSOR = {
@@ -201,31 +203,88 @@ class ContextOptions:
     assume_compiled: str = "detected"  # or "modules"
 
 
-class _Collector(cst.CSTVisitor):
+# Fields that hold only whitespace and punctuation: never worth a visit.
+_SKIP_FIELDS = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header",
+    "footer", "equal", "colon", "lbracket", "rbracket", "lbrace", "rbrace", "newline",
+    "trailing_whitespace", "first_line", "empty_lines", "indent", "default_indent",
+    "default_newline", "encoding", "has_trailing_newline", "dot", "relative", "star_tok",
+})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(node_type)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(node_type)
+                      if f.name not in _SKIP_FIELDS and "whitespace" not in f.name)
+        _CHILD_FIELDS[node_type] = names
+    return names
+
+
+def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Child nodes in source order, read straight from the dataclass fields.
+
+    libcst's own visitor protocol rebuilds every node it passes (even for a
+    read-only visitor); reading the fields is several times faster and is all
+    an analysis needs.
+    """
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def walk(root: cst.CSTNode, enter, leave=None) -> None:
+    """Depth-first, source-order walk calling ``enter(node, parent)`` and
+    ``leave(node)``; iterative, so deeply nested code cannot overflow."""
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], bool]] = [(root, None, False)]
+    while stack:
+        node, parent, done = stack.pop()
+        if done:
+            if leave is not None:
+                leave(node)
+            continue
+        enter(node, parent)
+        stack.append((node, parent, True))
+        children = list(iter_children(node))
+        for child in reversed(children):
+            stack.append((child, node, False))
+
+
+class _Collector:
     """One walk over the module: parents, order, scopes, bindings, calls."""
 
     def __init__(self, ctx: "FileContext") -> None:
-        super().__init__()
         self.ctx = ctx
-        self.stack: list[cst.CSTNode] = []
         self.scopes: list[object] = []  # FuncInfo | ClassInfo
         self.counter = 0
+        self.handlers: dict[type, object] = {}
+
+    def run(self, module: cst.Module) -> None:
+        walk(module, self.on_visit, self.on_leave)
 
     # generic bookkeeping ----------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    def on_visit(self, node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> None:
         ctx = self.ctx
-        if self.stack:
-            ctx.parent[node] = self.stack[-1]
+        if parent is not None:
+            ctx.parent[node] = parent
         ctx.order[node] = self.counter
+        ctx.preorder.append(node)
         self.counter += 1
-        self.stack.append(node)
-        handler = getattr(self, "visit_" + type(node).__name__, None)
+        node_type = type(node)
+        handler = self.handlers.get(node_type, False)
+        if handler is False:
+            handler = getattr(self, "visit_" + node_type.__name__, None)
+            self.handlers[node_type] = handler
         if handler is not None:
             handler(node)
-        return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
         if isinstance(original_node, (cst.FunctionDef, cst.ClassDef)):
             self.scopes.pop()
 
@@ -430,7 +489,8 @@ class FileContext:
         self._kind_cache: dict[cst.CSTNode, str] = {}
         self._returns_cache: dict[FuncInfo, str] = {}
         self._in_progress: set = set()
-        module.visit(_Collector(self))
+        self.preorder: list[cst.CSTNode] = []
+        _Collector(self).run(module)
         # region analysis
         self.compiled_funcs: dict[FuncInfo, str] = {}
         self.compiled_classes: dict[str, str] = {}  # local class name -> why
@@ -511,6 +571,16 @@ class FileContext:
                 return current if isinstance(current, cst.BaseStatement) else anc
             current = anc
         return node
+
+    def in_error_path(self, node: cst.CSTNode) -> bool:
+        """Inside an ``except`` handler or a ``raise``: runs only when
+        something already went wrong, not every step."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Raise)):
+                return True
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+        return False
 
     def in_loop_body(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """True when ``node`` is inside the per-iteration body of ``loop``."""
@@ -917,7 +987,7 @@ class FileContext:
             method = func.attr.value
             receiver = self.kind(func.value)
             if receiver == TENSOR:
-                if method in _TENSOR_METHODS_NON_TENSOR:
+                if method in _TENSOR_METHODS_NON_TENSOR or method.startswith(("is_", "has_")):
                     return SCALAR
                 return TENSOR
             if receiver == MODEL:

@@ -136,7 +136,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     result.exported = context.exported_facts()
     visitors = [rule(context) for rule in rules]
     if visitors:
-        module.visit_batched(visitors) if hasattr(module, "visit_batched") else cst.visit_batched(module, visitors)
+        _dispatch(context, visitors)
     reports = [(v, r) for v in visitors for r in v.reports]
     if not reports:
         return result
@@ -155,6 +155,29 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
         ))
     result.findings = _drop_nested_duplicates(result.findings)
     return result
+
+
+def _dispatch(context: FileContext, visitors: list[Rule]) -> None:
+    """Run every rule's ``visit_<Node>`` methods over the nodes the context
+    already walked (one walk per file for all rules), then ``leave_<Node>``
+    methods, if any rule has them, in a second walk."""
+    from gnnlint.context import walk
+
+    enter: dict[str, list] = {}
+    leave: dict[str, list] = {}
+    for visitor in visitors:
+        for name, fn in visitor.get_visitors().items():
+            if name.startswith("visit_") and name.count("_") == 1:
+                enter.setdefault(name[6:], []).append(fn)
+            elif name.startswith("leave_") and name.count("_") == 1:
+                leave.setdefault(name[6:], []).append(fn)
+    if enter:
+        for node in context.preorder:
+            for fn in enter.get(type(node).__name__, ()):
+                fn(node)
+    if leave:
+        walk(context.module, lambda node, parent: None,
+             lambda node: [fn(node) for fn in leave.get(type(node).__name__, ())])
 
 
 def _to_fix(spec, positions, module: cst.Module) -> Optional[Fix]:
