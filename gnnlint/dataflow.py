@@ -1,0 +1,785 @@
+"""Shared value facts for rules GNN003/004/005/008/009, built on a FileContext.
+
+These are questions several rules ask and that the FileContext does not
+answer yet (the lead may fold them into it later):
+
+- ``compiled_callee(ctx, call)``: whether a call runs a compiled object (a
+  name bound to ``torch.compile(...)``, a module compiled in place with
+  ``.compile()``, ``self.encoder`` set to a compiled module, a function
+  decorated with ``@torch.compile``, or a parameter that a local caller binds
+  to one of these), and a description of it for messages.
+- ``compiled_sink(ctx, expr)``: follow the value of ``expr`` forward —
+  through assignments, transparent methods (``.t()``, ``.to(device)``),
+  ``return`` to the callers of a local function, arguments of local
+  functions into their parameters, ``obj.attr = value`` — to the first call
+  of a compiled object that receives it.
+- ``is_bool_mask(ctx, expr)``: whether an index expression is a boolean mask
+  (a comparison, a logical op, ``.bool()``, ``torch.isnan(...)``, a name
+  bound to one, a tensor whose name contains ``mask``); integer index
+  tensors such as ``h[batch]`` are not.
+- ``module_dict_kind(ctx, expr)``: whether an expression is a ModuleDict
+  (``"pyg"`` for ``torch_geometric.nn.ModuleDict``/``HeteroConv.convs``,
+  ``"torch"`` for ``torch.nn.ModuleDict``, ``"other"`` for a subclass).
+- ``tuple_key(ctx, expr)``: whether a subscript key is a tuple (a literal, or
+  an edge-type variable).
+
+Everything here is conservative: when unsure, the answer is "no".
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from gnnlint.context import (
+    COMPILE_FUNCS,
+    SCALAR,
+    TENSOR,
+    Binding,
+    ClassInfo,
+    FileContext,
+    FuncInfo,
+    ImportRef,
+)
+
+# ------------------------------------------------------------------ small helpers
+
+
+def arg_of(call: cst.Call, name: str, position: int) -> Optional[cst.Arg]:
+    """The argument bound to parameter ``name`` (at ``position``), if passed."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg
+            continue
+        if arg.star:
+            return None
+        if positional == position:
+            return arg
+        positional += 1
+    return None
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(arg.star for arg in call.args)
+
+
+def is_none(expr: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def passed(call: cst.Call, name: str, position: int) -> bool:
+    """Whether a non-None value is passed for a parameter (``**kwargs``/``*args``
+    count as passed: we cannot tell)."""
+    if has_star_args(call):
+        return True
+    arg = arg_of(call, name, position)
+    return arg is not None and not is_none(arg.value)
+
+
+def full_name(ctx: FileContext, ref) -> Optional[str]:
+    """A dotted name for what ``ctx.class_of`` returned."""
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, ImportRef):
+        if ref.level == 0 and ref.module:
+            return f"{ref.module}.{ref.name}"
+        return ref.name
+    if isinstance(ref, ClassInfo):
+        return ref.name
+    return None
+
+
+def class_name(ctx: FileContext, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
+    try:
+        return full_name(ctx, ctx.class_of(expr, at or expr))
+    except RecursionError:  # pragma: no cover - defensive
+        return None
+
+
+# ------------------------------------------------------------------ per-file indexes
+
+_INDEX: "weakref.WeakKeyDictionary[FileContext, dict]" = weakref.WeakKeyDictionary()
+
+
+def _index(ctx: FileContext) -> dict:
+    idx = _INDEX.get(ctx)
+    if idx is None:
+        names: dict[str, list[cst.Name]] = {}
+        attrs: dict[str, list[cst.Attribute]] = {}
+        calls: list[cst.Call] = []
+        for node in ctx.order:
+            if isinstance(node, cst.Name):
+                names.setdefault(node.value, []).append(node)
+            elif isinstance(node, cst.Attribute):
+                attrs.setdefault(node.attr.value, []).append(node)
+            elif isinstance(node, cst.Call):
+                calls.append(node)
+        idx = {"names": names, "attrs": attrs, "calls": calls}
+        _INDEX[ctx] = idx
+    return idx
+
+
+def all_calls(ctx: FileContext) -> list[cst.Call]:
+    return _index(ctx)["calls"]
+
+
+def attribute_nodes(ctx: FileContext, attr: str) -> list[cst.Attribute]:
+    return _index(ctx)["attrs"].get(attr, [])
+
+
+def is_load(ctx: FileContext, name: cst.Name) -> bool:
+    """A Name node that reads a variable (not a target, keyword, attribute part)."""
+    parent = ctx.parent.get(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, (cst.Arg,)) and parent.keyword is name:
+        return False
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName,
+                           cst.Global, cst.Nonlocal)):
+        return False
+    if isinstance(parent, cst.NamedExpr) and parent.target is name:
+        return False
+    # assignment / loop targets (possibly inside tuples)
+    child: cst.CSTNode = name
+    node = parent
+    while isinstance(node, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        child, node = node, ctx.parent.get(node)
+    if isinstance(node, cst.AssignTarget) and node.target is child:
+        return False
+    if isinstance(node, (cst.For, cst.CompFor)) and node.target is child:
+        return False
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and node.target is child:
+        return False
+    return True
+
+
+def name_uses(ctx: FileContext, name: str) -> list[cst.Name]:
+    return [n for n in _index(ctx)["names"].get(name, []) if is_load(ctx, n)]
+
+
+def callers(ctx: FileContext, info: FuncInfo) -> list[cst.Call]:
+    """Calls in this file that run the local function ``info`` (directly, or
+    through a name bound to it, e.g. ``train = train_a if x else train_b``)."""
+    out = []
+    for call in all_calls(ctx):
+        if _calls_function(ctx, call, info):
+            out.append(call)
+    return out
+
+
+def _calls_function(ctx: FileContext, call: cst.Call, info: FuncInfo) -> bool:
+    func = call.func
+    if isinstance(func, cst.Name):
+        if func.value != info.name:
+            binding, _ = ctx.lookup(func.value, call)
+            if binding is None or binding.how != "assign":
+                return False
+            return any(isinstance(v, cst.Name) and v.value == info.name for v in _alternatives(binding.value))
+    elif isinstance(func, cst.Attribute):
+        if func.attr.value != info.name:
+            return False
+    else:
+        return False
+    try:
+        callee = ctx._local_callee(call)  # noqa: SLF001 - FileContext has no public accessor yet
+    except RecursionError:  # pragma: no cover
+        return False
+    if callee is info:
+        return True
+    # model.encode(...) on an instance of the local class
+    if isinstance(func, cst.Attribute) and info.cls is not None and not isinstance(func.value, cst.Call):
+        owner = ctx.class_of(func.value, call)
+        if isinstance(owner, ClassInfo):
+            return ctx.method_of(owner, func.attr.value) is info
+    return False
+
+
+def _alternatives(expr: Optional[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    if isinstance(expr, cst.IfExp):
+        return _alternatives(expr.body) + _alternatives(expr.orelse)
+    if isinstance(expr, cst.BooleanOperation):
+        return _alternatives(expr.left) + _alternatives(expr.right)
+    return [expr] if expr is not None else []
+
+
+def param_position(info: FuncInfo, name: str) -> tuple[int, bool]:
+    """(positional index counting from 0 for the first non-self parameter,
+    keyword-only?) of a parameter."""
+    params = info.node.params
+    positional = list(params.posonly_params) + list(params.params)
+    skip = 1 if info.cls is not None and positional and positional[0].name.value in ("self", "cls") else 0
+    for i, param in enumerate(positional):
+        if param.name.value == name:
+            return i - skip, False
+    return -1, True
+
+
+# ------------------------------------------------------------------ compiled objects
+
+_SELF_METHODS = ("to", "cuda", "cpu", "eval", "train", "float", "double", "half", "bfloat16", "requires_grad_")
+
+
+def _is_compile_call(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in _SELF_METHODS:
+        expr = expr.func.value
+    return isinstance(expr, cst.Call) and ctx.resolve(expr.func) in COMPILE_FUNCS
+
+
+def _conditional(ctx: FileContext, stmt: Optional[cst.CSTNode], scope_node: Optional[cst.CSTNode]) -> bool:
+    """Whether a binding statement runs only on some paths of its scope."""
+    if stmt is None:
+        return False
+    for anc in ctx.ancestors(stmt):
+        if anc is scope_node:
+            return False
+        if isinstance(anc, (cst.If, cst.Try, cst.For, cst.While, cst.ExceptHandler, cst.Else)):
+            return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
+
+
+def _in_place_compiled(ctx: FileContext, text: str) -> bool:
+    for _node, site in ctx.compile_sites:
+        if site.api == "Module.compile" and site.target == text:
+            return True
+    return False
+
+
+def compiled_value(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> Optional[str]:
+    """Whether ``expr`` (evaluated at ``at``) may be a compiled callable; a
+    description (e.g. "compiled `model`") or None."""
+    if depth > 4:
+        return None
+    if _is_compile_call(ctx, expr):
+        return "a compiled model"
+    if isinstance(expr, cst.Name):
+        return _compiled_name(ctx, expr.value, at, depth)
+    if isinstance(expr, cst.Attribute):
+        text = ctx.module.code_for_node(expr)
+        if _in_place_compiled(ctx, text):
+            return f"compiled `{text}`"
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = ctx.enclosing_class(at)
+            if cls is not None:
+                for value in ctx._class_attr_values(cls, expr.attr.value):  # noqa: SLF001
+                    if _is_compile_call(ctx, value):
+                        return f"compiled `{text}`"
+    return None
+
+
+def _compiled_name(ctx: FileContext, name: str, at: cst.CSTNode, depth: int) -> Optional[str]:
+    if _in_place_compiled(ctx, name):
+        return f"compiled `{name}`"
+    binding, func = ctx.lookup(name, at)
+    if binding is None:
+        if name in ctx.functions and _decorated_compiled(ctx, ctx.functions[name]):
+            return f"compiled function `{name}`"
+        return None
+    bindings = (func.bindings if func is not None else ctx.module_bindings).get(name, [])
+    use = ctx.order.get(at, 1 << 60)
+    closure = func is not None and not (func.node in ctx.ancestors(at) or func.node is at)
+    candidates = [b for b in bindings if closure or b.order < use or b.how == "param"]
+    scope_node = func.node if func is not None else None
+    for b in reversed(candidates):
+        if b.how == "assign" and b.value is not None:
+            if _is_compile_call(ctx, b.value):
+                return f"compiled `{name}`"
+            if isinstance(b.value, cst.Name) and b.value.value != name:
+                found = _compiled_name(ctx, b.value.value, b.node or at, depth + 1)
+                if found:
+                    return found
+        elif b.how == "def":
+            info = ctx.func_info.get(b.node)  # type: ignore[arg-type]
+            if info is not None and _decorated_compiled(ctx, info):
+                return f"compiled function `{info.qualname}`"
+            return None
+        elif b.how == "param" and func is not None:
+            found = _compiled_param(ctx, func, name, depth)
+            if found:
+                return found
+            return None
+        if b.how in ("assign", "unpack", "with", "iter", "iter_unpack") and not _conditional(ctx, b.node, scope_node):
+            return None  # an unconditional rebinding to something else
+    return None
+
+
+def _decorated_compiled(ctx: FileContext, info: FuncInfo) -> bool:
+    for deco in info.node.decorators:
+        target = deco.decorator
+        target = target.func if isinstance(target, cst.Call) else target
+        if ctx.resolve(target) in COMPILE_FUNCS:
+            return True
+    return False
+
+
+def _compiled_param(ctx: FileContext, func: FuncInfo, name: str, depth: int) -> Optional[str]:
+    position, kwonly = param_position(func, name)
+    for call in callers(ctx, func):
+        arg = None
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == name:
+                arg = a
+        if arg is None and not kwonly and position >= 0:
+            arg = arg_of(call, name, position)
+        if arg is None:
+            continue
+        found = compiled_value(ctx, arg.value, call, depth + 1)
+        if found:
+            return found
+    return None
+
+
+def compiled_callee(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """Whether ``call`` runs a compiled model or function (see module doc)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
+        func = func.value
+    if not isinstance(func, (cst.Name, cst.Attribute)):
+        return None
+    return compiled_value(ctx, func, call)
+
+
+# ------------------------------------------------------------------ forward dataflow
+
+# Methods that return (a view/copy of) the same kind of value.
+TRANSPARENT_METHODS = {
+    "t", "to", "cuda", "cpu", "coalesce", "to_symmetric", "fill_diag", "set_diag", "remove_diag",
+    "set_value", "set_value_", "fill_value", "fill_value_", "float", "double", "half", "bfloat16",
+    "contiguous", "detach", "clone", "requires_grad_", "to_device", "pin_memory", "type",
+    "to_sparse_csr", "to_sparse_csc", "to_sparse_coo", "to_sparse", "transpose", "share_memory_",
+    "device_as", "type_as",
+}
+
+
+def compiled_sink(ctx: FileContext, expr: cst.BaseExpression,
+                  depth: int = 0, seen: Optional[set] = None) -> Optional[tuple[cst.Call, str]]:
+    """The first call of a compiled object that receives the value of ``expr``."""
+    seen = seen if seen is not None else set()
+    if depth > 6 or expr in seen:
+        return None
+    seen.add(expr)
+    cur: cst.CSTNode = expr
+    while True:
+        parent = ctx.parent.get(cur)
+        if parent is None:
+            return None
+        if isinstance(parent, cst.Arg) and parent.value is cur:
+            call = ctx.parent.get(parent)
+            if not isinstance(call, cst.Call):
+                return None
+            why = compiled_callee(ctx, call)
+            if why:
+                return call, why
+            return _into_callee(ctx, call, parent, depth, seen)
+        if isinstance(parent, cst.Attribute) and parent.value is cur:
+            grand = ctx.parent.get(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent and parent.attr.value in TRANSPARENT_METHODS:
+                cur = grand
+                continue
+            return None
+        if isinstance(parent, (cst.Element,)) or isinstance(parent, (cst.Tuple, cst.List)):
+            cur = parent
+            continue
+        if isinstance(parent, cst.IfExp) and cur is not parent.test:
+            cur = parent
+            continue
+        if isinstance(parent, (cst.BooleanOperation,)):
+            cur = parent
+            continue
+        if isinstance(parent, cst.Assign) and parent.value is cur:
+            for target in parent.targets:
+                found = _from_target(ctx, target.target, cur, parent, depth, seen)
+                if found:
+                    return found
+            return None
+        if isinstance(parent, cst.AnnAssign) and parent.value is cur:
+            return _from_target(ctx, parent.target, cur, parent, depth, seen)
+        if isinstance(parent, cst.Return):
+            info = ctx.enclosing_function(parent)
+            if info is None:
+                return None
+            for call in callers(ctx, info):
+                found = compiled_sink(ctx, call, depth + 1, seen)
+                if found:
+                    return found
+            return None
+        return None
+
+
+def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
+    if node is target:
+        return True
+    return any(_contains(child, target) for child in node.children)
+
+
+def _from_target(ctx: FileContext, target: cst.BaseExpression, value: cst.CSTNode, stmt: cst.CSTNode,
+                 depth: int, seen: set) -> Optional[tuple[cst.Call, str]]:
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        # a, b = x, y: only the matching position carries the value
+        for t_el, v_el in zip(target.elements, value.elements):
+            if isinstance(t_el.value, (cst.Name, cst.Attribute)) and _has_tracked(ctx, v_el.value, seen):
+                found = _follow_binding(ctx, t_el.value, stmt, depth, seen)
+                if found:
+                    return found
+        return None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            if isinstance(element.value, (cst.Name, cst.Attribute)):
+                found = _follow_binding(ctx, element.value, stmt, depth, seen)
+                if found:
+                    return found
+        return None
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        return _follow_binding(ctx, target, stmt, depth, seen)
+    return None
+
+
+def _has_tracked(ctx: FileContext, node: cst.CSTNode, seen: set) -> bool:
+    return any(_contains(node, s) for s in seen if isinstance(s, cst.CSTNode))
+
+
+def _follow_binding(ctx: FileContext, target: cst.BaseExpression, stmt: cst.CSTNode,
+                    depth: int, seen: set) -> Optional[tuple[cst.Call, str]]:
+    stmt_order = ctx.order.get(stmt, 0)
+    scope = ctx.enclosing_function(stmt)
+    if isinstance(target, cst.Name):
+        for use in name_uses(ctx, target.value):
+            if ctx.order.get(use, 0) <= stmt_order and not _in_loop_with(ctx, use, stmt):
+                continue
+            binding, _ = ctx.lookup(target.value, use)
+            if binding is None or binding.node is not stmt:
+                continue
+            found = compiled_sink(ctx, use, depth + 1, seen)
+            if found:
+                return found
+        return None
+    # obj.attr = value: later reads of the same dotted text in the same function
+    text = ctx.module.code_for_node(target)
+    for node in attribute_nodes(ctx, target.attr.value):  # type: ignore[union-attr]
+        if node is target or ctx.order.get(node, 0) <= stmt_order:
+            continue
+        if ctx.enclosing_function(node) is not scope and not (
+                isinstance(target.value, cst.Name) and target.value.value == "self"):  # type: ignore[union-attr]
+            continue
+        if ctx.module.code_for_node(node) != text or not _is_read(ctx, node):
+            continue
+        found = compiled_sink(ctx, node, depth + 1, seen)
+        if found:
+            return found
+    return None
+
+
+def _in_loop_with(ctx: FileContext, use: cst.CSTNode, stmt: cst.CSTNode) -> bool:
+    """A use before the binding in the same loop body sees it on the next iteration."""
+    for anc in ctx.ancestors(stmt):
+        if isinstance(anc, (cst.For, cst.While)):
+            return anc in set(ctx.ancestors(use))
+        if isinstance(anc, cst.FunctionDef):
+            return False
+    return False
+
+
+def _is_read(ctx: FileContext, node: cst.Attribute) -> bool:
+    parent = ctx.parent.get(node)
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        return False
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+        return False
+    return True
+
+
+def _into_callee(ctx: FileContext, call: cst.Call, arg: cst.Arg, depth: int, seen: set):
+    """Follow an argument of a local (not compiled) function into its parameter."""
+    try:
+        callee = ctx._local_callee(call)  # noqa: SLF001
+    except RecursionError:  # pragma: no cover
+        return None
+    if not isinstance(callee, FuncInfo):
+        return None
+    name = None
+    if arg.keyword is not None:
+        name = arg.keyword.value
+    elif not arg.star:
+        index = [a for a in call.args if a.keyword is None].index(arg)
+        positional = list(callee.node.params.posonly_params) + list(callee.node.params.params)
+        if callee.cls is not None and positional and positional[0].name.value in ("self", "cls"):
+            positional = positional[1:]
+        if index < len(positional):
+            name = positional[index].name.value
+    if name is None or name not in callee.params:
+        return None
+    for use in name_uses(ctx, name):
+        if ctx.enclosing_function(use) is not callee and not _nested_in(ctx, use, callee):
+            continue
+        binding, _ = ctx.lookup(name, use)
+        if binding is None or binding.how != "param":
+            continue
+        found = compiled_sink(ctx, use, depth + 1, seen)
+        if found:
+            return found
+    return None
+
+
+def _nested_in(ctx: FileContext, node: cst.CSTNode, info: FuncInfo) -> bool:
+    return info.node in set(ctx.ancestors(node))
+
+
+# ------------------------------------------------------------------ boolean masks
+
+_MASK_FUNCS = {
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isin", "isreal", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less",
+    "greater_equal", "less_equal", "not_equal", "isclose", "signbit", "bernoulli_mask",
+}
+_MASK_METHODS = _MASK_FUNCS | {"bool"}
+_PYG_MASK_FUNCS = {"index_to_mask", "mask_feature_mask"}
+_BOOL_DTYPES = ("torch.bool",)
+
+
+def _dtype_is_bool(ctx: FileContext, call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            return ctx.resolve(arg.value) in _BOOL_DTYPES
+    return False
+
+
+def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    if depth > 6:
+        return False
+    if isinstance(expr, cst.Comparison):
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons):
+            return False
+        return ctx.kind(expr) != SCALAR
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        return is_bool_mask(ctx, expr.expression, depth + 1) or ctx.kind(expr.expression) == TENSOR \
+            and _mask_named(expr.expression)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return is_bool_mask(ctx, expr.left, depth + 1) or is_bool_mask(ctx, expr.right, depth + 1)
+    if isinstance(expr, cst.Call):
+        resolved = ctx.resolve(expr.func) or ""
+        parts = resolved.split(".")
+        if parts[0] == "torch" and len(parts) == 2 and parts[1] in _MASK_FUNCS:
+            return True
+        if parts[0] == "torch" and len(parts) == 2 and parts[1] in (
+                "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like", "empty_like", "rand"):
+            return _dtype_is_bool(ctx, expr)
+        if parts[0] == "torch_geometric" and parts[-1] in _PYG_MASK_FUNCS:
+            return True
+        if isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            receiver = expr.func.value
+            if method in _MASK_METHODS and ctx.kind(receiver) != SCALAR and not (
+                    isinstance(receiver, cst.Name) and receiver.value in ctx.aliases):
+                return True
+            if method in ("to", "type") and expr.args and ctx.resolve(expr.args[0].value) in _BOOL_DTYPES:
+                return True
+            if method in ("new_ones", "new_zeros", "new_full", "new_empty") and _dtype_is_bool(ctx, expr):
+                return True
+            if method in ("any", "all") and expr.args and ctx.kind(receiver) == TENSOR:
+                return True
+        return False
+    if isinstance(expr, cst.Name):
+        binding, _ = ctx.lookup(expr.value, expr)
+        if binding is not None and binding.how == "assign" and binding.value is not None:
+            if is_bool_mask(ctx, binding.value, depth + 1):
+                return True
+        if not _mask_named(expr):
+            return False
+        kind = ctx.kind(expr)
+        if kind == TENSOR:
+            return True
+        # an unannotated parameter called `*mask*` of a function that indexes with it
+        return kind not in (SCALAR,) and binding is not None and binding.how == "param" \
+            and isinstance(binding.node, cst.Param) and binding.node.default is None
+    if isinstance(expr, cst.Attribute):
+        return _mask_named(expr) and ctx.kind(expr) == TENSOR
+    return False
+
+
+def _mask_named(expr: cst.BaseExpression) -> bool:
+    name = expr.value if isinstance(expr, cst.Name) else (
+        expr.attr.value if isinstance(expr, cst.Attribute) else "")
+    return "mask" in name.lower()
+
+
+# ------------------------------------------------------------------ ModuleDict and tuple keys
+
+_PYG_DICTS = ("torch_geometric.nn.ModuleDict", "torch_geometric.nn.module_dict.ModuleDict",
+              "torch_geometric.nn.ParameterDict", "torch_geometric.nn.parameter_dict.ParameterDict")
+_TORCH_DICTS = ("torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict", "torch.nn.ParameterDict")
+_HETERO_CONTAINERS = ("HeteroConv", "HeteroDictLinear")
+
+
+def _dict_kind_of_name(ctx: FileContext, dotted: Optional[str], seen: set) -> Optional[str]:
+    if not dotted:
+        return None
+    if dotted in _PYG_DICTS:
+        return "pyg"
+    if dotted in _TORCH_DICTS:
+        return "torch"
+    last = dotted.split(".")[-1]
+    local = ctx.classes.get(last)
+    if local is not None and last not in seen:
+        seen.add(last)
+        for base in local.bases:
+            kind = _dict_kind_of_name(ctx, ctx.resolve_dotted(base), seen)
+            if kind is not None:
+                return "other" if kind == "torch" else kind
+    if last in ("ModuleDict", "ParameterDict") and dotted.startswith("torch_geometric"):
+        return "pyg"
+    return None
+
+
+def module_dict_kind(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
+    """"pyg" / "torch" / "other" when ``expr`` is a ModuleDict/ParameterDict, else None."""
+    values: list[cst.BaseExpression] = []
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        cls = ctx.enclosing_class(at)
+        if cls is not None:
+            values = list(ctx._class_attr_values(cls, expr.attr.value))  # noqa: SLF001
+    elif isinstance(expr, cst.Name):
+        binding, _ = ctx.lookup(expr.value, at)
+        if binding is not None and binding.how == "assign" and binding.value is not None:
+            values = [binding.value]
+    elif isinstance(expr, cst.Attribute) and expr.attr.value == "convs":
+        # HeteroConv(...).convs is a PyG ModuleDict keyed by edge types
+        owner = class_name(ctx, expr.value, at) or ""
+        if owner.split(".")[-1] in _HETERO_CONTAINERS:
+            return "pyg"
+        return None
+    for value in values:
+        if isinstance(value, cst.Call):
+            resolved = ctx.resolve(value.func)
+            kind = _dict_kind_of_name(ctx, resolved, set())
+            if kind is not None:
+                return kind
+    return None
+
+
+_EDGE_DICT_SUFFIXES = ("edge_index_dict", "edge_attr_dict", "edge_weight_dict", "adj_t_dict",
+                       "edge_label_index_dict", "edge_type_dict", "edge_dict", "rel_dict")
+
+
+def _edge_typed_iterable(ctx: FileContext, iterable: cst.BaseExpression, depth: int = 0) -> bool:
+    """An iterable whose elements are edge types (tuples of strings)."""
+    if depth > 3:
+        return False
+    if isinstance(iterable, cst.Call):
+        func = iterable.func
+        if isinstance(func, cst.Name) and func.value in ("list", "sorted", "tuple", "set", "reversed") and iterable.args:
+            return _edge_typed_iterable(ctx, iterable.args[0].value, depth + 1)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("keys", "items"):
+            owner = func.value
+            last = ctx.last_part(owner.func if isinstance(owner, cst.Call) else owner) or ""
+            if last.endswith(_EDGE_DICT_SUFFIXES):
+                return True
+            kind = module_dict_kind(ctx, owner, iterable)
+            return kind == "pyg" and _edge_keyed_dict(ctx, owner, iterable)
+        if isinstance(func, cst.Attribute) and func.attr.value == "metadata":
+            return False
+        return False
+    if isinstance(iterable, cst.Subscript):
+        # metadata[1] / data.metadata()[1]
+        base = iterable.value
+        last = ctx.last_part(base.func if isinstance(base, cst.Call) else base) or ""
+        if last == "metadata" and len(iterable.slice) == 1:
+            index = iterable.slice[0].slice
+            return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) \
+                and index.value.value == "1"
+        return False
+    last = ctx.last_part(iterable) or ""
+    if last in ("edge_types", "edge_type_list", "rel_types", "relations") or last.endswith("edge_types"):
+        return True
+    if last.endswith(_EDGE_DICT_SUFFIXES):
+        return True
+    return False
+
+
+def _edge_keyed_dict(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """A PyG ModuleDict built from a dict keyed by edge types."""
+    values: list[cst.BaseExpression] = []
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        cls = ctx.enclosing_class(at)
+        if cls is not None:
+            values = list(ctx._class_attr_values(cls, expr.attr.value))  # noqa: SLF001
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "convs":
+        return True
+    for value in values:
+        if isinstance(value, cst.Call) and value.args:
+            first = value.args[0].value
+            if isinstance(first, cst.DictComp):
+                if tuple_key(ctx, first.key, depth=1):
+                    return True
+                comp = first.for_in
+                if isinstance(first.key, cst.Name) and isinstance(comp.target, cst.Name) \
+                        and comp.target.value == first.key.value and _edge_typed_iterable(ctx, comp.iter, 1):
+                    return True
+            if isinstance(first, cst.Dict):
+                for element in first.elements:
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.Tuple):
+                        return True
+    return False
+
+
+def tuple_key(ctx: FileContext, key: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether a subscript key is a tuple: a literal, or an edge-type variable."""
+    if depth > 4:
+        return False
+    if isinstance(key, cst.Tuple):
+        return True
+    if isinstance(key, cst.Name):
+        binding, func = ctx.lookup(key.value, key)
+        if binding is None:
+            return False
+        if binding.how == "assign":
+            return isinstance(binding.value, cst.Tuple) or (
+                isinstance(binding.value, cst.Name) and tuple_key(ctx, binding.value, depth + 1))
+        if binding.how == "param":
+            param = binding.node
+            if isinstance(param, cst.Param) and param.annotation is not None:
+                text = ctx.module.code_for_node(param.annotation.annotation).strip()
+                if text in ("EdgeType", "Tuple[str, str, str]", "tuple[str, str, str]"):
+                    return True
+            return key.value == "edge_type"
+        if binding.how in ("iter", "iter_unpack"):
+            iterable = binding.value
+            if iterable is None:
+                return False
+            if binding.how == "iter":
+                return _edge_typed_iterable(ctx, iterable)
+            # for et, v in d.items() / for i, et in enumerate(edge_types)
+            if isinstance(iterable, cst.Call):
+                func = iterable.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "items" and binding.index == 0:
+                    return _edge_typed_iterable(ctx, iterable)
+                if isinstance(func, cst.Name) and func.value == "enumerate" and binding.index == 1 and iterable.args:
+                    return _edge_typed_iterable(ctx, iterable.args[0].value)
+                if isinstance(func, cst.Name) and func.value == "zip" and 0 <= binding.index < len(iterable.args):
+                    return _edge_typed_iterable(ctx, iterable.args[binding.index].value)
+            return False
+    return False
+
+
+def literal_string_tuple(key: cst.BaseExpression) -> Optional[tuple[str, ...]]:
+    if not isinstance(key, cst.Tuple):
+        return None
+    out = []
+    for element in key.elements:
+        if not isinstance(element.value, cst.SimpleString):
+            return None
+        value = element.value.evaluated_value
+        if not isinstance(value, str):
+            return None
+        out.append(value)
+    return tuple(out) if len(out) > 1 else None
+
+
+def binding_of(ctx: FileContext, name: cst.Name) -> Optional[Binding]:
+    binding, _ = ctx.lookup(name.value, name)
+    return binding

@@ -1,0 +1,171 @@
+"""PyG functions and modules that compute a size from data when it is not given.
+
+One table, read by GNN009. Each entry was taken from the installed
+torch_geometric 2.8.1 source: when the size argument is ``None`` the function
+runs ``int(index.max()) + 1`` (or ``maybe_num_nodes(...)``, which does the
+same), a device-to-host sync and, under ``torch.compile``, a graph break
+("Unsupported Tensor.item() call"). ``source`` names the file and the line
+that infers the size; ``tests/test_rules_dataflow.py`` checks every entry's
+parameter names and positions against the installed signatures.
+
+Fields:
+- ``name``: the public function (or module class) name.
+- ``package``: ``torch_geometric`` (any submodule) or ``torch_scatter``.
+- ``sizes``: the parameters, as (keyword, positional index), that each avoid
+  an inference when given; all of them are needed to avoid every sync.
+- ``needs``: a parameter that must be passed (not None) for the inference to
+  happen at all (``batch`` of the global pools: without it there is nothing
+  to count), or None.
+- ``unless``: a parameter whose presence avoids the inference (``ptr`` of
+  ``softmax``: the size is ``ptr.numel() - 1``), or None.
+- ``what``: what the size is, in the user's words.
+- ``module``: True for a module class whose *call* takes the size
+  (``SumAggregation()(x, index, dim_size=...)``); positions then count the
+  call's arguments.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class SizeArg:
+    keyword: str
+    position: int
+
+
+@dataclass(frozen=True)
+class SizeInference:
+    name: str
+    sizes: tuple[SizeArg, ...]
+    what: str
+    source: str
+    needs: Optional[SizeArg] = None
+    unless: Optional[SizeArg] = None
+    package: str = "torch_geometric"
+    module: bool = False
+
+
+def _s(keyword: str, position: int) -> SizeArg:
+    return SizeArg(keyword, position)
+
+
+_POOL = "nn/pool/glob.py -> utils/_scatter.py:48 `dim_size = int(index.max()) + 1`"
+_MAYBE = "utils/num_nodes.py:32 `int(edge_index.max()) + 1`"
+
+TABLE: tuple[SizeInference, ...] = (
+    # global pooling: scatter(x, batch, dim_size=size)
+    SizeInference("global_add_pool", (_s("size", 2),), "number of graphs", _POOL, needs=_s("batch", 1)),
+    SizeInference("global_mean_pool", (_s("size", 2),), "number of graphs", _POOL, needs=_s("batch", 1)),
+    SizeInference("global_max_pool", (_s("size", 2),), "number of graphs", _POOL, needs=_s("batch", 1)),
+    SizeInference("max_pool_x", (_s("batch_size", 3),), "number of graphs",
+                  "nn/pool/max_pool.py:50 `int(batch.max().item()) + 1`", needs=_s("batch", 2)),
+    SizeInference("avg_pool_x", (_s("batch_size", 3),), "number of graphs",
+                  "nn/pool/avg_pool.py:48 `int(batch.max().item()) + 1`", needs=_s("batch", 2)),
+    # utils
+    SizeInference("scatter", (_s("dim_size", 3),), "output size along `dim`",
+                  "utils/_scatter.py:48 `int(index.max()) + 1`"),
+    SizeInference("softmax", (_s("num_nodes", 3),), "number of groups (nodes)",
+                  "utils/_softmax.py:83 `maybe_num_nodes(index, num_nodes)`", needs=_s("index", 1),
+                  unless=_s("ptr", 2)),
+    SizeInference("degree", (_s("num_nodes", 1),), "number of nodes",
+                  "utils/_degree.py:28 `maybe_num_nodes(index, num_nodes)`"),
+    SizeInference("to_dense_batch", (_s("batch_size", 4), _s("max_num_nodes", 3)),
+                  "number of graphs and largest graph size",
+                  "utils/_to_dense_batch.py:106,113 `int(batch.max()) + 1`, `int(num_nodes.max())`",
+                  needs=_s("batch", 1)),
+    SizeInference("to_dense_adj", (_s("batch_size", 4), _s("max_num_nodes", 3)),
+                  "number of graphs and largest graph size",
+                  "utils/_to_dense_adj.py:68,79 `int(batch.max()) + 1`, `int(num_nodes.max())`"),
+    SizeInference("add_self_loops", (_s("num_nodes", 3),), "number of nodes",
+                  "utils/loop.py:459 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("add_remaining_self_loops", (_s("num_nodes", 3),), "number of nodes",
+                  "utils/loop.py:623 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("get_self_loop_attr", (_s("num_nodes", 2),), "number of nodes",
+                  "utils/loop.py:702 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("one_hot", (_s("num_classes", 1),), "number of classes",
+                  "utils/_one_hot.py:34 `int(index.max()) + 1`"),
+    SizeInference("index_to_mask", (_s("size", 1),), "mask length",
+                  "utils/mask.py:58 `int(index.max()) + 1`"),
+    SizeInference("coalesce", (_s("num_nodes", 2),), "number of nodes",
+                  "utils/_coalesce.py:132 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("to_undirected", (_s("num_nodes", 2),), "number of nodes",
+                  "utils/undirected.py:68 " + _MAYBE),
+    SizeInference("sort_edge_index", (_s("num_nodes", 2),), "number of nodes",
+                  "utils/_sort_edge_index.py:107 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("get_laplacian", (_s("num_nodes", 4),), "number of nodes",
+                  "utils/laplacian.py:66 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("remove_isolated_nodes", (_s("num_nodes", 2),), "number of nodes",
+                  "utils/isolated.py:70 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("dropout_node", (_s("num_nodes", 2),), "number of nodes",
+                  "utils/dropout.py:138 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("negative_sampling", (_s("num_nodes", 1),), "number of nodes",
+                  "utils/_negative_sampling.py:66 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("structured_negative_sampling", (_s("num_nodes", 1),), "number of nodes",
+                  "utils/_negative_sampling.py:250 `maybe_num_nodes(edge_index, num_nodes)`"),
+    SizeInference("to_nested_tensor", (_s("batch_size", 3),), "number of graphs",
+                  "utils/nested.py -> scatter(..., dim_size=batch_size)", needs=_s("batch", 1),
+                  unless=_s("ptr", 2)),
+    SizeInference("group_argsort", (_s("num_groups", 3),), "number of groups",
+                  "utils/_scatter.py group_argsort -> scatter(..., dim_size=num_groups)"),
+    # modules whose call infers a size
+    SizeInference("SumAggregation", (_s("dim_size", 3),), "number of groups",
+                  "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                  module=True),
+    SizeInference("MeanAggregation", (_s("dim_size", 3),), "number of groups",
+                  "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                  module=True),
+    SizeInference("MaxAggregation", (_s("dim_size", 3),), "number of groups",
+                  "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                  module=True),
+    SizeInference("MinAggregation", (_s("dim_size", 3),), "number of groups",
+                  "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                  module=True),
+    SizeInference("SoftmaxAggregation", (_s("dim_size", 3),), "number of groups",
+                  "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                  module=True),
+    SizeInference("AttentionalAggregation", (_s("dim_size", 3),), "number of groups",
+                  "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                  module=True),
+    SizeInference("MultiAggregation", (_s("dim_size", 3),), "number of groups",
+                  "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                  module=True),
+    SizeInference("GraphNorm", (_s("batch_size", 2),), "number of graphs",
+                  "nn/norm/graph_norm.py:70 `int(batch.max()) + 1`", needs=_s("batch", 1), module=True),
+    SizeInference("InstanceNorm", (_s("batch_size", 2),), "number of graphs",
+                  "nn/norm/instance_norm.py:79 `int(batch.max()) + 1`", needs=_s("batch", 1), module=True),
+    SizeInference("LayerNorm", (_s("batch_size", 2),), "number of graphs",
+                  "nn/norm/layer_norm.py:89 `int(batch.max()) + 1` (mode='graph')", needs=_s("batch", 1),
+                  module=True),
+    # torch_scatter (PyG's former backend): dim_size from index.max() + 1 unless `out` is given
+    SizeInference("scatter", (_s("dim_size", 4),), "output size along `dim`",
+                  "torch_scatter/scatter.py `index.max() + 1`", unless=_s("out", 3), package="torch_scatter"),
+    SizeInference("scatter_add", (_s("dim_size", 4),), "output size along `dim`",
+                  "torch_scatter/scatter.py `index.max() + 1`", unless=_s("out", 3), package="torch_scatter"),
+    SizeInference("scatter_sum", (_s("dim_size", 4),), "output size along `dim`",
+                  "torch_scatter/scatter.py `index.max() + 1`", unless=_s("out", 3), package="torch_scatter"),
+    SizeInference("scatter_mean", (_s("dim_size", 4),), "output size along `dim`",
+                  "torch_scatter/scatter.py `index.max() + 1`", unless=_s("out", 3), package="torch_scatter"),
+    SizeInference("scatter_max", (_s("dim_size", 4),), "output size along `dim`",
+                  "torch_scatter/scatter.py `index.max() + 1`", unless=_s("out", 3), package="torch_scatter"),
+    SizeInference("scatter_min", (_s("dim_size", 4),), "output size along `dim`",
+                  "torch_scatter/scatter.py `index.max() + 1`", unless=_s("out", 3), package="torch_scatter"),
+)
+
+_BY_NAME: dict[tuple[str, str], SizeInference] = {(e.package, e.name): e for e in TABLE}
+
+
+def lookup(dotted: str, module: bool = False) -> Optional[SizeInference]:
+    """The entry for a resolved dotted name (``torch_geometric.nn.global_mean_pool``,
+    ``torch_geometric.utils._scatter.scatter``, ``torch_scatter.scatter_add``)."""
+    if not dotted:
+        return None
+    parts = dotted.split(".")
+    package, name = parts[0], parts[-1]
+    entry = _BY_NAME.get((package, name))
+    if entry is None or entry.module != module:
+        return None
+    if package == "torch_geometric" and not entry.module and len(parts) < 3:
+        return None  # torch_geometric.<name> is not one of these functions
+    return entry

@@ -1,0 +1,283 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint import dataflow
+from gnnlint.context import SCALAR, TENSOR
+from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
+
+
+class RepeatInterleaveSize(Rule):
+    """
+    ## What it does
+    Flags `torch.repeat_interleave(x, repeats)` / `x.repeat_interleave(repeats)`
+    (and the one-argument `torch.repeat_interleave(repeats)`) whose `repeats`
+    is a tensor and that passes no `output_size`, and calls whose
+    `output_size` is itself a device tensor (`ptr[-1]`, `counts.sum()`).
+
+    ## Why is this bad?
+    With tensor `repeats`, the output length is `repeats.sum()`, a value that
+    lives on the device: PyTorch copies it to the host to allocate the output
+    — a **device sync** on every call (on CUDA), and under `torch.compile` an
+    unbacked data-dependent size that blocks optimisations. Passing
+    `output_size=` as a Python int (or a symbolic size such as `x.size(0)`)
+    removes the sync; PyG itself does this in `softmax` and its pooling code.
+    An `output_size` that is a tensor (`ptr[-1]`) is converted with `int()` —
+    the same sync, moved.
+
+    Python-int `repeats` are fine and not flagged. gnnlint flags only
+    `repeats` it can tell is a tensor (the result of a torch op, a forward
+    argument, something computed from them).
+
+    ## Example
+    ```python
+    def forward(self, x, batch, ptr):
+        counts = ptr[1:] - ptr[:-1]
+        g = global_mean_pool(x, batch, size=counts.numel())
+        return x + g.repeat_interleave(counts, dim=0)
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x, batch, ptr):
+        counts = ptr[1:] - ptr[:-1]
+        g = global_mean_pool(x, batch, size=counts.numel())
+        return x + g.repeat_interleave(counts, dim=0, output_size=x.size(0))
+    ```
+    (here simply `g[batch]` avoids `repeat_interleave` altogether).
+
+    ## Fix safety
+    Unsafe, and only offered when the total is evident in scope: `repeats`
+    computed as `bincount(v)` / `degree(v)` sums to `v.numel()`; per-graph
+    node counts (`ptr[1:] - ptr[:-1]`, `ptr.diff()`) sum to the number of
+    nodes (`num_nodes`, `x.size(0)`, `batch.size(0)`). A wrong `output_size`
+    gives wrong results (or an error) instead of a sync, so review the value.
+    `ptr[-1]` is never suggested: it is a device tensor and would still sync.
+
+    ## References
+    - [torch.repeat_interleave (`output_size`)](https://pytorch.org/docs/stable/generated/torch.repeat_interleave.html)
+    - [PyG `softmax` passes `output_size` to avoid the sync](https://github.com/pyg-team/pytorch_geometric/blob/master/torch_geometric/utils/_softmax.py)
+    """
+
+    code = "GNN004"
+    name = "repeat-interleave-size"
+    summary = "`repeat_interleave` with tensor `repeats` and no `output_size` (device sync)"
+    triggers = (b"repeat_interleave",)
+    fix_applicability = "unsafe"
+
+    VALID = (
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, heads: int):
+        w = self.scale.repeat_interleave(x.size(-1) // heads)
+        return x * w.repeat_interleave(2, dim=0)
+"""),
+        Valid("""
+import torch
+def expand(h, counts, num_nodes: int):
+    return h.repeat_interleave(counts, dim=0, output_size=num_nodes)
+"""),
+    )
+    INVALID = (
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, batch, ptr):
+        counts = ptr[1:] - ptr[:-1]
+        g = x.sum(0, keepdim=True)
+        return x + torch.repeat_interleave(g, counts, dim=0)
+
+model = torch.compile(Net())
+""", lines=(7,), expected_fix="""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, batch, ptr):
+        counts = ptr[1:] - ptr[:-1]
+        g = x.sum(0, keepdim=True)
+        return x + torch.repeat_interleave(g, counts, dim=0, output_size=x.size(0))
+
+model = torch.compile(Net())
+"""),
+        Invalid("""
+import torch
+def neighbors(edge_index):
+    row = edge_index[0]
+    deg = torch.bincount(row)
+    src = torch.arange(deg.numel()).repeat_interleave(deg)
+    return src
+""", lines=(6,), expected_fix="""
+import torch
+def neighbors(edge_index):
+    row = edge_index[0]
+    deg = torch.bincount(row)
+    src = torch.arange(deg.numel()).repeat_interleave(deg, output_size=row.numel())
+    return src
+"""),
+        Invalid("""
+import torch
+class Expand(torch.nn.Module):
+    def forward(self, h, counts, ptr):
+        return h.repeat_interleave(counts, dim=0, output_size=ptr[-1])
+""", lines=(5,)),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.context
+        func = node.func
+        resolved = ctx.resolve(func) or ""
+        if resolved == "torch.repeat_interleave":
+            positional = [a for a in node.args if a.keyword is None]
+            if any(a.star for a in node.args):
+                return
+            repeats_arg = dataflow.arg_of(node, "repeats", 1) or (positional[0] if len(positional) == 1 else None)
+        elif isinstance(func, cst.Attribute) and func.attr.value == "repeat_interleave" \
+                and not (isinstance(func.value, cst.Name) and func.value.value in ctx.aliases):
+            if ctx.kind(func.value) == SCALAR:
+                return
+            repeats_arg = dataflow.arg_of(node, "repeats", 0)
+        else:
+            return
+        if repeats_arg is None or repeats_arg.star:
+            return
+        repeats = repeats_arg.value
+        if ctx.kind(repeats) != TENSOR:
+            return
+        size_arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == "output_size"), None)
+        if size_arg is not None and not dataflow.is_none(size_arg.value):
+            if ctx.kind(size_arg.value) != TENSOR:
+                return
+            problem = (f"`output_size={_text(ctx, size_arg.value)}` is a device tensor: converting it to an int "
+                       f"syncs the device")
+        else:
+            problem = (f"`repeat_interleave` with tensor repeats `{_text(ctx, repeats)}` and no `output_size` "
+                       f"syncs the device to size its output")
+        where = ctx.compiled_region(node)
+        if where is not None:
+            cost = f" (an unbacked data-dependent size in the {where})"
+        else:
+            hot = ctx.hot_region(node)
+            cost = f" every step ({hot})" if hot else ""
+        total = _known_total(ctx, repeats, node)
+        fix = None
+        if total is not None:
+            advice = f"pass `output_size={total}`"
+            fix = FixSpec("unsafe", f"Pass `output_size={total}`", (NodeEdit(node, _with_size(node, size_arg, total)),))
+        else:
+            advice = ("pass `output_size=` with the total you already know (e.g. the number of nodes); "
+                      "`ptr[-1]` or `repeats.sum()` would still sync")
+        self.report(node, f"{problem}{cost}; {advice}", fix)
+
+
+def _text(ctx, node: cst.CSTNode, limit: int = 40) -> str:
+    text = " ".join(ctx.module.code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _with_size(call: cst.Call, size_arg: Optional[cst.Arg], total: str) -> cst.Call:
+    value = cst.parse_expression(total)
+    if size_arg is not None:
+        args = [a.with_changes(value=value) if a is size_arg else a for a in call.args]
+        return call.with_changes(args=args)
+    args = list(call.args)
+    last = args[-1]
+    trailing = last.comma if isinstance(last.comma, cst.Comma) else None
+    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    new = cst.Arg(value=value, keyword=cst.Name("output_size"),
+                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                        whitespace_after=cst.SimpleWhitespace("")),
+                  comma=trailing if trailing is not None else cst.MaybeSentinel.DEFAULT)
+    args.append(new)
+    return call.with_changes(args=args)
+
+
+def _resolve_value(ctx, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0):
+    """Follow plain ``name = value`` bindings."""
+    while isinstance(expr, cst.Name) and depth < 4:
+        binding, _ = ctx.lookup(expr.value, at)
+        if binding is None or binding.how != "assign" or binding.value is None:
+            return expr
+        at, expr, depth = binding.value, binding.value, depth + 1
+    return expr
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
+def _same_binding(ctx, name: cst.Name, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    first, _ = ctx.lookup(name.value, a)
+    second, _ = ctx.lookup(name.value, b)
+    return first is second
+
+
+def _counted_index(ctx, value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``v`` when ``value`` is ``bincount(v)`` / ``degree(v)`` (which sum to ``v.numel()``)."""
+    if not isinstance(value, cst.Call):
+        return None
+    resolved = ctx.resolve(value.func) or ""
+    last = resolved.split(".")[-1]
+    positional = [a for a in value.args if a.keyword is None]
+    weighted = any(a.keyword is not None and a.keyword.value == "weights" for a in value.args)
+    if resolved == "torch.bincount":
+        return positional[0].value if len(positional) == 1 and not weighted else None
+    if resolved.startswith("torch_geometric") and last == "degree":
+        return positional[0].value if positional else None
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "bincount":
+        if weighted or positional:
+            return None
+        return value.func.value
+    return None
+
+
+def _is_ptr_diff(ctx, value: cst.BaseExpression) -> bool:
+    """``ptr[1:] - ptr[:-1]`` or ``ptr.diff()`` / ``torch.diff(ptr)``."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract):
+        left, right = value.left, value.right
+        if isinstance(left, cst.Subscript) and isinstance(right, cst.Subscript):
+            lname, rname = _root_name(left), _root_name(right)
+            return lname is not None and rname is not None and lname.value == rname.value \
+                and "ptr" in lname.value
+    if isinstance(value, cst.Call):
+        resolved = ctx.resolve(value.func) or ""
+        if resolved == "torch.diff" and value.args:
+            root = _root_name(value.args[0].value)
+            return root is not None and "ptr" in root.value
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "diff":
+            root = _root_name(value.func.value)
+            return root is not None and "ptr" in root.value
+    return False
+
+
+def _known_total(ctx, repeats: cst.BaseExpression, call: cst.Call) -> Optional[str]:
+    value = _resolve_value(ctx, repeats, call)
+    index = _counted_index(ctx, value)
+    if index is not None:
+        root = _root_name(index)
+        if root is not None and _same_binding(ctx, root, index, call):
+            return f"{ctx.module.code_for_node(index)}.numel()"
+        return None
+    if _is_ptr_diff(ctx, value):
+        for name, template in (("num_nodes", "{}"), ("x", "{}.size(0)"), ("batch", "{}.size(0)")):
+            binding, _ = ctx.lookup(name, call)
+            if binding is None:
+                continue
+            kind = _name_kind(ctx, name, call)
+            if name == "num_nodes" and kind != TENSOR and binding.how in ("param", "assign"):
+                return template.format(name)
+            if name != "num_nodes" and kind == TENSOR:
+                return template.format(name)
+    return None
+
+
+def _name_kind(ctx, name: str, at: cst.CSTNode) -> str:
+    for use in dataflow.name_uses(ctx, name):
+        binding_at_use, _ = ctx.lookup(name, use)
+        binding_at_call, _ = ctx.lookup(name, at)
+        if binding_at_use is binding_at_call and binding_at_use is not None:
+            return ctx.kind(use)
+    return "unknown"

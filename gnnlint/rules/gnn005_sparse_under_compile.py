@@ -1,0 +1,267 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint import dataflow
+from gnnlint.context import SCALAR
+from gnnlint.rules.base import Invalid, Rule, Valid
+
+# Constructors of a sparse adjacency (resolved names).
+_SPARSE_TENSOR_CLASSES = ("torch_sparse.SparseTensor", "torch_sparse.tensor.SparseTensor",
+                          "torch_geometric.typing.SparseTensor")
+_SPARSE_CLASSMETHODS = ("from_edge_index", "from_dense", "from_scipy", "from_torch_sparse_coo_tensor",
+                        "from_torch_sparse_csr_tensor", "from_torch_sparse_csc_tensor", "eye")
+_TORCH_SPARSE_FUNCS = ("torch.sparse_coo_tensor", "torch.sparse_csr_tensor", "torch.sparse_csc_tensor",
+                       "torch.sparse_bsr_tensor", "torch.sparse_bsc_tensor", "torch.sparse_compressed_tensor")
+_PYG_SPARSE_FUNCS = ("to_torch_csr_tensor", "to_torch_coo_tensor", "to_torch_csc_tensor",
+                     "to_torch_sparse_tensor")
+_TO_SPARSE_METHODS = ("to_sparse", "to_sparse_csr", "to_sparse_coo", "to_sparse_csc", "to_sparse_bsr",
+                      "to_sparse_bsc")
+_TRANSFORM = "ToSparseTensor"
+_ADJ_ATTRS = ("adj_t", "adj_t_dict")
+
+
+class SparseUnderCompile(Rule):
+    """
+    ## What it does
+    Flags a sparse adjacency — `torch_sparse.SparseTensor(...)` /
+    `torch_geometric.typing.SparseTensor(...)`, `T.ToSparseTensor()`,
+    `to_torch_csr_tensor` / `to_torch_coo_tensor` / `to_torch_csc_tensor`,
+    `torch.sparse_csr_tensor` / `torch.sparse_coo_tensor`, `.to_sparse*()` —
+    that reaches a compiled model: the value (possibly returned by a helper
+    function, moved with `.to(device)` or transposed with `.t()`) is passed
+    to a call of a `torch.compile`d model or function, or it is built inside
+    the compiled region itself. `T.ToSparseTensor()` counts when a compiled
+    model is called with an `adj_t` attribute in the same file. When the
+    adjacency comes from outside the file (`batch.adj_t` from a loader), the
+    finding points at the call that feeds it to the compiled model.
+
+    ## Why is this bad?
+    TorchDynamo cannot trace sparse tensors: every compiled call that receives
+    one stops with `Attempted to wrap sparse Tensor` (confirmed on torch 2.13),
+    so the model falls back to eager for that frame — a graph break on every
+    call, or an error with `fullgraph=True`. PyG's own compiled layers are
+    tested with `edge_index` / `EdgeIndex` inputs only; a compiled `GCNConv`
+    fed a CSR adjacency crashes.
+
+    What it deliberately does not catch: a sparse adjacency in a program that
+    never compiles (sparse matmuls are fine in eager mode), a sparse tensor
+    handed to the compiled model through another file, a container, or a
+    dictionary, and layers that merely *accept* a `SparseTensor` argument.
+
+    ## Example
+    ```python
+    dataset = Planetoid(root, "Cora", transform=T.ToSparseTensor())
+    data = dataset[0]
+    model = torch.compile(GCN(dataset.num_features, 16, dataset.num_classes))
+    out = model(data.x, data.adj_t)
+    ```
+
+    ## Use instead
+    ```python
+    dataset = Planetoid(root, "Cora")
+    data = dataset[0]
+    model = torch.compile(GCN(dataset.num_features, 16, dataset.num_classes))
+    out = model(data.x, data.edge_index)  # or an EdgeIndex, which carries CSR/CSC caches
+    ```
+
+    ## Fix safety
+    No automatic fix: switching from a sparse adjacency to `edge_index`
+    changes the data pipeline and sometimes the layer (`adj_t` is the
+    transposed adjacency).
+
+    ## References
+    - [torch.compile: sparse tensors are not supported (`Attempted to wrap sparse Tensor`)](https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html)
+    - [PyG: compiled GNNs](https://pytorch-geometric.readthedocs.io/en/latest/advanced/compile.html)
+    - [PyG: `EdgeIndex`](https://pytorch-geometric.readthedocs.io/en/latest/generated/torch_geometric.EdgeIndex.html)
+    """
+
+    code = "GNN005"
+    name = "sparse-under-compile"
+    summary = "A sparse adjacency (`SparseTensor`, `T.ToSparseTensor()`, CSR/COO) fed to a compiled model"
+    triggers = (b"SparseTensor", b"sparse", b"adj_t")
+
+    VALID = (
+        Valid("""
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.datasets import Planetoid
+dataset = Planetoid("/tmp", "Cora", transform=T.ToSparseTensor())
+data = dataset[0]
+out = model(data.x, data.adj_t)  # nothing is compiled
+"""),
+        Valid("""
+import torch
+from torch_geometric.utils import to_torch_csr_tensor
+model = torch.compile(GCN(16, 32, 7), dynamic=True)
+adj = to_torch_csr_tensor(edge_index)
+deg = torch.sparse.sum(adj, dim=1)  # eager use only
+out = model(x, edge_index)
+"""),
+        Valid("""
+import torch
+from torch_geometric.typing import SparseTensor
+def build(edge_index, n):
+    return SparseTensor(row=edge_index[0], col=edge_index[1], sparse_sizes=(n, n))
+adj = build(edge_index, n)
+out = GCN(16, 32, 7)(x, adj.t())
+"""),
+    )
+    INVALID = (
+        Invalid("""
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.datasets import Planetoid
+dataset = Planetoid("/tmp", "Cora", transform=T.Compose([T.NormalizeFeatures(), T.ToSparseTensor()]))
+data = dataset[0]
+model = torch.compile(GCN(dataset.num_features, 16, dataset.num_classes))
+for epoch in range(10):
+    out = model(data.x, data.adj_t)
+""", lines=(5,)),
+        Invalid("""
+import torch
+def csr(edge_index, n):
+    crow = torch.zeros(n + 1, dtype=torch.long)
+    return torch.sparse_csr_tensor(crow, edge_index[1], torch.ones(edge_index.size(1)), (n, n))
+
+def main():
+    adj = csr(edge_index, n).to(device)
+    model = torch.compile(Net(), dynamic=True)
+    for epoch in range(10):
+        loss = model(x, adj).sum()
+""", lines=(5,)),
+        Invalid("""
+import torch
+from torch_geometric.typing import SparseTensor
+model = GCN(16, 32, 7)
+model.compile()
+adj = SparseTensor(row=row, col=col, sparse_sizes=(n, n))
+out = model(x, adj.t())
+""", lines=(6,)),
+        Invalid("""
+import torch
+def train(model, loader):
+    for batch in loader:
+        out = model(batch.x, batch.adj_t)
+
+model = torch.compile(GCN(16, 32, 7), dynamic=True)
+train(model, loader)
+""", lines=(5,)),
+    )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._transforms: list[cst.Call] = []
+
+    # creation sites -------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        what = self._creation(node)
+        if what is None:
+            return
+        if what == "transform":
+            self._transforms.append(node)
+            return
+        ctx = self.context
+        region = ctx.compiled_region(node)
+        text = _short(ctx.module.code_for_node(node))
+        if region is not None:
+            self.report(node, f"sparse adjacency `{text}` is built inside the {region}: dynamo cannot trace "
+                              f"sparse tensors (graph break on every call); build `edge_index`/`EdgeIndex` "
+                              f"inputs instead")
+            return
+        sink = dataflow.compiled_sink(ctx, node)
+        if sink is not None:
+            call, why = sink
+            self.report(node, _message(text, call, why, ctx))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        ctx = self.context
+        adj_sinks: list[tuple[cst.Call, str, cst.Attribute]] = []
+        seen_calls: set = set()
+        for attr in _ADJ_ATTRS:
+            for node in dataflow.attribute_nodes(ctx, attr):
+                if not dataflow._is_read(ctx, node):  # noqa: SLF001
+                    continue
+                if isinstance(node.value, cst.Name) and node.value.value == "self":
+                    continue
+                if ctx.kind(node.value) == SCALAR:
+                    continue
+                sink = dataflow.compiled_sink(ctx, node)
+                if sink is None or sink[0] in seen_calls:
+                    continue
+                seen_calls.add(sink[0])
+                adj_sinks.append((sink[0], sink[1], node))
+        if not adj_sinks:
+            return
+        if self._transforms:
+            call, why, _ = adj_sinks[0]
+            for transform in self._transforms:
+                self.report(transform, _message("T.ToSparseTensor()", call, why, ctx,
+                                                via="its `adj_t`"))
+            return
+        for call, why, attr in adj_sinks:
+            text = _short(ctx.module.code_for_node(attr))
+            self.report(call, f"sparse adjacency `{text}` (a `SparseTensor` from `T.ToSparseTensor()`) is fed to "
+                              f"{why}: dynamo cannot trace sparse tensors, so every call breaks the graph; "
+                              f"load `edge_index` (or an `EdgeIndex`) instead of `adj_t`")
+
+    # ----------------------------------------------------------------------------
+    def _creation(self, node: cst.Call) -> Optional[str]:
+        ctx = self.context
+        resolved = ctx.resolve(node.func) or ""
+        last = resolved.split(".")[-1]
+        if resolved in _SPARSE_TENSOR_CLASSES or resolved.endswith(".SparseTensor") and (
+                resolved.startswith(("torch_sparse", "torch_geometric"))):
+            return "SparseTensor"
+        head, _, method = resolved.rpartition(".")
+        if method in _SPARSE_CLASSMETHODS and head in _SPARSE_TENSOR_CLASSES:
+            return "SparseTensor"
+        if resolved in _TORCH_SPARSE_FUNCS:
+            return "torch.sparse"
+        if resolved.startswith("torch_geometric") and last in _PYG_SPARSE_FUNCS:
+            return "pyg"
+        if resolved.startswith("torch_geometric") and last == _TRANSFORM:
+            return "transform"
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _TO_SPARSE_METHODS:
+            receiver = node.func.value
+            if ctx.kind(receiver) == SCALAR or _is_sparse_source(ctx, receiver):
+                return None
+            if isinstance(receiver, cst.Name) and receiver.value in ctx.aliases:
+                return None  # a module attribute, not a tensor
+            return "to_sparse"
+        return None
+
+
+def _is_sparse_source(ctx, expr: cst.BaseExpression) -> bool:
+    """The receiver is itself a sparse value we already anchor on."""
+    if isinstance(expr, cst.Call):
+        resolved = ctx.resolve(expr.func) or ""
+        if resolved.endswith("SparseTensor") or resolved in _TORCH_SPARSE_FUNCS or \
+                resolved.split(".")[-1] in _PYG_SPARSE_FUNCS:
+            return True
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TO_SPARSE_METHODS + (
+                "t", "to", "cuda"):
+            return _is_sparse_source(ctx, expr.func.value)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _ADJ_ATTRS:
+        return True
+    if isinstance(expr, cst.Name):
+        binding, _ = ctx.lookup(expr.value, expr)
+        if binding is not None and binding.how == "assign" and binding.value is not None \
+                and binding.value is not expr:
+            return _is_sparse_source(ctx, binding.value)
+    return False
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _message(text: str, call: cst.Call, why: str, ctx, via: str = "") -> str:
+    call_text = _short(ctx.module.code_for_node(call))
+    via = f" through {via}" if via else ""
+    return (f"sparse adjacency `{text}` reaches {why}{via} (`{call_text}`): dynamo cannot trace sparse "
+            f"tensors, so every call breaks the graph (an error with fullgraph=True); feed `edge_index` "
+            f"or an `EdgeIndex` to the compiled model")

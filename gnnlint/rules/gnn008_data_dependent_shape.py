@@ -1,0 +1,217 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint import dataflow
+from gnnlint.context import BATCH, MODEL, SCALAR
+from gnnlint.rules.base import Invalid, Rule, Valid
+
+# torch.<name>(...) / tensor.<name>(...) whose output size depends on values.
+_ALWAYS = {
+    "nonzero": "`nonzero`",
+    "argwhere": "`argwhere`",
+    "unique": "`unique`",
+    "unique_consecutive": "`unique_consecutive`",
+    "masked_select": "`masked_select`",
+}
+
+
+class DataDependentShape(Rule):
+    """
+    ## What it does
+    Flags operations whose output *shape* depends on tensor values, inside a
+    compiled region: `torch.nonzero` / `.nonzero()` / `argwhere`, boolean-mask
+    indexing `x[mask]` / `edge_index[:, mask]`, `torch.unique` /
+    `unique_consecutive`, one-argument `torch.where(cond)`, `masked_select`,
+    and `bincount` without `minlength`.
+
+    A subscript counts as a boolean mask when its index is a comparison
+    (`x[deg > 0]`), a logical combination (`~m`, `a & b`), `.bool()`,
+    `torch.isnan(...)` and friends, a name bound to one of these, or a tensor
+    whose name contains `mask` (`data.train_mask`). Integer index tensors
+    (`h[batch]`, `x[idx]`, `z[edge_label_index[0]]`) gather a known number of
+    rows and are not flagged; neither are masked *assignments* (`x[mask] = 0`),
+    which keep the shape.
+
+    ## Why is this bad?
+    The compiler cannot know the output size before the data is on the
+    device. Dynamo either breaks the graph at the op (`x[mask]` and
+    `masked_select` do on torch 2.13: "Dynamic shape operator") or traces it
+    with an unbacked symbolic size, which needs a device-to-host sync to size
+    the output and stops many downstream optimisations; with `fullgraph=True`
+    it is an error unless `capture_dynamic_output_shape_ops` is set.
+
+    What it deliberately does not catch: these ops in eager code (training
+    loops, preprocessing, evaluation) — they are fine there — and the same ops
+    inside PyG functions that the compiled code calls (`remove_self_loops`,
+    `subgraph`, `dropout_edge`…), which gnnlint cannot see.
+
+    ## Example
+    ```python
+    class Net(torch.nn.Module):
+        def forward(self, x, edge_index):
+            keep = torch.rand(edge_index.size(1), device=x.device) >= self.p
+            edge_index = edge_index[:, keep]
+            ...
+    model = torch.compile(Net())
+    ```
+
+    ## Use instead
+    ```python
+    class Net(torch.nn.Module):
+        def forward(self, x, edge_index, edge_weight):
+            keep = torch.rand(edge_index.size(1), device=x.device) >= self.p
+            edge_weight = edge_weight * keep  # keep the shape, zero the dropped edges
+            ...
+    ```
+    Or move the masking out of the compiled model (into the data pipeline)
+    and pass sizes you already know (`num_nodes`, `batch_size`).
+
+    ## Fix safety
+    No automatic fix: replacing a mask by a multiplier or moving it out of the
+    model changes the program.
+
+    ## References
+    - [torch.compile: dynamic shapes and data-dependent operators](https://pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html)
+    - [PyG: compiled GNNs (masking leads to device syncs)](https://pytorch-geometric.readthedocs.io/en/latest/advanced/compile.html)
+    """
+
+    code = "GNN008"
+    name = "data-dependent-shape"
+    summary = "Data-dependent output shape (`nonzero`, `x[mask]`, `unique`, 1-arg `where`…) in a compiled region"
+    triggers = (b"nonzero", b"argwhere", b"unique", b"where", b"masked_select", b"bincount", b"[")
+
+    VALID = (
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, batch):
+        g = x.sum(0)
+        return x + g[batch]  # integer gather
+model = torch.compile(Net())
+for batch in loader:
+    out = model(batch.x, batch.batch)
+    loss = out[batch.train_mask].sum()  # eager: fine
+"""),
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, mask):
+        x = torch.where(mask, x, torch.zeros_like(x))
+        x[x < 0] = 0.0
+        return x.bincount(minlength=10)
+model = torch.compile(Net())
+"""),
+        Valid("""
+import torch
+idx = data.train_mask.nonzero().view(-1)  # once, before training
+model = torch.compile(GCN(16, 32, 7))
+"""),
+    )
+    INVALID = (
+        Invalid("""
+import torch
+def drop(edge_index, p):
+    keep = torch.rand(edge_index.size(1)) >= p
+    return edge_index[:, keep]
+
+class Net(torch.nn.Module):
+    def forward(self, x, edge_index):
+        edge_index = drop(edge_index, 0.2)
+        deg = x.new_zeros(x.size(0))
+        (isolated,) = torch.where(deg == 0)
+        n = torch.nonzero(deg == 0).size(0)
+        u = torch.unique(edge_index[0])
+        return x[deg > 0]
+
+model = torch.compile(Net())
+""", lines=(5, 11, 12, 13, 14)),
+        Invalid("""
+import torch
+@torch.compile
+def step(x, y, train_mask):
+    counts = y.bincount()
+    return x[train_mask].sum() + x.masked_select(x > 0).sum()
+""", lines=(5, 6, 6)),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.context
+        what = self._call_hazard(node)
+        if what is None:
+            return
+        region = ctx.compiled_region(node)
+        if region is None:
+            return
+        self.report(node, f"{what} has a data-dependent output shape in the {region}: a graph break or an "
+                          f"unbacked size that syncs the device; keep shapes static (masks as multipliers, "
+                          f"sizes passed in) or move it out of the compiled code")
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        ctx = self.context
+        if not self._is_mask_subscript(node):
+            return
+        region = ctx.compiled_region(node)
+        if region is None:
+            return
+        self.report(node, f"boolean-mask indexing `{_short(ctx.module.code_for_node(node))}` has a "
+                          f"data-dependent output shape in the {region}: a graph break on every call; "
+                          f"multiply by the mask instead, or select outside the compiled code")
+
+    # ------------------------------------------------------------------------------
+    def _call_hazard(self, node: cst.Call) -> Optional[str]:
+        ctx = self.context
+        func = node.func
+        resolved = ctx.resolve(func) or ""
+        parts = resolved.split(".")
+        torch_fn = parts[-1] if parts[0] == "torch" and len(parts) == 2 else None
+        method = None
+        if torch_fn is None and isinstance(func, cst.Attribute):
+            receiver = func.value
+            if not (isinstance(receiver, cst.Name) and receiver.value in ctx.aliases) \
+                    and ctx.kind(receiver) not in (SCALAR, MODEL, BATCH):
+                method = func.attr.value
+        name = torch_fn or method
+        if name is None:
+            return None
+        if name in _ALWAYS:
+            return _ALWAYS[name]
+        if name == "where" and torch_fn:
+            positional = [a for a in node.args if a.keyword is None]
+            if len(node.args) == 1 and len(positional) == 1 and not positional[0].star:
+                return "one-argument `torch.where`"
+            return None
+        if name == "bincount":
+            if any(a.keyword is not None and a.keyword.value == "minlength" for a in node.args):
+                return None
+            positional = [a for a in node.args if a.keyword is None]
+            limit = 3 if torch_fn else 2  # torch.bincount(input, weights, minlength)
+            if len(positional) >= limit or any(a.star for a in node.args):
+                return None
+            return "`bincount` without `minlength`"
+        return None
+
+    def _is_mask_subscript(self, node: cst.Subscript) -> bool:
+        ctx = self.context
+        parent = ctx.parent.get(node)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return False
+        if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+            return False
+        if isinstance(parent, cst.Del):
+            return False
+        base_kind = ctx.kind(node.value)
+        if base_kind in (SCALAR, MODEL, BATCH):
+            return False
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and dataflow.is_bool_mask(ctx, index.value):
+                return True
+        return False
+
+
+def _short(text: str, limit: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
