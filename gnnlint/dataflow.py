@@ -451,8 +451,7 @@ def _follow_binding(ctx: FileContext, target: cst.BaseExpression, stmt: cst.CSTN
         for use in name_uses(ctx, target.value):
             if ctx.order.get(use, 0) <= stmt_order and not _in_loop_with(ctx, use, stmt):
                 continue
-            binding, _ = ctx.lookup(target.value, use)
-            if binding is None or binding.node is not stmt:
+            if not _reaches(ctx, target.value, stmt, use):
                 continue
             found = compiled_sink(ctx, use, depth + 1, seen)
             if found:
@@ -472,6 +471,46 @@ def _follow_binding(ctx: FileContext, target: cst.BaseExpression, stmt: cst.CSTN
         if found:
             return found
     return None
+
+
+def _reaches(ctx: FileContext, name: str, stmt: cst.CSTNode, use: cst.CSTNode) -> bool:
+    """Whether the binding of ``name`` made by ``stmt`` may be the value read at
+    ``use``: it is the last binding before the use, or every later one sits in
+    a branch that excludes ``stmt`` (``if ...: x = a`` / ``else: x = b``)."""
+    binding, func = ctx.lookup(name, use)
+    if binding is None:
+        return False
+    if binding.node is stmt:
+        return True
+    bindings = (func.bindings if func is not None else ctx.module_bindings).get(name, [])
+    use_order = ctx.order.get(use, 1 << 60)
+    stmt_order = ctx.order.get(stmt, 0)
+    for b in reversed([b for b in bindings if b.order < use_order]):
+        if b.node is stmt:
+            return True
+        if b.order < stmt_order or not _exclusive(ctx, b.node, stmt):
+            return False
+    return False
+
+
+def _exclusive(ctx: FileContext, a: Optional[cst.CSTNode], b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` are in different branches of the same ``if``."""
+    if a is None:
+        return False
+    chain_b = {}
+    child: cst.CSTNode = b
+    for anc in ctx.ancestors(b):
+        chain_b[anc] = child
+        child = anc
+    child = a
+    for anc in ctx.ancestors(a):
+        if anc in chain_b:
+            if isinstance(anc, cst.If):
+                other = chain_b[anc]
+                return other is not child and {id(other), id(child)} == {id(anc.body), id(anc.orelse)}
+            return False
+        child = anc
+    return False
 
 
 def _in_loop_with(ctx: FileContext, use: cst.CSTNode, stmt: cst.CSTNode) -> bool:
@@ -783,3 +822,87 @@ def literal_string_tuple(key: cst.BaseExpression) -> Optional[tuple[str, ...]]:
 def binding_of(ctx: FileContext, name: cst.Name) -> Optional[Binding]:
     binding, _ = ctx.lookup(name.value, name)
     return binding
+
+
+# ------------------------------------------------------------------ compiled regions, refined
+
+def compiled_region(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+    """``ctx.compiled_region(node)``, minus code that only runs eagerly because
+    an earlier ``if ...is_compiling(): return ...`` in the same function exits
+    under torch.compile (PyG's pattern: ``if not WITH_PYG_LIB or
+    is_compiling(): return <compile-friendly path>``)."""
+    why = ctx.compiled_region(node)
+    if why is None or after_compiling_exit(ctx, node):
+        return None
+    return why
+
+
+def _true_when_compiling(ctx: FileContext, test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _true_when_compiling(ctx, test.left) or _true_when_compiling(ctx, test.right)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _true_when_compiling(ctx, test.left) and _true_when_compiling(ctx, test.right)
+    return ctx._is_compiling_test(test) is True  # noqa: SLF001
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    body = getattr(block, "body", ())
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    return False
+
+
+def after_compiling_exit(ctx: FileContext, node: cst.CSTNode) -> bool:
+    child: cst.CSTNode = node
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, cst.IndentedBlock):
+            for stmt in anc.body:
+                if stmt is child:
+                    break
+                if isinstance(stmt, cst.If) and _true_when_compiling(ctx, stmt.test) and _exits(stmt.body):
+                    return True
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            return False
+        child = anc
+    return False
+
+
+# ------------------------------------------------------------------ tensors the kind analysis misses
+
+_TENSOR_ONLY_METHODS = {"bincount", "long", "diff", "count_nonzero", "cumsum", "numel_per"}
+_DIM_METHODS = {"sum", "cumsum", "diff", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "count_nonzero",
+                "flatten", "squeeze", "unsqueeze", "view", "reshape"}
+
+
+def likely_tensor(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """``ctx.kind(expr) == TENSOR``, or an expression only a tensor produces:
+    a method call with a torch-only signature (``.sum(dim=1)``,
+    ``.to(torch.long)``, ``.bincount()``, ``.long()``) on something that is not
+    a Python/numpy value, or a name bound to one."""
+    if depth > 4:
+        return False
+    kind = ctx.kind(expr)
+    if kind == TENSOR:
+        return True
+    if kind == SCALAR:
+        return False
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        receiver_kind = ctx.kind(expr.func.value)
+        if receiver_kind == SCALAR:
+            return False
+        if method in _TENSOR_ONLY_METHODS:
+            return True
+        if method in _DIM_METHODS and any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args):
+            return True
+        if method in ("to", "type") and expr.args and (ctx.resolve(expr.args[0].value) or "").startswith("torch."):
+            return True
+        return False
+    if isinstance(expr, cst.Name):
+        binding, _ = ctx.lookup(expr.value, expr)
+        if binding is not None and binding.how == "assign" and binding.value is not None:
+            return likely_tensor(ctx, binding.value, depth + 1)
+    return False

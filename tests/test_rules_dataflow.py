@@ -79,7 +79,11 @@ def test_gnn005_follows_param_through_alias_and_conditional_rebinding():
     import torch
     def train_a(model, loader):
         for batch in loader:
-            out = model(batch.x, batch.adj_t)
+            if "adj_t" in batch:
+                edge_index = batch.adj_t
+            else:
+                edge_index = batch.edge_index
+            out = model(batch.x, edge_index)
     def train_b(model, loader):
         for batch in loader:
             out = model(batch.x_dict, batch.edge_index_dict)
@@ -93,7 +97,7 @@ def test_gnn005_follows_param_through_alias_and_conditional_rebinding():
         train(model, loader)
     """
     findings = _lint(code, {"GNN005"})
-    assert [f.line for f in findings] == [5]
+    assert [f.line for f in findings] == [9]
 
 
 def test_gnn005_quiet_without_compile():
@@ -149,3 +153,23 @@ def test_gnn004_output_size_tensor_and_int_repeats():
             return a, b, c
     """
     assert _lint(code, {"GNN004"}) == []
+
+
+def test_code_after_is_compiling_early_return_is_eager():
+    code = """
+    import torch
+    from torch_geometric.utils import is_compiling
+    class Net(torch.nn.Module):
+        def forward(self, x, mask):
+            if not WITH_PYG_LIB or is_compiling():
+                return x * mask
+            return x[mask]
+    class Net2(torch.nn.Module):
+        def forward(self, x, mask):
+            if is_compiling():
+                y = x * 2
+            return x[mask]
+    model = torch.compile(Net())
+    model2 = torch.compile(Net2())
+    """
+    assert [f.line for f in _lint(code, {"GNN008"})] == [13]

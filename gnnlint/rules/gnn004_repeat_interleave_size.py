@@ -143,7 +143,7 @@ class Expand(torch.nn.Module):
         if repeats_arg is None or repeats_arg.star:
             return
         repeats = repeats_arg.value
-        if ctx.kind(repeats) != TENSOR:
+        if not dataflow.likely_tensor(ctx, repeats):
             return
         size_arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == "output_size"), None)
         if size_arg is not None and not dataflow.is_none(size_arg.value):
@@ -154,7 +154,7 @@ class Expand(torch.nn.Module):
         else:
             problem = (f"`repeat_interleave` with tensor repeats `{_text(ctx, repeats)}` and no `output_size` "
                        f"syncs the device to size its output")
-        where = ctx.compiled_region(node)
+        where = dataflow.compiled_region(ctx, node)
         if where is not None:
             cost = f" (an unbacked data-dependent size in the {where})"
         else:
