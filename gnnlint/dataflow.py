@@ -635,7 +635,7 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             return True
         # an unannotated parameter called `*mask*` of a function that indexes with it
         return kind not in (SCALAR,) and binding is not None and binding.how == "param" \
-            and isinstance(binding.node, cst.Param) and binding.node.default is None
+            and isinstance(binding.node, cst.Param) and (binding.node.default is None or is_none(binding.node.default))
     if isinstance(expr, cst.Attribute):
         return _mask_named(expr) and ctx.kind(expr) == TENSOR
     return False

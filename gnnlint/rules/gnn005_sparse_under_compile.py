@@ -11,8 +11,12 @@ from gnnlint.rules.base import Invalid, Rule, Valid
 # Constructors of a sparse adjacency (resolved names).
 _SPARSE_TENSOR_CLASSES = ("torch_sparse.SparseTensor", "torch_sparse.tensor.SparseTensor",
                           "torch_geometric.typing.SparseTensor")
-_SPARSE_CLASSMETHODS = ("from_edge_index", "from_dense", "from_scipy", "from_torch_sparse_coo_tensor",
-                        "from_torch_sparse_csr_tensor", "from_torch_sparse_csc_tensor", "eye")
+# (``SparseTensor.from_torch_sparse_*_tensor`` converts a value that is already
+# sparse: the adjacency was created elsewhere.)
+_SPARSE_CLASSMETHODS = ("from_edge_index", "from_dense", "from_scipy", "eye")
+_DENSE_RESULTS = ("to_dense", "values", "indices", "crow_indices", "col_indices", "ccol_indices",
+                  "row_indices", "sum", "size", "nnz", "numel", "dim", "storage", "coo", "csr", "csc",
+                  "to_torch_sparse_coo_tensor", "to_torch_sparse_csr_tensor", "to_torch_sparse_csc_tensor")
 _TORCH_SPARSE_FUNCS = ("torch.sparse_coo_tensor", "torch.sparse_csr_tensor", "torch.sparse_csc_tensor",
                        "torch.sparse_bsr_tensor", "torch.sparse_bsc_tensor", "torch.sparse_compressed_tensor")
 _PYG_SPARSE_FUNCS = ("to_torch_csr_tensor", "to_torch_coo_tensor", "to_torch_csc_tensor",
@@ -81,7 +85,7 @@ class SparseUnderCompile(Rule):
     code = "GNN005"
     name = "sparse-under-compile"
     summary = "A sparse adjacency (`SparseTensor`, `T.ToSparseTensor()`, CSR/COO) fed to a compiled model"
-    triggers = (b"SparseTensor", b"sparse", b"adj_t")
+    triggers = (b"SparseTensor", b"sparse", b"adj_t", b"to_torch_c")
 
     VALID = (
         Valid("""
@@ -241,9 +245,10 @@ def _is_sparse_source(ctx, expr: cst.BaseExpression) -> bool:
         if resolved.endswith("SparseTensor") or resolved in _TORCH_SPARSE_FUNCS or \
                 resolved.split(".")[-1] in _PYG_SPARSE_FUNCS:
             return True
-        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TO_SPARSE_METHODS + (
-                "t", "to", "cuda"):
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value not in _DENSE_RESULTS:
             return _is_sparse_source(ctx, expr.func.value)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
+        return _is_sparse_source(ctx, expr.left) or _is_sparse_source(ctx, expr.right)
     if isinstance(expr, cst.Attribute) and expr.attr.value in _ADJ_ATTRS:
         return True
     if isinstance(expr, cst.Name):
