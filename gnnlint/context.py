@@ -1453,8 +1453,1000 @@ class FileContext:
     def exported_facts(self) -> ExportedFacts:
         return self.exported
 
+    # ---- loader feeding / compile sites (GNN002, GNN006, GNN007, GNN012) ----
+    # What a compile call says (its options), which names hold the compiled
+    # object, which variable-size PyG loaders feed it, which optimizer a
+    # `.step` belongs to and what changes its lr, and whether a model has
+    # lazily initialised parameters. Conservative: when unsure, the answer is
+    # "no" (no feed, not lazy, not the same optimizer).
+
+    def compile_call_node(self, site_node: cst.CSTNode) -> Optional[cst.Call]:
+        """The Call holding a compile site's arguments (None: bare decorator)."""
+        if isinstance(site_node, cst.Decorator):
+            return site_node.decorator if isinstance(site_node.decorator, cst.Call) else None
+        return site_node if isinstance(site_node, cst.Call) else None
+
+    def compile_kwarg(self, site_node: cst.CSTNode, name: str) -> Optional[cst.Arg]:
+        call = self.compile_call_node(site_node)
+        for arg in call.args if call is not None else ():
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg
+        return None
+
+    def literal_value(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
+        """A Python literal (str/int/float/bool/None) an expression surely is,
+        through one name binding; ``_NO_VALUE`` otherwise."""
+        if expr is None or depth > 3:
+            return _NO_VALUE
+        if isinstance(expr, cst.SimpleString):
+            return expr.evaluated_value
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return expr.evaluated_value
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
+                and isinstance(expr.expression, (cst.Integer, cst.Float)):
+            return -expr.expression.evaluated_value
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[expr.value]
+            binding = self._feed_binding(expr.value, at or expr)
+            if binding is not None and binding.how == "assign":
+                return self.literal_value(binding.value, binding.value, depth + 1)
+        return _NO_VALUE
+
+    def compile_dynamic(self, site_node: cst.CSTNode) -> object:
+        """``dynamic=`` of a compile site: True/False/None (not given or
+        None), or ``_NO_VALUE`` when it is an expression gnnlint cannot read."""
+        arg = self.compile_kwarg(site_node, "dynamic")
+        if arg is None:
+            return None
+        value = self.literal_value(arg.value, arg.value)
+        return value if value in (True, False, None) else _NO_VALUE
+
+    def cudagraphs_setting(self, site_node: cst.CSTNode) -> Optional[str]:
+        """How a compile site turns on CUDA graphs: "reduce-overhead",
+        "max-autotune", "options" (``options={"triton.cudagraphs": True}``)."""
+        arg = self.compile_kwarg(site_node, "mode")
+        if arg is not None:
+            mode = self.literal_value(arg.value, arg.value)
+            if mode in ("reduce-overhead", "max-autotune"):
+                return mode
+        arg = self.compile_kwarg(site_node, "options")
+        if arg is not None and isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                if isinstance(element, cst.DictElement) and \
+                        self.literal_value(element.key) == "triton.cudagraphs" and \
+                        self.literal_value(element.value) is True:
+                    return "options"
+        return None
+
+    def _feed_binding(self, name: str, at: cst.CSTNode) -> Optional[Binding]:
+        """``lookup``, falling back to the last module-level binding for a
+        global read inside a function defined before the global is assigned."""
+        binding, _scope = self.lookup(name, at)
+        if binding is None and self.enclosing_function(at) is not None:
+            if self._binds_locally(self.enclosing_function(at), name):
+                return None
+            bindings = self.module_bindings.get(name)
+            if bindings:
+                return bindings[-1]
+        return binding
+
+    def _binds_locally(self, func: Optional[FuncInfo], name: str) -> bool:
+        while func is not None:
+            if name in func.bindings:
+                return True
+            func = func.parent
+        return False
+
+    # -- which names hold the compiled object ------------------------------------
+    def _compile_holder(self, call: cst.CSTNode) -> tuple[cst.CSTNode, Optional[cst.CSTNode]]:
+        """Walk up from a compile call through ``a if c else b``, ``x or y``
+        and ``.to(device)``-like calls to the node whose parent uses the value."""
+        node = call
+        while True:
+            parent = self.parent.get(node)
+            if isinstance(parent, (cst.IfExp, cst.BooleanOperation)) and getattr(parent, "test", None) is not node:
+                node = parent
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is node \
+                    and parent.attr.value in _MODEL_METHODS_SELF:
+                grand = self.parent.get(parent)
+                if isinstance(grand, cst.Call) and grand.func is parent:
+                    node = grand
+                    continue
+            return node, parent
+
+    def compiled_refs(self, site_node: cst.CSTNode, _depth: int = 0) -> list[tuple]:
+        """Who holds the compiled object of a compile site, as refs:
+        ``("name", name, scope FuncInfo|None, after_order)``,
+        ``("self", attr, ClassInfo)``, ``("func", FuncInfo)`` or
+        ``("arg", Call)`` (passed straight into a call)."""
+        refs: list[tuple] = []
+        if isinstance(site_node, cst.Decorator):
+            fdef = self.parent.get(site_node)
+            info = self.func_info.get(fdef) if isinstance(fdef, cst.FunctionDef) else None
+            if info is None:
+                return refs
+            if info.cls is not None and info.name == "forward":
+                refs.extend(self._instance_refs(info.cls))
+            else:
+                refs.append(("func", info))
+            return refs
+        if not isinstance(site_node, cst.Call):
+            return refs
+        resolved = self.resolve(site_node.func)
+        if resolved not in COMPILE_FUNCS:  # model.compile(): compiled in place
+            receiver = site_node.func.value if isinstance(site_node.func, cst.Attribute) else None
+            ref = self._ref_for_target(receiver, site_node)
+            return [ref] if ref is not None else []
+        holder, parent = self._compile_holder(site_node)
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            for target in targets:
+                ref = self._ref_for_target(target, site_node)
+                if ref is not None:
+                    refs.append(ref)
+        elif isinstance(parent, cst.Return) and _depth < 3:
+            func = self.enclosing_function(site_node)
+            if func is not None:
+                for caller in self._callers_of(func):
+                    refs.extend(self.compiled_refs(caller, _depth + 1) if self.resolve(caller.func) in COMPILE_FUNCS
+                                else self._refs_of_value(caller, _depth + 1))
+        elif isinstance(parent, cst.Arg):
+            outer = self.parent.get(parent)
+            if isinstance(outer, cst.Call):
+                refs.append(("arg", outer))
+        return refs
+
+    def _refs_of_value(self, value: cst.Call, depth: int) -> list[tuple]:
+        """Refs for the names a call's result is assigned to (``m = build()``)."""
+        _holder, parent = self._compile_holder(value)
+        refs: list[tuple] = []
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            for target in targets:
+                ref = self._ref_for_target(target, value)
+                if ref is not None:
+                    refs.append(ref)
+        elif isinstance(parent, cst.Arg) and isinstance(self.parent.get(parent), cst.Call):
+            refs.append(("arg", self.parent[parent]))
+        return refs
+
+    def _ref_for_target(self, target: Optional[cst.CSTNode], at: cst.CSTNode) -> Optional[tuple]:
+        if isinstance(target, cst.Name):
+            stmt = self.statement_of(at)
+            return ("name", target.value, self.enclosing_function(at), self.order.get(stmt, 0), stmt)
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            cls = self.enclosing_class(at)
+            if cls is not None:
+                return ("self", target.attr.value, cls)
+        return None
+
+    def _instance_refs(self, cls: ClassInfo) -> list[tuple]:
+        refs = []
+        for node in self.preorder:
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) \
+                    and self.class_of(node.value, node.value) is cls:
+                for target in node.targets:
+                    ref = self._ref_for_target(target.target, node.value)
+                    if ref is not None:
+                        refs.append(ref)
+        return refs
+
+    def _all_calls(self) -> list[cst.Call]:
+        cached = getattr(self, "_feed_all_calls", None)
+        if cached is None:
+            cached = [n for n in self.preorder if isinstance(n, cst.Call)]
+            self._feed_all_calls = cached
+        return cached
+
+    def _callers_of(self, func: FuncInfo) -> list[cst.Call]:
+        return [c for c in self._all_calls() if self._local_callee(c) is func
+                or (isinstance(c.func, cst.Attribute) and func.cls is not None
+                    and c.func.attr.value == func.name and not isinstance(c.func.value, cst.Call)
+                    and self.class_of(c.func.value, c) is func.cls)]
+
+    def _is_ref_expr(self, expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
+        kind = ref[0]
+        if kind == "name":
+            if not (isinstance(expr, cst.Name) and expr.value == ref[1]):
+                return False
+            _k, name, scope, after, stmt = ref
+            here = self.enclosing_function(at)
+            if here is scope:
+                return self.order.get(at, 0) > after and not any(a is stmt for a in self.ancestors(at))
+            # a closure or a function reading the module-level name
+            func = here
+            while func is not None and func is not scope:
+                if name in func.bindings:
+                    return False
+                func = func.parent
+            return func is scope
+        if kind == "self":
+            if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+                    and expr.value.value == "self" and expr.attr.value == ref[1]):
+                return False
+            cls = self.enclosing_class(at)
+            return cls is not None and (cls is ref[2] or self._inherits(cls, ref[2]))
+        return False
+
+    def _inherits(self, cls: ClassInfo, base: ClassInfo, seen: Optional[set] = None) -> bool:
+        seen = seen or set()
+        for name in cls.bases:
+            local = self.classes.get(name.split(".")[-1])
+            if local is base:
+                return True
+            if local is not None and local.name not in seen:
+                seen.add(local.name)
+                if self._inherits(local, base, seen):
+                    return True
+        return False
+
+    def ref_calls(self, ref: tuple) -> list[cst.Call]:
+        """Calls that run the compiled object a ref holds."""
+        if ref[0] == "func":
+            return [c for c in self._all_calls() if self._local_callee(c) is ref[1]]
+        if ref[0] == "arg":
+            return []
+        return [c for c in self._all_calls() if self._is_ref_expr(c.func, ref, c)]
+
+    def _ref_passes(self, ref: tuple) -> Iterator[tuple[str, object, cst.Call]]:
+        """Where the compiled object is passed on: ("ref", new ref, call) for a
+        local function/class, ("external", None, call) for anything else."""
+        if ref[0] == "arg":
+            yield "external", None, ref[1]
+            return
+        if ref[0] == "func":
+            return
+        for call in self._all_calls():
+            for index, arg in enumerate(call.args):
+                if arg.star or not self._is_ref_expr(arg.value, ref, arg.value):
+                    continue
+                callee = self._local_callee(call)
+                if isinstance(callee, ClassInfo):
+                    init = self.method_of(callee, "__init__")
+                    param = self._param_for(init, call, index, arg, skip_self=True) if init else None
+                    if param is not None:
+                        for node in self.preorder:
+                            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) \
+                                    and node.value.value == param and self.enclosing_function(node) is init:
+                                for target in node.targets:
+                                    new = self._ref_for_target(target.target, node)
+                                    if new is not None and new[0] == "self":
+                                        yield "ref", new, call
+                    continue
+                if isinstance(callee, FuncInfo):
+                    skip_self = callee.cls is not None and isinstance(call.func, cst.Attribute)
+                    param = self._param_for(callee, call, index, arg, skip_self)
+                    if param is not None:
+                        yield "ref", ("name", param, callee, -1, None), call
+                    continue
+                yield "external", None, call
+
+    def _param_for(self, func: FuncInfo, call: cst.Call, index: int, arg: cst.Arg,
+                   skip_self: bool) -> Optional[str]:
+        if arg.keyword is not None:
+            return arg.keyword.value if arg.keyword.value in func.params else None
+        params = [p.name.value for p in list(func.node.params.posonly_params) + list(func.node.params.params)]
+        if skip_self and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        positional = sum(1 for a in call.args[:index] if a.keyword is None)
+        return params[positional] if positional < len(params) else None
+
+    # -- which loaders feed it ---------------------------------------------------
+    def variable_size_loader(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,
+                             depth: int = 0) -> Optional[str]:
+        """The PyG loader class whose batches (of varying size) ``expr``
+        yields: ``NeighborLoader(...)``, a name or ``self.attr`` bound to one,
+        ``enumerate``/``tqdm``/``zip`` of one, a local function returning one,
+        a parameter a local caller binds to one."""
+        if expr is None or depth > 6:
+            return None
+        at = at or expr
+        if isinstance(expr, cst.Call):
+            resolved = self.resolve(expr.func) or ""
+            last = resolved.split(".")[-1]
+            if resolved.startswith("torch_geometric.loader") and last in _FEED_LOADERS:
+                return last
+            if (resolved.startswith("torch_geometric.loader") and last in _FEED_LOADER_WRAPPERS) or \
+                    last in _FEED_ITER_WRAPPERS:
+                for arg in expr.args:
+                    found = self.variable_size_loader(arg.value, at, depth + 1)
+                    if found:
+                        return found
+                return None
+            local = self._local_callee(expr)
+            if local is None and isinstance(expr.func, cst.Attribute) and not isinstance(expr.func.value, cst.Call):
+                owner = self.class_of(expr.func.value, at)
+                if isinstance(owner, ClassInfo):
+                    local = self.method_of(owner, expr.func.attr.value)
+            if isinstance(local, FuncInfo):
+                for ret in local.returns:
+                    found = self.variable_size_loader(ret.value, ret, depth + 1)
+                    if found:
+                        return found
+            return None
+        if isinstance(expr, cst.Name):
+            binding = self._feed_binding(expr.value, at)
+            if binding is None:
+                return None
+            if binding.how == "assign":
+                return self.variable_size_loader(binding.value, binding.value, depth + 1)
+            if binding.how == "unpack" and isinstance(binding.value, cst.Call) and binding.index >= 0:
+                local = self._local_callee(binding.value)
+                if isinstance(local, FuncInfo):
+                    for ret in local.returns:
+                        if isinstance(ret.value, cst.Tuple) and binding.index < len(ret.value.elements):
+                            found = self.variable_size_loader(ret.value.elements[binding.index].value, ret,
+                                                              depth + 1)
+                            if found:
+                                return found
+                return None
+            if binding.how == "iter" and isinstance(binding.value, (cst.List, cst.Tuple)):
+                return self.variable_size_loader(binding.value, at, depth + 1)
+            if binding.how == "param":
+                func = self.enclosing_function(binding.node) if binding.node is not None else None
+                if func is None:
+                    return None
+                for caller in self._callers_of(func):
+                    value = self._arg_for_param(func, caller, expr.value)
+                    found = self.variable_size_loader(value, caller, depth + 1) if value is not None else None
+                    if found:
+                        return found
+                if func.name == "__init__" and func.cls is not None:
+                    for call in self._all_calls():
+                        if self._local_callee(call) is func.cls:
+                            value = self._arg_for_param(func, call, expr.value)
+                            found = self.variable_size_loader(value, call, depth + 1) if value is not None else None
+                            if found:
+                                return found
+            return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.enclosing_class(at)
+            if cls is None:
+                return None
+            for value in self._class_attr_values(cls, expr.attr.value):
+                found = self.variable_size_loader(value, value, depth + 1)
+                if found:
+                    return found
+            return None
+        if isinstance(expr, cst.Subscript):
+            return self.variable_size_loader(expr.value, at, depth + 1)
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
+            for element in expr.elements:
+                value = element.value if not isinstance(element, cst.DictElement) else element.value
+                found = self.variable_size_loader(value, at, depth + 1)
+                if found:
+                    return found
+            return None
+        if isinstance(expr, cst.IfExp):
+            return self.variable_size_loader(expr.body, at, depth + 1) or \
+                self.variable_size_loader(expr.orelse, at, depth + 1)
+        return None
+
+    def _arg_for_param(self, func: FuncInfo, call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+        params = [p.name.value for p in list(func.node.params.posonly_params) + list(func.node.params.params)]
+        if params and params[0] in ("self", "cls") and (func.cls is not None):
+            params = params[1:]
+        positional = 0
+        for arg in call.args:
+            if arg.star:
+                return None
+            if arg.keyword is not None:
+                if arg.keyword.value == name:
+                    return arg.value
+                continue
+            if positional < len(params) and params[positional] == name:
+                return arg.value
+            positional += 1
+        return None
+
+    @staticmethod
+    def names_in(node: Optional[cst.CSTNode]) -> set[str]:
+        """Names read in an expression (not attribute names nor keywords)."""
+        out: set[str] = set()
+        if node is None:
+            return out
+        todo = [node]
+        while todo:
+            current = todo.pop()
+            if isinstance(current, cst.Name):
+                out.add(current.value)
+                continue
+            if isinstance(current, cst.Attribute):
+                todo.append(current.value)
+                continue
+            if isinstance(current, cst.Arg):
+                todo.append(current.value)
+                continue
+            todo.extend(current.children)
+        return out
+
+    def _assignments_in(self, func: Optional[FuncInfo]) -> list[tuple[set[str], cst.CSTNode]]:
+        """(target names, value) for the assignments and loop targets of one
+        scope (not nested defs)."""
+        cache = getattr(self, "_feed_assign_cache", None)
+        if cache is None:
+            cache = {}
+            for node in self.preorder:
+                pairs = []
+                if isinstance(node, cst.Assign):
+                    pairs = [(self.names_in(t.target), node.value) for t in node.targets]
+                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+                    pairs = [(self.names_in(node.target), node.value)]
+                elif isinstance(node, (cst.For, cst.CompFor)):
+                    pairs = [(self.names_in(node.target), node.iter)]
+                elif isinstance(node, cst.NamedExpr):
+                    pairs = [(self.names_in(node.target), node.value)]
+                elif isinstance(node, cst.WithItem) and node.asname is not None:
+                    pairs = [(self.names_in(node.asname.name), node.item)]
+                if pairs:
+                    cache.setdefault(self.enclosing_function(node), []).extend(pairs)
+            self._feed_assign_cache = cache
+        return cache.get(func, [])
+
+    def _tainted(self, func: Optional[FuncInfo], seeds: set[str]) -> set[str]:
+        """Names whose value comes from ``seeds`` within one scope."""
+        tainted = set(seeds)
+        pairs = self._assignments_in(func)
+        changed = True
+        while changed:
+            changed = False
+            for targets, value in pairs:
+                if targets - tainted and self.names_in(value) & tainted:
+                    tainted |= targets
+                    changed = True
+        return tainted
+
+    def _call_mentions(self, call: cst.Call, names: set[str]) -> bool:
+        return any(self.names_in(arg.value) & names for arg in call.args)
+
+    def mark_dynamic_keys(self) -> set[str]:
+        """What ``torch._dynamo.mark_dynamic(...)`` marks in this file, by the
+        last part of its first argument (``batch.x`` -> ``x``)."""
+        cached = getattr(self, "_feed_marked", None)
+        if cached is None:
+            cached = set()
+            for call in self._all_calls():
+                resolved = self.resolve(call.func) or ""
+                if resolved.startswith("torch") and resolved.split(".")[-1] in ("mark_dynamic", "maybe_mark_dynamic") \
+                        and call.args:
+                    first = call.args[0].value
+                    cached.add(self.last_part(first) or self.module.code_for_node(first))
+                    if isinstance(first, cst.Subscript):
+                        cached.add(self.last_part(first.value) or "")
+            self._feed_marked = cached
+        return cached
+
+    def _unmarked_args(self, call: cst.Call) -> list[str]:
+        """Tensor-like arguments of a call whose dims ``mark_dynamic`` does not cover."""
+        marked = self.mark_dynamic_keys()
+        out = []
+        for arg in call.args:
+            value = arg.value
+            if self.kind(value) == SCALAR:
+                continue
+            last = self.last_part(value) or ""
+            if last in ("batch_size", "num_graphs", "num_nodes", "num_edges") or last.startswith("num_"):
+                continue
+            keys = {last, self.module.code_for_node(value)}
+            if isinstance(value, cst.Name):
+                binding = self._feed_binding(value.value, value)
+                if binding is not None and binding.how == "assign":
+                    keys.add(self.last_part(binding.value) or "")
+            if self.kind(value) == BATCH and marked:
+                continue  # the whole batch: trust the marks on its fields
+            if not keys & marked:
+                out.append(self.module.code_for_node(value))
+        return out
+
+    def pipeline_padded(self) -> bool:
+        """The file pads its batches to fixed sizes with PyG's ``Pad`` / ``ToDense``."""
+        cached = getattr(self, "_feed_padded", None)
+        if cached is None:
+            cached = False
+            for call in self._all_calls():
+                resolved = self.resolve(call.func) or ""
+                if resolved.startswith("torch_geometric.transforms") and resolved.split(".")[-1] in ("Pad", "ToDense"):
+                    cached = True
+                    break
+            self._feed_padded = cached
+        return cached
+
+    def _pads_in_loop(self, loop: cst.CSTNode, tainted: set[str], func: Optional[FuncInfo]) -> bool:
+        for call in self._all_calls():
+            if not self.in_loop_body(call, loop) or self.enclosing_function(call) is not func:
+                continue
+            name = (self.last_part(call.func) or "").lower()
+            if "pad" in name and self._call_mentions(call, tainted):
+                return True
+        return False
+
+    def _batch_source(self, call: cst.Call, depth: int = 0) -> Optional["LoaderFeed"]:
+        """The variable-size loader whose batches reach ``call``'s arguments."""
+        func = self.enclosing_function(call)
+        child: cst.CSTNode = call
+        for anc in self.ancestors(call):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            comp_fors = []
+            if isinstance(anc, cst.For) and child is anc.body:
+                comp_fors = [(anc, anc.target, anc.iter)]
+            elif isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                comp = anc.for_in
+                while comp is not None:
+                    comp_fors.append((comp, comp.target, comp.iter))
+                    comp = comp.inner_for_in
+            for loop, target, iterable in comp_fors:
+                loader = self.variable_size_loader(iterable, loop)
+                if not loader:
+                    continue
+                tainted = self._tainted(func, self.names_in(target))
+                if not self._call_mentions(call, tainted):
+                    continue
+                padded = self.pipeline_padded() or (isinstance(loop, cst.For)
+                                                    and self._pads_in_loop(loop, tainted, func))
+                text = self.module.code_for_node(iterable)
+                if len(text) > 40 or "\n" in text:
+                    text = f"{loader}(...)"
+                return LoaderFeed(loader, call, f"`for ... in {text}`", padded, tuple(self._unmarked_args(call)),
+                                  bool(self.mark_dynamic_keys()))
+            child = anc
+        if func is None or depth >= 3:
+            return None
+        params = set(func.params) - {"self", "cls"}
+        tainted = self._tainted(func, params)
+        if not self._call_mentions(call, tainted):
+            return None
+        for caller in self._callers_of(func):
+            feed = self._batch_source(caller, depth + 1)
+            if feed is not None:
+                return LoaderFeed(feed.loader, call, feed.via, feed.padded, tuple(self._unmarked_args(call)),
+                                  feed.marked_any)
+        if func.cls is not None and func in self._lightning_reachable(func.cls):
+            loader = self._lightning_loader(func.cls)
+            if loader:
+                return LoaderFeed(loader[0], call, loader[1], self.pipeline_padded(),
+                                  tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
+        return None
+
+    def _lightning_reachable(self, cls: ClassInfo) -> set:
+        """Methods of a Lightning-style module that run on every batch: the
+        step hooks and what they call on ``self`` (``self(...)`` is forward)."""
+        todo = [m for m in (self.method_of(cls, h) for h in LIGHTNING_STEP_HOOKS) if m is not None]
+        seen: set = set()
+        while todo:
+            info = todo.pop()
+            if info in seen:
+                continue
+            seen.add(info)
+            for call in info.calls:
+                func = call.func
+                target = None
+                if isinstance(func, cst.Name) and func.value == "self":
+                    target = self.method_of(cls, "forward")
+                elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value == "self":
+                    target = self.method_of(cls, func.attr.value)
+                if target is not None and target not in seen:
+                    todo.append(target)
+        return seen
+
+    def _lightning_loader(self, cls: ClassInfo) -> Optional[tuple[str, str]]:
+        """A variable-size loader a Lightning-style module is trained on: its
+        own (or a data module's) ``*_dataloader()``, PyG's ``LightningNodeData``
+        / ``LightningLinkData`` / ``LightningDataset``, or a loader passed to
+        ``trainer.fit/validate/test/predict``."""
+        classes = [cls] + [c for c in self.class_info.values() if c is not cls]
+        for owner in classes:
+            for hook in ("train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"):
+                method = self.method_of(owner, hook)
+                if method is None or (owner is not cls and method.cls is cls):
+                    continue
+                for ret in method.returns:
+                    loader = self.variable_size_loader(ret.value, ret)
+                    if loader:
+                        return loader, f"`{owner.name}.{hook}()`"
+        for call in self._all_calls():
+            resolved = self.resolve(call.func) or ""
+            last = resolved.split(".")[-1]
+            if resolved.startswith("torch_geometric.data") and last in ("LightningNodeData", "LightningLinkData",
+                                                                        "LightningDataset"):
+                mode = None
+                for arg in call.args:
+                    if arg.keyword is not None and arg.keyword.value == "loader":
+                        mode = self.literal_value(arg.value, arg.value)
+                if mode != "full":
+                    return last, f"`{last}(...)`"
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("fit", "validate", "test",
+                                                                                 "predict"):
+                for arg in call.args[1:]:
+                    loader = self.variable_size_loader(arg.value, call)
+                    if loader:
+                        return loader, f"`{self.module.code_for_node(call.func)}(...)`"
+        return None
+
+    def loader_feeds(self, site_node: cst.CSTNode) -> list["LoaderFeed"]:
+        """Variable-size PyG loaders whose batches reach the object compiled at
+        ``site_node``: it is called inside ``for batch in <loader>`` (directly,
+        through local functions it is passed to, or from the step hooks of a
+        Lightning-style module whose dataloaders yield them), or it is passed
+        together with such a loader to a function (``train(model, loader)``)."""
+        cache = getattr(self, "_feed_cache", None)
+        if cache is None:
+            cache = self._feed_cache = {}
+        if site_node in cache:
+            return cache[site_node]
+        feeds: list[LoaderFeed] = []
+        todo = [(ref, 0) for ref in self.compiled_refs(site_node)]
+        seen: set = set()
+        while todo:
+            ref, depth = todo.pop()
+            key = ref[:3] if ref[0] == "name" else ref
+            if key in seen:
+                continue
+            seen.add(key)
+            for call in self.ref_calls(ref):
+                feed = self._batch_source(call)
+                if feed is not None:
+                    feeds.append(feed)
+            if depth >= 3:
+                continue
+            for how, new, call in self._ref_passes(ref):
+                if how == "ref":
+                    todo.append((new, depth + 1))
+                    continue
+                for arg in call.args:
+                    loader = self.variable_size_loader(arg.value, call)
+                    if loader:
+                        name = self.module.code_for_node(call.func)
+                        feeds.append(LoaderFeed(loader, call, f"`{name}(..., {self.module.code_for_node(arg.value)})`",
+                                                self.pipeline_padded(), (), bool(self.mark_dynamic_keys())))
+                        break
+        cache[site_node] = feeds
+        return feeds
+
+    # -- optimizers -----------------------------------------------------------------
+    def optimizer_ctor(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,
+                       depth: int = 0) -> Optional[cst.Call]:
+        """The ``torch.optim.X(...)`` call an expression refers to."""
+        if expr is None or depth > 5:
+            return None
+        if isinstance(expr, cst.Call):
+            resolved = self.resolve(expr.func) or ""
+            parts = resolved.split(".")
+            if len(parts) == 3 and parts[:2] == ["torch", "optim"] and parts[2][:1].isupper() \
+                    and parts[2] != "Optimizer":
+                return expr
+            return None
+        if isinstance(expr, cst.Name):
+            binding = self._feed_binding(expr.value, at or expr)
+            if binding is not None and binding.how == "assign":
+                return self.optimizer_ctor(binding.value, binding.value, depth + 1)
+            return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.enclosing_class(at or expr)
+            if cls is not None:
+                for value in self._class_attr_values(cls, expr.attr.value):
+                    found = self.optimizer_ctor(value, value, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def lr_changers(self, ctor: cst.Call) -> list[cst.CSTNode]:
+        """LR schedulers built on the optimizer ``ctor`` creates, and manual
+        writes to its ``param_groups[...]['lr']``."""
+        out: list[cst.CSTNode] = []
+        for call in self._all_calls():
+            resolved = self.resolve(call.func) or ""
+            last = resolved.split(".")[-1]
+            is_sched = resolved.startswith("torch.optim.lr_scheduler.") or (
+                resolved.startswith(("transformers", "timm", "torch_geometric.nn.resolver"))
+                and ("schedule" in last.lower() or last.endswith("LR")))
+            if not is_sched or last in ("LRScheduler", "_LRScheduler"):
+                continue
+            opt_arg = None
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == "optimizer":
+                    opt_arg = arg.value
+            if opt_arg is None and call.args and call.args[0].keyword is None:
+                opt_arg = call.args[0].value
+            if opt_arg is not None and self.optimizer_ctor(opt_arg, call) is ctor:
+                out.append(call)
+        for node in self.preorder:
+            if isinstance(node, (cst.Assign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    if self._lr_slot_of(target, node) is ctor:
+                        out.append(node)
+        return out
+
+    def _lr_slot_of(self, target: cst.CSTNode, at: cst.CSTNode) -> Optional[cst.Call]:
+        if not (isinstance(target, cst.Subscript) and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+                and self.literal_value(target.slice[0].slice.value) == "lr"):
+            return None
+        group = target.value
+        if isinstance(group, cst.Subscript):
+            group = group.value  # opt.param_groups[0]['lr']
+        elif isinstance(group, cst.Name):  # for g in opt.param_groups: g['lr'] = ...
+            binding = self._feed_binding(group.value, at)
+            if binding is None or binding.how != "iter":
+                return None
+            group = binding.value
+        if isinstance(group, cst.Attribute) and group.attr.value == "param_groups":
+            return self.optimizer_ctor(group.value, at)
+        return None
+
+    def compiled_steps(self, ctor: cst.Call) -> list[tuple[cst.CSTNode, object]]:
+        """Where the step of the optimizer ``ctor`` creates runs compiled, with
+        the ``dynamic=`` of that compile: ``torch.compile(opt.step)``, or
+        ``opt.step()`` inside a compiled function."""
+        out: list[tuple[cst.CSTNode, object]] = []
+        for site_node, site in self.compile_sites:
+            call = site_node if isinstance(site_node, cst.Call) else None
+            if call is None or self.resolve(call.func) not in COMPILE_FUNCS or not call.args:
+                continue
+            target = call.args[0].value
+            if isinstance(target, cst.Attribute) and target.attr.value == "step" \
+                    and self.optimizer_ctor(target.value, call) is ctor:
+                out.append((site_node, self.compile_dynamic(site_node)))
+        for call in self._all_calls():
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
+                continue
+            if not self.compiled_region(call) or self.optimizer_ctor(func.value, call) is not ctor:
+                continue
+            out.append((call, self._dynamic_of_region(call)))
+        return out
+
+    def _dynamic_of_region(self, node: cst.CSTNode) -> object:
+        """``dynamic=`` of the compile that makes ``node``'s function compiled."""
+        func = self.enclosing_function(node)
+        while func is not None:
+            for deco in func.node.decorators:
+                site = self.compile_site(deco)
+                if site is not None:
+                    return self.compile_dynamic(deco)
+            for site_node, site in self.compile_sites:
+                if isinstance(site_node, cst.Call) and site.target == func.name:
+                    return self.compile_dynamic(site_node)
+            func = func.parent
+        return None
+
+    # -- lazily initialised models ----------------------------------------------
+    @staticmethod
+    def _is_lazy_literal(expr: Optional[cst.CSTNode]) -> bool:
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
+                and isinstance(expr.expression, cst.Integer) and expr.expression.value == "1":
+            return True
+        if isinstance(expr, cst.Tuple):
+            return any(FileContext._is_lazy_literal(e.value) for e in expr.elements)
+        if isinstance(expr, cst.List) and expr.elements:
+            return FileContext._is_lazy_literal(expr.elements[0].value)
+        return False
+
+    def lazy_reason(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,
+                    depth: int = 0) -> Optional[str]:
+        """Why the module ``expr`` builds or names has lazily initialised
+        parameters (a PyG layer with ``-1`` in_channels, ``torch.nn.Lazy*``,
+        ``to_hetero`` over such a model), or None."""
+        if expr is None or depth > 6:
+            return None
+        at = at or expr
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
+                return self.lazy_reason(func.value, at, depth + 1)
+            resolved = self.resolve(func) or ""
+            last = resolved.split(".")[-1]
+            if resolved.startswith("torch.nn.") and last.startswith("Lazy"):
+                return f"`{last}`"
+            if resolved.startswith("torch_geometric") and last in ("to_hetero", "to_hetero_with_bases") \
+                    or resolved in COMPILE_FUNCS:
+                return self.lazy_reason(expr.args[0].value, at, depth + 1) if expr.args else None
+            if resolved.startswith("torch_geometric.nn") and last[:1].isupper():
+                for arg in expr.args:
+                    if (arg.keyword is None and arg is expr.args[0]) or (
+                            arg.keyword is not None and arg.keyword.value in ("in_channels", "channel_list")):
+                        if self._is_lazy_literal(arg.value):
+                            return f"`{last}({self.module.code_for_node(arg.value)}, ...)`"
+                return self._lazy_in_args(expr, depth)
+            if resolved.startswith("torch.nn.") and last in ("Sequential", "ModuleList", "ModuleDict"):
+                return self._lazy_in_args(expr, depth)
+            local = self._local_callee(expr)
+            if isinstance(local, ClassInfo):
+                reason = self.class_lazy_reason(local)
+                if reason is None and any(self._is_lazy_literal(a.value) for a in expr.args) \
+                        and self._class_builds_pyg(local):
+                    reason = f"`{local.name}` built with -1 channels"
+                return reason
+            return None
+        if isinstance(expr, cst.Name):
+            binding = self._feed_binding(expr.value, at)
+            if binding is not None and binding.how == "assign":
+                return self.lazy_reason(binding.value, binding.value, depth + 1)
+            return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.enclosing_class(at)
+            if cls is not None:
+                for value in self._class_attr_values(cls, expr.attr.value):
+                    reason = self.lazy_reason(value, value, depth + 1)
+                    if reason:
+                        return reason
+        return None
+
+    def _lazy_in_args(self, call: cst.Call, depth: int) -> Optional[str]:
+        todo = [a.value for a in call.args]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, cst.Call):
+                reason = self.lazy_reason(node, node, depth + 1)
+                if reason:
+                    return reason
+                continue
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            todo.extend(node.children)
+        return None
+
+    def _class_builds_pyg(self, cls: ClassInfo) -> bool:
+        for info in cls.methods.values():
+            for call in info.calls:
+                resolved = self.resolve(call.func) or ""
+                if resolved.startswith("torch_geometric.nn") and resolved.split(".")[-1][:1].isupper():
+                    return True
+        return False
+
+    def class_lazy_reason(self, cls: ClassInfo, _seen: Optional[set] = None) -> Optional[str]:
+        """Why instances of a local class have lazy parameters: a lazy layer
+        built in one of its methods (not ``forward``), or a lazy base class."""
+        cache = getattr(self, "_feed_lazy_cls", None)
+        if cache is None:
+            cache = self._feed_lazy_cls = {}
+        if cls.name in cache:
+            return cache[cls.name]
+        seen = _seen or set()
+        if cls.name in seen:
+            return None
+        seen.add(cls.name)
+        cache[cls.name] = None  # recursion guard
+        reason = None
+        for name, info in cls.methods.items():
+            if name == "forward" or name in MESSAGE_PASSING_METHODS:
+                continue
+            for call in info.calls:
+                local = self._local_callee(call)
+                if isinstance(local, ClassInfo):
+                    reason = self.class_lazy_reason(local, seen)
+                else:
+                    resolved = self.resolve(call.func) or ""
+                    if resolved.startswith(("torch.nn.", "torch_geometric")):
+                        reason = self.lazy_reason(call, call, 5)
+                if reason:
+                    break
+            if reason:
+                break
+        if reason is None:
+            for base in cls.bases:
+                local = self.classes.get(base.split(".")[-1])
+                if local is not None and local is not cls:
+                    reason = self.class_lazy_reason(local, seen)
+                    if reason:
+                        break
+        cache[cls.name] = reason
+        return reason
+
+    def _runs_forward(self, call: cst.Call, root: tuple, depth: int = 0) -> bool:
+        """Whether ``call`` runs (part of) the model ``root`` eagerly — a call
+        of it or of a submodule, ``load_state_dict``, ``summary(model, ...)``,
+        or a local function that does one of these."""
+        def is_root(expr) -> bool:
+            if root[0] == "name":
+                return isinstance(expr, cst.Name) and expr.value == root[1]
+            return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                and expr.value.value == "self" and expr.attr.value == root[1]
+
+        func = call.func
+        if is_root(func):
+            return True
+        chain = func
+        methods = []
+        while isinstance(chain, cst.Attribute) and not is_root(chain):
+            methods.append(chain.attr.value)
+            chain = chain.value
+        if is_root(chain) and methods:
+            method = methods[0]
+            if method == "load_state_dict":
+                return True
+            return method not in _MODEL_METHODS_SELF and method not in _MODEL_METHODS_NON_TENSOR and \
+                method not in ("compile", "register_forward_pre_hook", "register_forward_hook",
+                               "register_full_backward_hook", "named_parameters", "get_submodule")
+        if depth >= 2:
+            return False
+        passes = [i for i, a in enumerate(call.args) if is_root(a.value)]
+        local = self._local_callee(call)
+        if isinstance(local, FuncInfo):
+            for index in passes:
+                param = self._param_for(local, call, index, call.args[index],
+                                        local.cls is not None and isinstance(call.func, cst.Attribute))
+                if param is not None and any(self._runs_forward(c, ("name", param), depth + 1)
+                                             for c in local.calls):
+                    return True
+            if root[0] == "name" and root[1] not in local.bindings:  # reads the global model
+                if any(self._runs_forward(c, root, depth + 1) for c in local.calls):
+                    return True
+            return False
+        if passes:
+            name = (self.last_part(func) or "").lower()
+            resolved = self.resolve(func) or ""
+            return resolved.endswith("nn.summary") or name == "summary" or \
+                any(w in name for w in ("init", "warm", "dummy", "materiali", "lazy"))
+        return False
+
+    def eager_forward_before(self, site_node: cst.CSTNode, target: cst.CSTNode) -> bool:
+        """Whether the model ``target`` (a name or ``self.attr``) runs one eager
+        forward before the compile at ``site_node`` takes effect."""
+        while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
+                and target.func.attr.value in _MODEL_METHODS_SELF:
+            target = target.func.value
+        if isinstance(target, cst.Name):
+            root = ("name", target.value)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value == "self":
+            root = ("self", target.attr.value)
+        else:
+            return False
+        stmt = self.statement_of(site_node)
+        limit = self.order.get(stmt, 0)
+        scope = self.enclosing_function(site_node)
+        refs = self.compiled_refs(site_node) if isinstance(site_node, cst.Call) else []
+        renamed = root[0] == "name" and refs and all(r[0] == "name" and r[1] != root[1] for r in refs)
+        for call in self._all_calls():
+            if self.enclosing_function(call) is not scope:
+                continue
+            if (self.order.get(call, 0) < limit or renamed) and self._runs_forward(call, root):
+                return True
+        return False
+
 
 def iter_calls(ctx: FileContext) -> Iterable[cst.Call]:
     for info in ctx.func_info.values():
         yield from info.calls
     yield from ctx.module_calls
+
+
+# ---- loader feeding / compile sites (GNN002, GNN006, GNN007, GNN012) ----
+# Module-level helpers for the FileContext methods of the same name above.
+
+class _NoValue:
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+_NO_VALUE = _NoValue()
+
+# PyG loaders whose batches change size from one batch to the next. Not
+# DenseDataLoader (graphs padded to one size by ToDense) nor TemporalDataLoader
+# (fixed-size event windows).
+_FEED_LOADERS = {
+    "NeighborLoader", "LinkNeighborLoader", "HGTLoader", "ClusterLoader", "ShaDowKHopSampler",
+    "DataLoader", "DataListLoader", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler",
+    "GraphSAINTRandomWalkSampler", "GraphSAINTSampler", "NeighborSampler", "RandomNodeLoader",
+    "ZipLoader", "LinkLoader", "NodeLoader", "IBMBBatchLoader", "IBMBNodeLoader",
+}
+# PyG wrappers around a loader, and iteration helpers around any iterable.
+_FEED_LOADER_WRAPPERS = {"PrefetchLoader", "CachedLoader"}
+_FEED_ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "islice", "chain", "trange_wrap", "track"}
+
+
+@dataclass(frozen=True)
+class LoaderFeed:
+    """A variable-size loader whose batches reach a compiled object."""
+
+    loader: str  # the loader class, e.g. "NeighborLoader"
+    call: cst.Call = field(repr=False)  # the call that hands a batch to the compiled object
+    via: str  # how, for messages: "`for ... in train_loader`"
+    padded: bool  # batches are padded to fixed sizes (PyG Pad / ToDense / a pad call)
+    unmarked: tuple[str, ...]  # arguments whose dims mark_dynamic does not cover
+    marked_any: bool  # the file calls torch._dynamo.mark_dynamic at all

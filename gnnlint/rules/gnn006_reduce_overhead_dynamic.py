@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
+from gnnlint.rules.gnn007_compile_not_dynamic import compile_report_node
+
+
+class ReduceOverheadDynamic(Rule):
+    """
+    ## What it does
+    Flags `torch.compile(..., mode="reduce-overhead")` — and the other ways
+    to turn on CUDA graphs: `mode="max-autotune"` and
+    `options={"triton.cudagraphs": True}` — on a model or function that is fed
+    **variable-size batches** by a PyG loader (`NeighborLoader`,
+    `LinkNeighborLoader`, `HGTLoader`, `ClusterLoader`, `ShaDowKHopSampler`,
+    `GraphSAINT*Sampler`, a PyG `DataLoader` over a list of graphs…), found
+    the same way as GNN007 (the compiled object called inside
+    `for batch in <loader>`, through the functions it is passed to, or from
+    the step hooks of a Lightning-style module whose dataloaders yield such
+    batches).
+
+    ## Why is this bad?
+    A CUDA graph replays a recorded sequence of kernels on fixed memory
+    addresses with fixed sizes. Inductor's CUDA-graph trees record **one graph
+    per distinct input shape**, even with `dynamic=True`: every new batch size
+    is a fresh recording (a warm-up run, a capture, and a private memory pool
+    that stays allocated). With sampled subgraphs almost every batch is a new
+    shape, so the run spends its time recording graphs and holding memory for
+    each of them instead of replaying one; torch warns after
+    `cudagraph_dynamic_shape_warn_limit` (8) distinct sizes. This holds for
+    every torch 2.x release.
+
+    Not flagged: full-batch training on one fixed graph (one shape — the
+    case CUDA graphs are for), batches padded to fixed sizes (PyG's
+    `T.Pad`/`T.ToDense`, or a `pad…` call on the batch in the loop), a
+    compiled optimizer step, and programs where gnnlint cannot trace the
+    batches to a PyG loader.
+
+    ## Example
+    ```python
+    model = torch.compile(model, mode="reduce-overhead", dynamic=True)
+    for batch in NeighborLoader(data, num_neighbors=[10, 10], batch_size=1024):
+        out = model(batch.x, batch.edge_index)
+    ```
+
+    ## Use instead
+    ```python
+    model = torch.compile(model, dynamic=True)  # default mode: no CUDA graphs
+    for batch in NeighborLoader(data, num_neighbors=[10, 10], batch_size=1024):
+        out = model(batch.x, batch.edge_index)
+    ```
+    or pad every batch to one of a few fixed sizes (`T.Pad`) and keep
+    `mode="reduce-overhead"`.
+
+    ## Fix safety
+    Unsafe: removing `mode=...` changes which kernels run and how fast, not
+    what they compute, but whether the default mode or padding to buckets is
+    the better answer depends on the workload. Only offered for `mode=`.
+
+    ## References
+    - [torch.compile modes](https://pytorch.org/docs/stable/generated/torch.compile.html)
+    - [CUDAGraph Trees: one graph per input shape](https://pytorch.org/docs/stable/torch.compiler_cudagraph_trees.html)
+    - [PyG `Pad` transform](https://pytorch-geometric.readthedocs.io/en/latest/generated/torch_geometric.transforms.Pad.html)
+    """
+
+    code = "GNN006"
+    name = "reduce-overhead-dynamic"
+    summary = "CUDA graphs (`mode=\"reduce-overhead\"`) on a model fed variable-size PyG batches"
+    triggers = (b"reduce-overhead", b"max-autotune", b"cudagraphs")
+    fix_applicability = "unsafe"
+
+    VALID = (
+        # full-batch: one shape, CUDA graphs are fine
+        Valid("""
+import torch
+model = torch.compile(model, mode="reduce-overhead")
+for epoch in range(100):
+    model(data.x, data.edge_index).sum().backward()
+"""),
+        # default mode on a loader-fed model
+        Valid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+model = torch.compile(model, dynamic=True)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+"""),
+        # padded to a fixed size
+        Valid("""
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.loader import DataLoader
+loader = DataLoader(TUDataset(root, "MUTAG", transform=T.Pad(64, 256)), batch_size=32, drop_last=True)
+model = torch.compile(model, mode="reduce-overhead")
+for data in loader:
+    model(data.x, data.edge_index)
+"""),
+        Valid("""
+import torch
+model = torch.compile(model, mode="max-autotune-no-cudagraphs")
+"""),
+    )
+    INVALID = (
+        Invalid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+loader = NeighborLoader(data, num_neighbors=[10, 10], batch_size=512)
+model = torch.compile(model, mode="reduce-overhead", dynamic=True)
+for batch in loader:
+    model(batch.x, batch.edge_index)
+""", lines=(5,), expected_fix="""
+import torch
+from torch_geometric.loader import NeighborLoader
+loader = NeighborLoader(data, num_neighbors=[10, 10], batch_size=512)
+model = torch.compile(model, dynamic=True)
+for batch in loader:
+    model(batch.x, batch.edge_index)
+"""),
+        Invalid("""
+import torch
+from torch_geometric.loader import DataLoader
+
+@torch.no_grad()
+def predict(model, loader):
+    return [model(b.x, b.edge_index, b.batch) for b in loader]
+
+model = torch.compile(model, options={"triton.cudagraphs": True})
+predict(model, DataLoader(graphs, batch_size=256))
+""", lines=(9,)),
+        Invalid("""
+import torch
+from torch_geometric.loader import DataLoader
+loader = DataLoader(graphs, batch_size=256)
+model = torch.compile(model, dynamic=True, mode="max-autotune")
+for data in loader:
+    model(data.x, data.edge_index, data.batch)
+""", lines=(5,), expected_fix="""
+import torch
+from torch_geometric.loader import DataLoader
+loader = DataLoader(graphs, batch_size=256)
+model = torch.compile(model, dynamic=True)
+for data in loader:
+    model(data.x, data.edge_index, data.batch)
+"""),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        ctx = self.context
+        for site_node, site in ctx.compile_sites:
+            if site.target_kind == "optimizer_step":
+                continue
+            how = ctx.cudagraphs_setting(site_node)
+            if how is None:
+                continue
+            feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded]
+            if not feeds:
+                continue
+            feed = feeds[0]
+            setting = {"reduce-overhead": '`mode="reduce-overhead"`',
+                       "max-autotune": '`mode="max-autotune"` (which turns on CUDA graphs)',
+                       "options": '`options={"triton.cudagraphs": True}`'}[how]
+            message = (f"{setting} records a CUDA graph per distinct input shape (even with `dynamic=True`), "
+                       f"but `{site.target}` is fed variable-size batches from `{feed.loader}` ({feed.via}): "
+                       f"nearly every batch re-records a graph and keeps its memory pool; use the default mode "
+                       f"or pad batches to fixed sizes (`T.Pad`)")
+            self.report(compile_report_node(site_node), message, self._fix(site_node))
+
+    def _fix(self, site_node):
+        ctx = self.context
+        call = ctx.compile_call_node(site_node)
+        arg = ctx.compile_kwarg(site_node, "mode")
+        if call is None or arg is None:
+            return None
+        args = list(call.args)
+        index = next(i for i, a in enumerate(args) if a is arg)
+        del args[index]
+        if index == len(args) and args:  # removed the last argument
+            args[-1] = args[-1].with_changes(comma=arg.comma)
+        new_call = call.with_changes(args=args)
+        return FixSpec("unsafe", "Use the default mode (no CUDA graphs)",
+                       (NodeEdit(call, ctx.module.code_for_node(new_call)),))

@@ -1,0 +1,321 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.context import _NO_VALUE
+from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
+
+
+def compile_report_node(site_node: cst.CSTNode) -> cst.CSTNode:
+    """Where a compile-site finding points: the call, or the decorator expression."""
+    return site_node.decorator if isinstance(site_node, cst.Decorator) else site_node
+
+
+def add_keyword_edit(context, site_node: cst.CSTNode, keyword: str, value: str) -> Optional[NodeEdit]:
+    """An edit that passes ``keyword=value`` to a compile site (None when the
+    call forwards ``**kwargs``, which might already hold it)."""
+    if isinstance(site_node, cst.Decorator) and not isinstance(site_node.decorator, cst.Call):
+        text = context.module.code_for_node(site_node.decorator)
+        return NodeEdit(site_node.decorator, f"{text}({keyword}={value})")
+    call = context.compile_call_node(site_node)
+    if call is None:
+        return None
+    if any(arg.star == "**" for arg in call.args):
+        return None
+    if not call.args:
+        return NodeEdit(call, f"{context.module.code_for_node(call.func)}({keyword}={value})")
+    return NodeEdit(call.args[-1].value, f", {keyword}={value}", where="after")
+
+
+class CompileNotDynamic(Rule):
+    """
+    ## What it does
+    Flags a `torch.compile` call (or `@torch.compile`, `model.compile()`,
+    `torch_geometric.compile`) without `dynamic=True` — no `dynamic=` at all,
+    or `dynamic=False` — on a model or function that is fed **variable-size
+    batches**: it is called inside `for batch in <loader>` where the loader is
+    a PyG `NeighborLoader`, `LinkNeighborLoader`, `HGTLoader`,
+    `ClusterLoader`, `ShaDowKHopSampler`, `GraphSAINT*Sampler`,
+    `RandomNodeLoader` or a PyG `DataLoader` over a list of graphs — directly,
+    through the local functions it is passed to (`train(model, loader)`), or
+    from the step hooks of a Lightning-style module whose `*_dataloader()`
+    returns such a loader.
+
+    ## Why is this bad?
+    Every mini-batch of a sampled or graph-level loader has a different
+    number of nodes and edges. A model compiled for static shapes guards on
+    them:
+
+    - **default (`dynamic=None`)** — the first batch of a new size fails the
+      guard `tensor 'x' size mismatch at index 0` and recompiles the model;
+      automatic dynamic shapes (torch ≥ 2.1) then re-trace the dimensions
+      that changed as dynamic. On torch 2.13 that is one extra full compile
+      (tens of seconds for a real GNN) at the start of every run — and a
+      second one when a later batch trips another specialisation (e.g. a size
+      of 0 or 1).
+    - **`dynamic=False`** — every distinct batch shape is a new compile,
+      until `torch._dynamo.config.recompile_limit` (8) is reached; after that
+      the model **silently runs eager** for every new shape.
+
+    Not flagged: full-batch training on one fixed graph (one shape), a
+    compiled optimizer step (`torch.compile(opt.step)` — parameter shapes are
+    fixed), batches padded to fixed sizes (PyG's `T.Pad`/`T.ToDense`, or a
+    `pad…` call on the batch in the loop), `torch._dynamo.mark_dynamic` on
+    every varying input of the call, a `dynamic=` gnnlint cannot evaluate, and
+    loaders that gnnlint cannot trace to a PyG loader (it does not guess from
+    names). `torch.utils.data.DataLoader` and PyG's `DenseDataLoader` /
+    `TemporalDataLoader` are not variable-size loaders here.
+
+    ## Example
+    ```python
+    model = torch.compile(GraphSAGE(64, 128, num_layers=2))
+    for batch in NeighborLoader(data, num_neighbors=[10, 10], batch_size=512):
+        out = model(batch.x, batch.edge_index)
+    ```
+
+    ## Use instead
+    ```python
+    model = torch.compile(GraphSAGE(64, 128, num_layers=2), dynamic=True)
+    for batch in NeighborLoader(data, num_neighbors=[10, 10], batch_size=512):
+        out = model(batch.x, batch.edge_index)
+    ```
+
+    ## Fix safety
+    Safe: adds `dynamic=True` (or replaces `dynamic=False`/`None` by
+    `dynamic=True`). The compiled model computes the same values; it is
+    traced once with symbolic sizes instead of once per shape. Not offered
+    when the call forwards `**kwargs` (which may already carry `dynamic`).
+
+    ## References
+    - [torch.compile `dynamic`](https://pytorch.org/docs/stable/generated/torch.compile.html)
+    - [Dynamic shapes, automatic dynamic (torch ≥ 2.1)](https://pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html)
+    - [PyG: compiled GNNs — "use dynamic=True for mini-batches"](https://pytorch-geometric.readthedocs.io/en/latest/advanced/compile.html)
+    - [pytorch/pytorch#143709: `cache_size_limit` renamed `recompile_limit` (torch 2.7)](https://github.com/pytorch/pytorch/pull/143709)
+    """
+
+    code = "GNN007"
+    name = "compile-not-dynamic"
+    summary = "Model fed variable-size PyG batches compiled without `dynamic=True`"
+    triggers = (b"compile",)
+    fix_applicability = "safe"
+
+    VALID = (
+        # dynamic=True
+        Valid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+model = torch.compile(model, dynamic=True)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+"""),
+        # full-batch training on one graph
+        Valid("""
+import torch
+model = torch.compile(GCN(16, 7))
+for epoch in range(200):
+    out = model(data.x, data.edge_index)
+    out.sum().backward()
+"""),
+        # a compiled optimizer step has fixed shapes
+        Valid("""
+import torch
+from torch_geometric.loader import DataLoader
+loader = DataLoader(graphs, batch_size=32)
+opt_step = torch.compile(optimizer.step)
+for batch in loader:
+    model(batch.x, batch.edge_index).sum().backward()
+    opt_step()
+"""),
+        # torch.utils.data.DataLoader over fixed-size tensors
+        Valid("""
+import torch
+from torch.utils.data import DataLoader
+model = torch.compile(model)
+for x, y in DataLoader(dataset, batch_size=32):
+    model(x)
+"""),
+        # batches padded to a fixed size
+        Valid("""
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.loader import DataLoader
+dataset = TUDataset(root, "MUTAG", transform=T.Pad(max_num_nodes=64, max_num_edges=256))
+loader = DataLoader(dataset, batch_size=32, drop_last=True)
+model = torch.compile(model)
+for data in loader:
+    model(data.x, data.edge_index)
+"""),
+        # every varying input marked dynamic
+        Valid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+model = torch.compile(model)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    torch._dynamo.mark_dynamic(batch.x, 0)
+    torch._dynamo.mark_dynamic(batch.edge_index, 1)
+    model(batch.x, batch.edge_index)
+"""),
+        # the loop does not feed the batch to the compiled model
+        Valid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+model = torch.compile(model)
+z = model(data.x, data.edge_index)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    print(batch)
+"""),
+    )
+    INVALID = (
+        Invalid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+loader = NeighborLoader(data, num_neighbors=[10, 10], batch_size=512)
+model = torch.compile(model)
+for batch in loader:
+    model(batch.x, batch.edge_index)
+""", lines=(5,), expected_fix="""
+import torch
+from torch_geometric.loader import NeighborLoader
+loader = NeighborLoader(data, num_neighbors=[10, 10], batch_size=512)
+model = torch.compile(model, dynamic=True)
+for batch in loader:
+    model(batch.x, batch.edge_index)
+"""),
+        # dynamic=False, the model passed to a training function
+        Invalid("""
+import torch
+from torch_geometric.loader import DataLoader
+
+def train(model, loader):
+    for data in loader:
+        data = data.to("cuda")
+        model(data.x, data.edge_index, data.batch).sum().backward()
+
+model = torch.compile(model, dynamic=False)
+train(model, DataLoader(dataset, batch_size=64, shuffle=True))
+""", lines=(10,), expected_fix="""
+import torch
+from torch_geometric.loader import DataLoader
+
+def train(model, loader):
+    for data in loader:
+        data = data.to("cuda")
+        model(data.x, data.edge_index, data.batch).sum().backward()
+
+model = torch.compile(model, dynamic=True)
+train(model, DataLoader(dataset, batch_size=64, shuffle=True))
+"""),
+        # Lightning-style: compiled in setup(), batches from train_dataloader()
+        Invalid("""
+import torch
+from torch_geometric.loader import LinkNeighborLoader
+
+class LinkPred(LightningModule):
+    def setup(self, stage=None):
+        self.encoder = torch.compile(self.encoder)
+
+    def train_dataloader(self):
+        return LinkNeighborLoader(self.data, num_neighbors=[15, 10], batch_size=1024)
+
+    def training_step(self, batch, batch_idx):
+        z = self.encoder(batch.x, batch.edge_index)
+        return z.sum()
+""", lines=(7,), expected_fix="""
+import torch
+from torch_geometric.loader import LinkNeighborLoader
+
+class LinkPred(LightningModule):
+    def setup(self, stage=None):
+        self.encoder = torch.compile(self.encoder, dynamic=True)
+
+    def train_dataloader(self):
+        return LinkNeighborLoader(self.data, num_neighbors=[15, 10], batch_size=1024)
+
+    def training_step(self, batch, batch_idx):
+        z = self.encoder(batch.x, batch.edge_index)
+        return z.sum()
+"""),
+        # a decorated train step called per batch
+        Invalid("""
+import torch
+from torch_geometric.loader import HGTLoader
+
+@torch.compile
+def step(x_dict, edge_index_dict):
+    return model(x_dict, edge_index_dict)
+
+for batch in HGTLoader(data, num_samples=[512] * 2, batch_size=128, input_nodes="paper"):
+    step(batch.x_dict, batch.edge_index_dict)
+""", lines=(5,), expected_fix="""
+import torch
+from torch_geometric.loader import HGTLoader
+
+@torch.compile(dynamic=True)
+def step(x_dict, edge_index_dict):
+    return model(x_dict, edge_index_dict)
+
+for batch in HGTLoader(data, num_samples=[512] * 2, batch_size=128, input_nodes="paper"):
+    step(batch.x_dict, batch.edge_index_dict)
+"""),
+        # mark_dynamic on x only: edge_index still varies
+        Invalid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+from torch_geometric.nn import GraphSAGE
+model = GraphSAGE(16, 32, num_layers=2)
+model.compile()
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    torch._dynamo.mark_dynamic(batch.x, 0)
+    model(batch.x, batch.edge_index)
+""", lines=(6,), expected_fix="""
+import torch
+from torch_geometric.loader import NeighborLoader
+from torch_geometric.nn import GraphSAGE
+model = GraphSAGE(16, 32, num_layers=2)
+model.compile(dynamic=True)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    torch._dynamo.mark_dynamic(batch.x, 0)
+    model(batch.x, batch.edge_index)
+"""),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        ctx = self.context
+        for site_node, site in ctx.compile_sites:
+            if site.target_kind == "optimizer_step":
+                continue
+            dynamic = ctx.compile_dynamic(site_node)
+            if dynamic is True or dynamic is _NO_VALUE:
+                continue
+            feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded]
+            feeds = [f for f in feeds if not (f.marked_any and not f.unmarked)]
+            if not feeds:
+                continue
+            feed = feeds[0]
+            self._report(site_node, site, dynamic, feed)
+
+    def _report(self, site_node, site, dynamic, feed) -> None:
+        ctx = self.context
+        what = f"`{site.target}`"
+        fed = f"variable-size batches from `{feed.loader}` ({feed.via})"
+        if dynamic is False:
+            cost = ("with `dynamic=False` every distinct batch shape is a new compile until "
+                    "`recompile_limit` (8) is hit, after which it silently runs eager")
+        else:
+            cost = ("without `dynamic=` the first batch of a new size recompiles it (torch 2.13: one extra "
+                    "compile, then automatic dynamic shapes)")
+        marks = ""
+        if feed.marked_any and feed.unmarked:
+            marks = f"; `mark_dynamic` does not cover {', '.join(f'`{u}`' for u in feed.unmarked)}"
+        message = f"{what} is fed {fed}: {cost}{marks}; pass `dynamic=True`"
+        fix = None
+        arg = ctx.compile_kwarg(site_node, "dynamic")
+        if arg is not None:
+            edit: Optional[NodeEdit] = NodeEdit(arg.value, "True")
+        else:
+            edit = add_keyword_edit(ctx, site_node, "dynamic", "True")
+        if edit is not None:
+            fix = FixSpec("safe", "Pass `dynamic=True`", (edit,))
+        self.report(compile_report_node(site_node), message, fix)
