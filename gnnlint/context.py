@@ -109,10 +109,35 @@ _SCALAR_PARAM_NAMES = re.compile(
     r"add_self_loops|improved|dropout|act|jk|\w+_type|\w+_types|return_\w+)$"
 )
 _TENSOR_ANNOTATIONS = re.compile(
-    r"^(torch\.)?(Tensor|FloatTensor|LongTensor|BoolTensor)$|^(Opt)?Tensor$|^(Adj|OptTensor|"
-    r"PairTensor|OptPairTensor|SparseTensor|EdgeIndex|Index)$"
+    r"^(Optional\[)?(torch\.)?(Tensor|FloatTensor|LongTensor|BoolTensor)\]?$|^(Opt)?Tensor$|"
+    r"^(Adj|OptTensor|PairTensor|OptPairTensor|SparseTensor|EdgeIndex|Index)$|^(torch\.)?Tensor \| None$"
 )
 _SCALAR_ANNOTATIONS = re.compile(r"^(Optional\[)?(int|float|bool|str|complex)\]?$|^(int|float|bool|str) \| None$")
+
+
+# Bytes without which a file can have no compiled region of its own ...
+_COMPILED_TOKENS = (b"compile",)
+# ... or hot loop: an optimizer step, a backward pass, a Lightning step hook,
+# or a model run over batches.
+_HOT_TOKENS = (b"backward", b".step(", b"_step(")
+_LOADER_TOKENS = (b"loader", b"Loader", b"batch")
+_MODEL_TOKENS = (b"model", b"Model", b"net", b"Net", b"encoder", b"decoder", b"gnn", b"GNN", b"classifier")
+_LIBRARY_TOKENS = (b"forward",)
+
+
+def may_have_region(data: bytes, region: str, assume_compiled: str = "detected") -> bool:
+    """Cheap byte test: can this file (on its own, without facts from other
+    files) contain a compiled region, or a hot loop when ``region`` is
+    "compiled_or_hot"? False means a rule limited to such regions cannot fire."""
+    if any(t in data for t in _COMPILED_TOKENS):
+        return True
+    if assume_compiled == "modules" and any(t in data for t in _LIBRARY_TOKENS):
+        return True
+    if region == "compiled_or_hot":
+        if any(t in data for t in _HOT_TOKENS):
+            return True
+        return any(t in data for t in _LOADER_TOKENS) and any(t in data for t in _MODEL_TOKENS)
+    return False
 
 
 @dataclass(eq=False)
@@ -453,6 +478,17 @@ class _Collector:
             func.returns.append(node)
 
 
+def _ends_with_exit(block: cst.BaseSuite) -> bool:
+    body = getattr(block, "body", ())
+    last = body[-1] if body else None
+    if isinstance(block, cst.SimpleStatementSuite):
+        last_small = body[-1] if body else None
+        return isinstance(last_small, (cst.Return, cst.Raise))
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return False
+
+
 def _all_params(params: cst.Parameters) -> Iterator[cst.Param]:
     yield from params.posonly_params
     yield from params.params
@@ -621,9 +657,28 @@ class FileContext:
                 if guard is not None:
                     if (guard and child is anc.orelse) or (not guard and child is anc.body):
                         return True
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and self._after_compiling_exit(anc, child):
+                return True
             if isinstance(anc, cst.FunctionDef):
                 break
             child = anc
+        return False
+
+    def _true_when_compiling(self, test: cst.BaseExpression) -> bool:
+        if self._is_compiling_test(test) is True:
+            return True
+        return isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and (
+            self._true_when_compiling(test.left) or self._true_when_compiling(test.right))
+
+    def _after_compiling_exit(self, block, stmt: cst.CSTNode) -> bool:
+        """``stmt`` follows ``if is_compiling(): return ...`` in the same
+        block, so it only runs eagerly."""
+        for sibling in block.body:
+            if sibling is stmt:
+                return False
+            if isinstance(sibling, cst.If) and sibling.orelse is None \
+                    and self._true_when_compiling(sibling.test) and _ends_with_exit(sibling.body):
+                return True
         return False
 
     # ------------------------------------------------------------------ regions
@@ -781,10 +836,42 @@ class FileContext:
     def _name_kind(self, name: str, at: cst.CSTNode) -> str:
         binding, func = self.lookup(name, at)
         if binding is None:
-            if name in self.aliases or name in self.imports:
-                return UNKNOWN
             return UNKNOWN
-        return self._binding_kind(name, binding, func)
+        kinds = set()
+        for candidate in self._reaching(name, binding, func, at):
+            if candidate.how == "assign" and isinstance(candidate.value, cst.Name) \
+                    and candidate.value.value == "None":
+                continue  # `x = None` then `if ...: x = tensor`: x is a tensor where it is used
+            kinds.add(self._binding_kind(name, candidate, func))
+        if not kinds:
+            return SCALAR
+        return kinds.pop() if len(kinds) == 1 else UNKNOWN
+
+    def _reaching(self, name: str, last: Binding, func: Optional[FuncInfo], at: cst.CSTNode) -> list[Binding]:
+        """The bindings that may reach ``at``: the last one before it, and the
+        earlier ones for as long as the later was made only conditionally
+        (inside an if/for/while/try block that does not hold ``at``)."""
+        out = [last]
+        bindings = (func.bindings if func is not None else self.module_bindings).get(name, [])
+        earlier = [b for b in bindings if b.order < last.order]
+        current = last
+        while self._conditional(current, at) and earlier:
+            current = earlier.pop()
+            out.append(current)
+        return out
+
+    def _conditional(self, binding: Binding, at: cst.CSTNode) -> bool:
+        stmt = binding.node
+        if stmt is None or binding.how in ("param", "def", "class"):
+            return False
+        use_ancestors = set(map(id, self.ancestors(at)))
+        for anc in self.ancestors(stmt):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return False
+            if isinstance(anc, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler,
+                                cst.TryStar, cst.ExceptStarHandler, cst.Finally)):
+                return id(anc) not in use_ancestors
+        return False
 
     def _binding_kind(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> str:
         how = binding.how
@@ -857,6 +944,10 @@ class FileContext:
             if default_kind == SCALAR and not (isinstance(param.default, cst.Name)
                                                and param.default.value == "None"):
                 return SCALAR
+        in_forward = func is not None and func.cls is not None and self.is_module_class(func.cls) \
+            and (func.name == "forward" or func.name in MESSAGE_PASSING_METHODS)
+        if in_forward and name in ("batch", "ptr", "index", "mask"):
+            return TENSOR  # PyG's batch vector, not a Data batch
         if _MODEL_NAMES.match(name):
             return MODEL
         if name in ("optimizer", "opt", "optim"):

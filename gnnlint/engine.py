@@ -26,7 +26,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from gnnlint import __version__
-from gnnlint.context import ContextOptions, ExportedFacts, FileContext, ImportRef, ProjectFacts
+from gnnlint.context import ContextOptions, ExportedFacts, FileContext, ImportRef, ProjectFacts, may_have_region
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, all_rules
 from gnnlint.rules.base import Rule
@@ -74,6 +74,14 @@ def active_rules(options: LintOptions) -> list[type[Rule]]:
         and matches(rule.torch_versions, torch_v)
         and matches(rule.pyg_versions, pyg_v)
     ]
+
+
+def _may_fire(rule: type[Rule], data: bytes, options: LintOptions) -> bool:
+    """The byte prefilter: the rule's trigger tokens, and for rules limited to
+    compiled regions or hot loops, the tokens such a region needs."""
+    if not any(t in data for t in rule.triggers):
+        return False
+    return rule.region is None or may_have_region(data, rule.region, options.assume_compiled)
 
 
 def triggers_for(rules: Iterable[type[Rule]]) -> tuple[bytes, ...]:
@@ -166,11 +174,9 @@ def _dispatch(context: FileContext, visitors: list[Rule]) -> None:
     enter: dict[str, list] = {}
     leave: dict[str, list] = {}
     for visitor in visitors:
-        for name, fn in visitor.get_visitors().items():
-            if name.startswith("visit_") and name.count("_") == 1:
-                enter.setdefault(name[6:], []).append(fn)
-            elif name.startswith("leave_") and name.count("_") == 1:
-                leave.setdefault(name[6:], []).append(fn)
+        for name in _handler_names(type(visitor)):
+            fn = getattr(visitor, name)
+            (enter if name.startswith("visit_") else leave).setdefault(name[6:], []).append(fn)
     if enter:
         for node in context.preorder:
             for fn in enter.get(type(node).__name__, ()):
@@ -178,6 +184,22 @@ def _dispatch(context: FileContext, visitors: list[Rule]) -> None:
     if leave:
         walk(context.module, lambda node, parent: None,
              lambda node: [fn(node) for fn in leave.get(type(node).__name__, ())])
+
+
+_HANDLERS: dict[type, tuple[str, ...]] = {}
+
+
+def _handler_names(rule: type) -> tuple[str, ...]:
+    """``visit_<Node>``/``leave_<Node>`` methods of a rule class (cached:
+    libcst's get_visitors() runs inspect.getmembers on every call)."""
+    names = _HANDLERS.get(rule)
+    if names is None:
+        names = tuple(
+            name for name in dir(rule)
+            if (name.startswith("visit_") or name.startswith("leave_")) and name.count("_") == 1
+            and hasattr(cst, name[6:]) and callable(getattr(rule, name)))
+        _HANDLERS[rule] = names
+    return names
 
 
 def _to_fix(spec, positions, module: cst.Module) -> Optional[Fix]:
@@ -293,7 +315,12 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
              force: bool = False) -> FileResult:
     rules = active_rules(options)
     if not force and (facts is None or facts.is_empty()):
-        if not any(t in data for t in triggers_for(rules)):
+        rules = [r for r in rules if _may_fire(r, data, options)]
+        if not rules and may_have_region(data, "compiled_or_hot") and b"import" in data:
+            # Nothing to report here, but this file may tell others that it
+            # compiles their class or runs it every step: parse it for that.
+            return lint_bytes(path, data, options, facts, rules)
+        if not rules:
             # No rule can fire here; still report a file that does not parse,
             # with the C parser (an order of magnitude cheaper than libcst).
             if SYNTAX_ERROR_CODE in options.codes:

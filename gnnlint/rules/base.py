@@ -70,6 +70,11 @@ class Rule(cst.BatchableCSTVisitor):
     summary: ClassVar[str] = ""
     # A file whose bytes contain none of these cannot produce a finding.
     triggers: ClassVar[tuple[bytes, ...]] = ()
+    # Where the hazard can only happen: "compiled" (a compiled region),
+    # "compiled_or_hot" (a compiled region or a hot loop) or None (anywhere).
+    # The engine skips the rule on files that cannot have such a region
+    # (see ``context.may_have_region``), on top of ``triggers``.
+    region: ClassVar[str | None] = None
     # Highest applicability this rule's fixes can have (None: never fixes).
     fix_applicability: ClassVar[str | None] = None
     # Versions in which the hazard exists, as specifier strings such as
