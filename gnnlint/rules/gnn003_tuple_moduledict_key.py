@@ -100,6 +100,7 @@ class TupleModuleDictKey(Rule):
     code = "GNN003"
     name = "tuple-moduledict-key"
     summary = "ModuleDict indexed with a tuple key in a compiled region (graph break on torch < 2.5)"
+    region = "compiled"
     triggers = (b"ModuleDict", b"ParameterDict", b"HeteroConv", b"convs")
     fix_applicability = "safe"
     torch_versions = "<2.5"

@@ -85,6 +85,7 @@ class SparseUnderCompile(Rule):
     code = "GNN005"
     name = "sparse-under-compile"
     summary = "A sparse adjacency (`SparseTensor`, `T.ToSparseTensor()`, CSR/COO) fed to a compiled model"
+    region = "compiled"
     triggers = (b"SparseTensor", b"sparse", b"adj_t", b"to_torch_c")
 
     VALID = (

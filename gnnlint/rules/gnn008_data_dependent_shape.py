@@ -81,6 +81,7 @@ class DataDependentShape(Rule):
     code = "GNN008"
     name = "data-dependent-shape"
     summary = "Data-dependent output shape (`nonzero`, `x[mask]`, `unique`, 1-arg `where`…) in a compiled region"
+    region = "compiled"
     triggers = (b"nonzero", b"argwhere", b"unique", b"where", b"masked_select", b"bincount", b"[")
 
     VALID = (

@@ -72,6 +72,7 @@ class PygSizeInference(Rule):
     code = "GNN009"
     name = "pyg-size-inference"
     summary = "PyG call that infers a size from data (`global_*_pool` without `size`…) in a compiled region"
+    region = "compiled"
     triggers = tuple(sorted({e.name.encode() for e in pyg_sizes.TABLE}))
 
     VALID = (
