@@ -1687,6 +1687,8 @@ class FileContext:
             outer = self.parent.get(parent)
             if isinstance(outer, cst.Call):
                 refs.append(("arg", outer))
+                if (self.last_part(outer.func) or "") in _FEED_MODEL_WRAPPERS and _depth < 3:
+                    refs.extend(self._refs_of_value(outer, _depth + 1))  # DDP(torch.compile(model))
         return refs
 
     def _refs_of_value(self, value: cst.Call, depth: int) -> list[tuple]:
@@ -1704,6 +1706,9 @@ class FileContext:
         return refs
 
     def _ref_for_target(self, target: Optional[cst.CSTNode], at: cst.CSTNode) -> Optional[tuple]:
+        if isinstance(target, cst.Attribute) and target.attr.value == "forward" \
+                and isinstance(target.value, (cst.Name, cst.Attribute)):
+            target = target.value  # model.forward = torch.compile(model.forward)
         if isinstance(target, cst.Name):
             stmt = self.statement_of(at)
             return ("name", target.value, self.enclosing_function(at), self.order.get(stmt, 0), stmt)
@@ -1837,8 +1842,12 @@ class FileContext:
         if isinstance(expr, cst.Call):
             resolved = self.resolve(expr.func) or ""
             last = resolved.split(".")[-1]
-            if resolved.startswith("torch_geometric.loader") and last in _FEED_LOADERS:
-                return last
+            if resolved.startswith(("torch_geometric.loader", "torch_geometric.data")) and last in _FEED_LOADERS:
+                return last  # (PyG 1.x kept the loaders in torch_geometric.data)
+            if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
+                mode = next((self.literal_value(a.value, a.value) for a in expr.args
+                             if a.keyword is not None and a.keyword.value == "loader"), None)
+                return None if mode == "full" else last
             if (resolved.startswith("torch_geometric.loader") and last in _FEED_LOADER_WRAPPERS) or \
                     last in _FEED_ITER_WRAPPERS:
                 for arg in expr.args:
@@ -2141,13 +2150,8 @@ class FileContext:
         for call in self._all_calls():
             resolved = self.resolve(call.func) or ""
             last = resolved.split(".")[-1]
-            if resolved.startswith("torch_geometric.data") and last in ("LightningNodeData", "LightningLinkData",
-                                                                        "LightningDataset"):
-                mode = None
-                for arg in call.args:
-                    if arg.keyword is not None and arg.keyword.value == "loader":
-                        mode = self.literal_value(arg.value, arg.value)
-                if mode != "full":
+            if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
+                if self.variable_size_loader(call, call):
                     return last, f"`{last}(...)`"
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("fit", "validate", "test",
                                                                                  "predict"):
@@ -2346,6 +2350,15 @@ class FileContext:
             if resolved.startswith("torch.nn.") and last in ("Sequential", "ModuleList", "ModuleDict"):
                 return self._lazy_in_args(expr, depth)
             local = self._local_callee(expr)
+            if isinstance(local, FuncInfo):
+                for ret in local.returns:
+                    if isinstance(ret.value, cst.Name) and any(
+                            self._runs_forward(c, ("name", ret.value.value)) for c in local.calls):
+                        continue  # the factory runs a forward before returning the model
+                    reason = self.lazy_reason(ret.value, ret, depth + 1)
+                    if reason:
+                        return reason
+                return None
             if isinstance(local, ClassInfo):
                 reason = self.class_lazy_reason(local)
                 if reason is None and any(self._is_lazy_literal(a.value) for a in expr.args) \
@@ -2528,6 +2541,10 @@ _FEED_LOADERS = {
 }
 # PyG wrappers around a loader, and iteration helpers around any iterable.
 _FEED_LOADER_WRAPPERS = {"PrefetchLoader", "CachedLoader"}
+# Wrappers whose result runs the module they are given.
+_FEED_MODEL_WRAPPERS = {"DistributedDataParallel", "DataParallel", "DDP", "FullyShardedDataParallel", "FSDP"}
+# PyG's Lightning data modules (NeighborLoader / DataLoader inside, unless loader="full").
+_FEED_LIGHTNING_DATA = {"LightningNodeData", "LightningLinkData", "LightningDataset"}
 _FEED_ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "islice", "chain", "trange_wrap", "track"}
 
 
