@@ -36,6 +36,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -354,6 +355,8 @@ class Gnnlint:
     probe_error: str = ""
     extra: list[str] = field(default_factory=list)
     jobs: str | None = None
+    imported_from: str = ""
+    label: str = ""
 
     def argv(self, target: Path, *, cache: str, cache_dir: str | None = None,
              more: list[str] | None = None) -> list[str]:
@@ -365,11 +368,37 @@ class Gnnlint:
             a += ["--cache-dir", cache_dir]
         if "--exit-zero" in self.flags:
             a.append("--exit-zero")
+        if "--isolated" in self.flags:  # no config file can change the run
+            a.append("--isolated")
         if "--output-format" in self.flags:
             a += ["--output-format", "concise"]
         if self.jobs is not None and "--jobs" in self.flags:
             a += ["--jobs", self.jobs]
         return a + self.extra + (more or [])
+
+
+def snapshot_gnnlint(rev: str, dest: Path) -> tuple[Path, str]:
+    """Extract the gnnlint package at git `rev` of this repo into dest.
+
+    The working tree changes while others work; a snapshot keeps every run of
+    one benchmark on the same code (and the warm run on the cache's version).
+    """
+    r = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev],
+                       capture_output=True, text=True, timeout=60, check=False)
+    if r.returncode != 0:
+        sys.exit(f"error: --gnnlint-rev {rev!r}: {r.stderr.strip()}")
+    short = r.stdout.strip()
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile() as tar:
+        r2 = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", short,
+                             "gnnlint"], stdout=tar, stderr=subprocess.PIPE, timeout=120,
+                            check=False)
+        if r2.returncode != 0:
+            sys.exit(f"error: git archive {short} gnnlint: {r2.stderr.decode().strip()}")
+        tar.seek(0)
+        with tarfile.open(fileobj=tar) as tf:
+            tf.extractall(dest, filter="data")
+    return dest, short
 
 
 def probe_gnnlint(python: str, extra: list[str], jobs: str | None,
@@ -382,12 +411,18 @@ def probe_gnnlint(python: str, extra: list[str], jobs: str | None,
     with tempfile.TemporaryDirectory(prefix="gnnlint-bench-") as cwd:
         r = run_cmd([python, "-m", "gnnlint", "check", "--help"], cwd=cwd, env=env,
                     timeout=120)
+        where = run_cmd([python, "-c", "import gnnlint; print(gnnlint.__file__)"],
+                        cwd=cwd, env=env, timeout=60)
     if r.rc != 0:
         tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
         return Gnnlint(python, env, False, set(),
                        f"`gnnlint check --help` rc={r.rc}: {tail[0]}", extra, jobs)
     flags = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", r.stdout + r.stderr))
-    return Gnnlint(python, env, True, flags, "", extra, jobs)
+    g = Gnnlint(python, env, True, flags, "", extra, jobs)
+    g.imported_from = where.stdout.strip() or "?"
+    if not g.imported_from.startswith(str(src)):
+        log(f"warning: gnnlint is imported from {g.imported_from}, not {src}")
+    return g
 
 
 def parsed_count(text: str) -> str | None:
@@ -681,11 +716,6 @@ def machine_info() -> list[str]:
     ]
 
 
-def git_rev() -> str:
-    r = run_cmd(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], timeout=30)
-    return r.stdout.strip() if r.rc == 0 else "?"
-
-
 def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
            peers: dict[str, str | None], started: _dt.datetime, elapsed: float) -> str:
     a = b.args
@@ -697,8 +727,8 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
       f"(repeat {a.repeat}, total {elapsed / 60:.1f} min)")
     for line in machine_info():
         w(f"- {line}")
-    w(f"- load average (1 min) at start {b.load[0]:.2f}, at end {os.getloadavg()[0]:.2f}; "
-      + (f"CPU busy with other work just before each run: median "
+    w(f"- load average (1 min) at start {b.load[0]:.2f}, at end {os.getloadavg()[0]:.2f}"
+      + (f"; CPU busy with other work just before each run: median "
          f"{statistics.median(b.busy):.0%}, max {max(b.busy):.0%} (waited up to "
          f"{a.idle_max_wait:.0f} s for < {a.idle_threshold:.0%})" if b.busy else "")
       + " — other work inflates wall times; medians and CPU seconds damp it")
@@ -709,9 +739,7 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
     w(f"- libcst {dist_version('libcst')}, torch {dist_version('torch')}, "
       f"torch_geometric {dist_version('torch_geometric')} (system env)")
     if g.available:
-        src = Path(g.env["PYTHONPATH"].split(os.pathsep)[0])
-        where = f"repo commit {git_rev()}" if src == REPO else f"from {src}"
-        w(f"- gnnlint: {where}, flags used: "
+        w(f"- gnnlint: {g.label}, flags used: "
           f"`{' '.join(g.argv(Path('TREE'), cache='none')[3:])}`")
     else:
         w(f"- gnnlint: **not available** — {g.probe_error}")
@@ -725,18 +753,21 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
     lv = b.extra_info.get("_versions", {}).get("peer_libcst")
     w(f"- peers: {', '.join(pv)}" + (f" (peers' venv libcst {lv})" if lv else ""))
     w("- times: median wall seconds of whole processes (interpreter start included); "
-      "CPU s = median user+sys of the process and its children; "
+      "CPU s = median user+sys of the process and its children (total work: "
+      "less sensitive to other load than wall time, and not divided by workers); "
       "MB = 10^6 bytes of .py files; max RSS = largest single process (wait4; Linux "
       "counts the pre-exec fork of this script, so ~20 MB is the floor)")
     w("")
 
     all_trees = trees + ([single] if single else [])
     w("| tree | files | lines | MB | measurement | median s | min–max s | runs "
-      "| × parse floor | peer ÷ gnnlint cold | CPU s | max RSS MB |")
-    w("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+      "| × parse floor | peer ÷ gnnlint cold | CPU s | CPU × parse floor | max RSS MB |")
+    w("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t in all_trees:
         parse = b.series.get((t.name, "floor: libcst parse_module"))
         pmed = parse.median() if parse else None
+        pcpu = (statistics.median(r.cpu_seconds for r in parse.ok_runs())
+                if parse and pmed else None)
         cold_key = ("gnnlint cold (--no-cache)" if t is not single
                     else "gnnlint check FILE --no-cache (whole process)")
         cold = b.series.get((t.name, cold_key))
@@ -750,7 +781,7 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
                     if first else "| | | | ")
             first = False
             if s.skipped:
-                w(head + f"| {s.name} | n/a | | | | | | |")
+                w(head + f"| {s.name} | n/a | | | | | | | |")
                 continue
             med = s.median()
             ok = s.ok_runs()
@@ -758,7 +789,7 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
                 fails = s.failed()
                 why = ("timeout" if any(r.timed_out for r in fails)
                        else f"error rc={fails[0].rc}" if fails else "n/a")
-                w(head + f"| {s.name} | {why} | | {len(s.runs)} | | | | |")
+                w(head + f"| {s.name} | {why} | | {len(s.runs)} | | | | | |")
                 continue
             lo = min(r.seconds for r in ok)
             hi = max(r.seconds for r in ok)
@@ -766,8 +797,10 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
             speed = med / cmed if s.kind == "peer" and cmed else None
             rss = max(r.maxrss_kb for r in ok) / 1024
             cpu = statistics.median(r.cpu_seconds for r in ok)
+            cpu_ratio = cpu / pcpu if pcpu and s is not parse else None
             w(head + f"| {s.name} | {fmt_s(med)} | {fmt_s(lo)}–{fmt_s(hi)} | {len(ok)} "
-              f"| {fmt_ratio(ratio)} | {fmt_ratio(speed)} | {fmt_s(cpu)} | {rss:.0f} |")
+              f"| {fmt_ratio(ratio)} | {fmt_ratio(speed)} | {fmt_s(cpu)} "
+              f"| {fmt_ratio(cpu_ratio)} | {rss:.0f} |")
     w("")
 
     skipped = [(k, b.series[k].skipped) for k in b.order if b.series[k].skipped]
@@ -922,9 +955,12 @@ def main(argv: list[str] | None = None) -> int:
                          f"then {DEFAULT_PEERS_VENV}/bin)")
     ap.add_argument("--python", default=sys.executable,
                     help="interpreter that runs gnnlint (default: this one)")
-    ap.add_argument("--gnnlint-src", type=Path, default=REPO, metavar="DIR",
-                    help="directory put first on PYTHONPATH for `python -m gnnlint` "
-                         "(default: this checkout)")
+    ap.add_argument("--gnnlint-rev", default="HEAD", metavar="REV",
+                    help="benchmark the gnnlint package as committed at REV of this "
+                         "repo, extracted to a temp dir (default: HEAD)")
+    ap.add_argument("--gnnlint-src", type=Path, default=None, metavar="DIR",
+                    help="instead, put DIR first on PYTHONPATH for `python -m gnnlint` "
+                         "(e.g. . for the live working tree)")
     ap.add_argument("--jobs", default=None, help="pass --jobs N to gnnlint")
     ap.add_argument("--gnnlint-arg", action="append", default=[], metavar="ARG",
                     help="extra argument for every gnnlint check (repeatable)")
@@ -933,8 +969,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle-threshold", type=float, default=0.3, metavar="FRACTION",
                     help="before each timed run, wait until the CPUs are at most this "
                          "busy with other work (0.5 s sample; default 0.3; 1 = never wait)")
-    ap.add_argument("--idle-max-wait", type=float, default=60.0, metavar="SECONDS",
-                    help="longest wait for idle CPUs before a run (default 60)")
+    ap.add_argument("--idle-max-wait", type=float, default=20.0, metavar="SECONDS",
+                    help="longest wait for idle CPUs before a run (default 20)")
     ap.add_argument("--json", type=Path, default=None, help="write raw runs as JSON")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     a = ap.parse_args(argv)
@@ -952,9 +988,20 @@ def main(argv: list[str] | None = None) -> int:
     if a.peers_venv is not None and not (a.peers_venv / "bin").is_dir():
         ap.error(f"--peers-venv {a.peers_venv}: no bin/ directory")
     peers = {tool: find_peer(tool, a.peers_venv) for tool in ("torchfix", "fixit", "ruff")}
-    g = probe_gnnlint(a.python, a.gnnlint_arg, a.jobs, a.gnnlint_src.resolve())
-
     b = Bench(a)
+    if a.gnnlint_src is not None:
+        src = a.gnnlint_src.resolve()
+        label = f"live source in {src}"
+    else:
+        src, short = snapshot_gnnlint(a.gnnlint_rev, b.workdir / "gnnlint-src")
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "gnnlint"],
+                               capture_output=True, text=True, timeout=60,
+                               check=False).stdout.strip()
+        label = (f"commit {short} of {REPO} (snapshot"
+                 + ("; the working tree had uncommitted changes, not measured)"
+                    if dirty else ")"))
+    g = probe_gnnlint(a.python, a.gnnlint_arg, a.jobs, src)
+    g.label = label
     if not a.in_place:
         trees = [copy_tree(t, b.workdir / "trees") for t in trees]
     versions = b.extra_info.setdefault("_versions", {})
