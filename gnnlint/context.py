@@ -1856,6 +1856,13 @@ class FileContext:
                         return found
                 return None
             local = self._local_callee(expr)
+            if isinstance(local, ClassInfo):  # class NeighborSampler(RawNeighborSampler): ...
+                for base in local.bases:
+                    found = self.variable_size_loader(cst.Call(func=cst.parse_expression(base)), at, depth + 1) \
+                        if base else None
+                    if found:
+                        return found
+                return None
             if local is None and isinstance(expr.func, cst.Attribute) and not isinstance(expr.func.value, cst.Call):
                 owner = self.class_of(expr.func.value, at)
                 if isinstance(owner, ClassInfo):
@@ -2218,6 +2225,14 @@ class FileContext:
             binding = self._feed_binding(expr.value, at or expr)
             if binding is not None and binding.how == "assign":
                 return self.optimizer_ctor(binding.value, binding.value, depth + 1)
+            if binding is not None and binding.how == "param" and binding.node is not None:
+                func = self.enclosing_function(binding.node)
+                found_ctors = set()
+                for caller in self._callers_of(func) if func is not None else ():
+                    value = self._arg_for_param(func, caller, expr.value)
+                    found_ctors.add(self.optimizer_ctor(value, caller, depth + 1) if value is not None else None)
+                if len(found_ctors) == 1:
+                    return found_ctors.pop()  # every caller passes the same optimizer
             return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = self.enclosing_class(at or expr)

@@ -359,3 +359,35 @@ def test_gnn007_through_ddp_and_forward_assignment():
         for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
             model(batch.x, batch.edge_index)
         """) == [4]
+
+
+def test_gnn007_local_subclass_of_a_pyg_loader():
+    assert lines("GNN007", """
+        import torch
+        from torch_geometric.loader import NeighborSampler as RawNeighborSampler
+
+        class NeighborSampler(RawNeighborSampler):
+            def sample(self, batch):
+                return super().sample(batch)
+
+        train_loader = NeighborSampler(data.edge_index, sizes=[10, 10], batch_size=256)
+        model = torch.compile(model)
+        for batch_size, n_id, adjs in train_loader:
+            model(x[n_id], adjs)
+        """) == [10]
+
+
+def test_gnn002_optimizer_passed_to_a_compiled_step():
+    assert lines("GNN002", """
+        import torch
+
+        @torch.compile
+        def update(opt, sched):
+            opt.step()
+            sched.step()
+
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[30, 60])
+        for epoch in range(90):
+            update(optimizer, scheduler)
+        """) == [9]
