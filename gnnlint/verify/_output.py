@@ -1,0 +1,203 @@
+"""Printing a verify report: a rich table (``full``), ``json`` (the check
+format's objects plus ``verdict``/``evidence``), ``sarif`` (verdict in each
+result's properties)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from gnnlint.finding import Finding
+from gnnlint.verify._verdicts import CONFIRMED, NOT_EXERCISED, NOT_REPRODUCED, UNEXPECTED, recompile_summary
+
+if TYPE_CHECKING:
+    from gnnlint.verify import TargetReport, VerifyReport
+
+ORDER = {CONFIRMED: 0, UNEXPECTED: 1, NOT_REPRODUCED: 2, NOT_EXERCISED: 3}
+STYLE = {CONFIRMED: "bold red", UNEXPECTED: "magenta", NOT_REPRODUCED: "green", NOT_EXERCISED: "dim"}
+
+
+def display_path(p: str | None) -> str:
+    if not p:
+        return "?"
+    try:
+        rel = os.path.relpath(p)
+    except ValueError:
+        return p
+    return p if rel.startswith("..") else rel
+
+
+def event_text(ev: dict) -> str:
+    kind = ev["kind"].replace("_", " ")
+    reason = ev.get("reason", "")
+    if ev["kind"] == "recompile":
+        return f"{kind}: {recompile_summary(ev)}; guard: {reason}"
+    n = ev.get("count", 1)
+    times = f" (x{n})" if n > 1 else ""
+    origin = ev.get("origin")
+    where = ""
+    fr = (ev.get("frames") or [[None]])[0]
+    if origin and origin[0] and origin[0] != fr[0]:
+        where = f" [in {_short_lib(origin[0])}:{origin[1]}]"
+    return f"{kind}{times}: {reason}{where}"
+
+
+def _short_lib(p: str) -> str:
+    p = p.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in p:
+            return p.split(marker, 1)[1]
+    return display_path(p)
+
+
+def unexpected_message(u) -> str:
+    return f"runtime {event_text(u.event)} (no static finding here)"
+
+
+# ----------------------------------------------------------------- full
+def render_full(report: "VerifyReport", out: TextIO, color: bool) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from gnnlint.report import make_console
+
+    console = make_console(out, color)
+    totals = {CONFIRMED: 0, UNEXPECTED: 0, NOT_REPRODUCED: 0, NOT_EXERCISED: 0}
+    errors = 0
+    for t in report.targets:
+        if t.error:
+            errors += 1
+            console.print(Text(f"error: {t.error.get('message')}", style="bold red"))
+            tail = (t.error.get("stderr") or "").strip().splitlines()[-3:]
+            for line in tail:
+                console.print(Text(f"  | {line}", style="dim"))
+            continue
+        d = t.data
+        v = d.get("versions", {})
+        console.print(Text(
+            f"{display_path(d.get('target_path'))}:{d.get('function')}() - torch {v.get('torch')}, "
+            f"torch_geometric {v.get('torch_geometric')}, {d.get('device')}, backend {d.get('backend')}; "
+            f"model {d.get('model_compile')}; {d.get('steps')} steps, {t.result.seconds:.1f} s",
+            style="bold"))
+        for note in d.get("notes") or []:
+            console.print(Text(f"  note: {note}", style="dim"))
+        rows = []
+        for vd in t.verdicts:
+            f = vd.finding
+            ev = "; ".join(_evidence_text(e) for e in vd.evidence) or (vd.note or "")
+            rows.append((ORDER[vd.verdict], f.path, f.line, vd.verdict, f"{display_path(f.path)}:{f.line}:{f.col}",
+                         f.code, f.message, ev))
+        for u in t.unexpected:
+            rows.append((ORDER[UNEXPECTED], u.path, u.line, UNEXPECTED, f"{display_path(u.path)}:{u.line}",
+                         u.code or "-", "", event_text(u.event)))
+        rows.sort(key=lambda r: (r[0], r[1], r[2]))
+        if rows:
+            table = Table(show_lines=False, expand=False, pad_edge=False)
+            for col in ("verdict", "location", "code", "finding", "runtime evidence"):
+                table.add_column(col, overflow="fold")
+            for r in rows:
+                table.add_row(Text(r[3], style=STYLE[r[3]] if color else ""), r[4], r[5], r[6], r[7])
+            console.print(table)
+        else:
+            console.print("  no static findings and no runtime events in the files this target ran")
+        for k in totals:
+            totals[k] += sum(1 for r in rows if r[3] == k)
+    summary = (f"{totals[CONFIRMED]} confirmed, {totals[UNEXPECTED]} unexpected, "
+               f"{totals[NOT_REPRODUCED]} not reproduced, {totals[NOT_EXERCISED]} not exercised")
+    if errors:
+        summary += f"; {errors} target error{'s' if errors != 1 else ''}"
+    console.print(summary)
+
+
+def _evidence_text(e: dict) -> str:
+    if e["kind"] == "recompile":
+        return f"recompile x{e.get('count', 1)}: {e.get('reason')}" + (" (limit hit, now eager)" if e.get("limit_hit") else "")
+    n = e.get("count", 1)
+    s = f"{e['kind'].replace('_', ' ')}{f' x{n}' if n > 1 else ''}: {e.get('reason')}"
+    if e.get("line") is not None:
+        s += f" @ {display_path(e.get('file'))}:{e.get('line')}"
+    return s
+
+
+# ----------------------------------------------------------------- json
+def _unexpected_finding(u) -> Finding:
+    return Finding(path=u.path, line=u.line, col=1, end_line=u.line, end_col=1,
+                   code=u.code or "", name="unexpected-runtime-event", message=unexpected_message(u))
+
+
+def json_entries(report: "VerifyReport") -> list[dict[str, Any]]:
+    from gnnlint.report import rule_url
+    from gnnlint.report.json_format import finding_to_json
+    from gnnlint.verify._verdicts import evidence_entry
+
+    entries: list[dict[str, Any]] = []
+    for t in report.targets:
+        if t.error:
+            entries.append({"code": None, "verdict": "error", "target": t.spec,
+                            "error": t.error.get("kind"), "message": t.error.get("message")})
+            continue
+        versions = t.data.get("versions", {})
+        for vd in sorted(t.verdicts, key=lambda v: v.finding.sort_key()):
+            e = finding_to_json(vd.finding)
+            e.update({"verdict": vd.verdict, "evidence": vd.evidence, "target": t.spec})
+            if vd.note:
+                e["note"] = vd.note
+            if vd.verdict == NOT_REPRODUCED:
+                e["versions"] = versions
+            entries.append(e)
+        for u in t.unexpected:
+            e = finding_to_json(_unexpected_finding(u))
+            e["code"] = u.code
+            e["url"] = rule_url(u.code) if u.code else None
+            e.update({"verdict": UNEXPECTED, "evidence": [evidence_entry(u.event)], "target": t.spec})
+            entries.append(e)
+    return entries
+
+
+def render_json(report: "VerifyReport", out: TextIO) -> None:
+    out.write(json.dumps(json_entries(report), indent=2, ensure_ascii=False))
+    out.write("\n")
+
+
+# ----------------------------------------------------------------- sarif
+def render_sarif(report: "VerifyReport", out: TextIO) -> None:
+    from gnnlint.report.sarif import build_sarif
+    from gnnlint.verify._verdicts import evidence_entry
+
+    findings: list[Finding] = []
+    props: list[dict] = []
+    for t in report.targets:
+        if t.error:
+            continue
+        for vd in t.verdicts:
+            findings.append(vd.finding)
+            p = {"verdict": vd.verdict, "evidence": vd.evidence, "target": t.spec}
+            if vd.note:
+                p["note"] = vd.note
+            props.append(p)
+        for u in t.unexpected:
+            f = _unexpected_finding(u)
+            findings.append(Finding(**{**f.__dict__, "code": u.code or "runtime"}))
+            props.append({"verdict": UNEXPECTED, "evidence": [evidence_entry(u.event)], "target": t.spec})
+    # build_sarif aligns extra properties with the findings' report order
+    order = sorted(range(len(findings)), key=lambda i: findings[i].sort_key())
+    extra = {rank: props[i] for rank, i in enumerate(order)}
+    log = build_sarif(findings, extra)
+    notes = [{"level": "error", "message": {"text": t.error.get("message", "")}}
+             for t in report.targets if t.error]
+    log["runs"][0]["invocations"] = [{
+        "executionSuccessful": not notes,
+        "toolExecutionNotifications": notes,
+    }]
+    out.write(json.dumps(log, indent=2, ensure_ascii=False))
+    out.write("\n")
+
+
+def render(report: "VerifyReport", fmt: str, out: TextIO, color: bool) -> None:
+    if fmt == "json":
+        render_json(report, out)
+    elif fmt == "sarif":
+        render_sarif(report, out)
+    else:
+        render_full(report, out, color)

@@ -1,0 +1,183 @@
+"""Give every static finding a runtime verdict from the child's events and
+coverage, and list the events no finding explains."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from gnnlint.finding import Finding
+
+CONFIRMED = "confirmed"
+NOT_REPRODUCED = "not-reproduced"
+NOT_EXERCISED = "not-exercised"
+UNEXPECTED = "unexpected"
+
+# Which runtime events can confirm a finding of each rule. A rule not listed
+# accepts any event at its line.
+RULE_EVENTS: dict[str, tuple[str, ...]] = {
+    "GNN001": ("graph_break", "host_sync", "compile_error"),
+    "GNN002": ("recompile",),
+    "GNN003": ("graph_break", "recompile", "compile_error"),
+    "GNN004": ("graph_break", "host_sync", "compile_error"),
+    "GNN005": ("graph_break", "compile_error"),
+    "GNN006": ("cudagraph_rerecord",),
+    "GNN007": ("recompile",),
+    "GNN008": ("graph_break", "host_sync", "compile_error"),
+    "GNN009": ("graph_break", "host_sync", "compile_error"),
+    "GNN010": (),
+    "GNN011": ("compile_error",),
+    "GNN012": ("graph_break", "recompile", "compile_error"),
+}
+# Rules anchored on a torch.compile call: the compile site (an event's context)
+# counts as the event's place for them.
+SITE_RULES = {"GNN006", "GNN007", "GNN012"}
+
+
+@dataclass
+class Verdict:
+    finding: Finding
+    verdict: str
+    evidence: list[dict] = field(default_factory=list)
+    note: str | None = None
+
+
+@dataclass
+class Unexpected:
+    code: str | None
+    event: dict
+    path: str
+    line: int
+
+
+def _real(p: str) -> str:
+    return os.path.realpath(p)
+
+
+def _accepts(f: Finding, ev: dict) -> bool:
+    kinds = RULE_EVENTS.get(f.code)
+    kind = ev["kind"]
+    if kind == "recompile" and ev.get("after_break"):
+        # a guard on a value that crossed a graph break: a cost of that break
+        kind = "graph_break"
+    if kinds is not None and kind not in kinds:
+        return False
+    if f.code == "GNN002" and not ev.get("lr_guard"):
+        return False
+    if f.code == "GNN007" and ev.get("lr_guard"):
+        return False
+    return True
+
+
+def _in_span(f: Finding, path: str, line: int) -> bool:
+    if path != _real(f.path):
+        return False
+    start = min(f.line, f.noqa_line or f.line)
+    return start <= line <= max(f.end_line, f.line)
+
+
+def _matches(f: Finding, ev: dict) -> bool:
+    if not _accepts(f, ev):
+        return False
+    frames = list(ev.get("frames") or [])
+    if f.code in SITE_RULES:
+        frames += ev.get("context") or []
+    return any(_in_span(f, fr[0], fr[1]) for fr in frames)
+
+
+def evidence_entry(ev: dict, versions: dict | None = None) -> dict[str, Any]:
+    fr = (ev.get("frames") or [[None, None]])[0]
+    e = {"kind": ev["kind"], "reason": ev["reason"], "count": ev.get("count", 1),
+         "file": fr[0], "line": fr[1]}
+    if ev.get("origin") and ev["origin"][0] and ev["origin"][0] != fr[0]:
+        e["origin"] = {"file": ev["origin"][0], "line": ev["origin"][1]}
+    if ev.get("kind") == "recompile":
+        e["dynamic"] = ev.get("dynamic")
+        if ev.get("after_break"):
+            e["after_graph_break"] = True
+        if ev.get("limit_hit"):
+            e["limit_hit"] = True
+    return e
+
+
+def recompile_summary(ev: dict, limit: int = 8) -> str:
+    """Words for a recompile event: how many, and what torch does next."""
+    n = ev.get("count", 1)
+    dyn = ev.get("dynamic")
+    what = "recompile" if n == 1 else "recompiles"
+    if ev.get("limit_hit"):
+        return f"{n} {what}; recompile limit hit, the frame now runs eagerly"
+    if ev.get("after_break"):
+        return f"{n} {what} of the code after a graph break (it guards on a value computed across the break)"
+    if dyn is False:
+        return f"{n} {what} with dynamic=False: one per change, until the recompile limit ({limit}), then eager"
+    if dyn is None:
+        return (f"{n} {what} with the default dynamic=None: "
+                "torch marks the value dynamic after the first recompile")
+    return f"{n} {what}"
+
+
+def guess_code(ev: dict) -> str | None:
+    """The rule an unexplained event would belong to."""
+    r = (ev.get("reason") or "").lower()
+    kind = ev["kind"]
+    origin = ((ev.get("origin") or [""])[0] or "").replace("\\", "/")
+    in_pyg = "/torch_geometric/" in origin
+    if kind == "recompile":
+        if ev.get("lr_guard"):
+            return "GNN002"
+        if "size mismatch" in r or "stride mismatch" in r or "dimension" in r:
+            return "GNN007"
+        return None
+    if kind == "cudagraph_rerecord":
+        return "GNN006"
+    if "sparse" in r:
+        return "GNN005"
+    if "lazy" in r or "uninitializedparameter" in r:
+        return "GNN012"
+    if "repeat_interleave" in r:
+        return "GNN004"
+    data_dep = any(k in r for k in ("nonzero", "unique", "masked_select", "boolean-mask", "one-argument where",
+                                    "bincount", "dynamic shape operator", "data-dependent", "data dependent"))
+    sync = any(k in r for k in ("host sync", "item", "_local_scalar_dense", "tolist", "tensor.__bool__",
+                                "generic_jump", "data-dependent branching", "float(tensor)", "int(tensor)"))
+    if in_pyg and (data_dep or sync):
+        return "GNN009"
+    if data_dep:
+        return "GNN008"
+    if sync:
+        return "GNN001"
+    return None
+
+
+def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[int]],
+          versions: dict, exercised_sites: list[tuple[str, int]] = ()) -> tuple[list[Verdict], list[Unexpected]]:  # type: ignore[assignment]
+    cov = {(_real(p)): set(ls) for p, ls in coverage.items()}
+    for p, line in exercised_sites:
+        cov.setdefault(_real(p), set()).add(line)
+    explained: set[int] = set()
+    verdicts: list[Verdict] = []
+    vtext = f"torch {versions.get('torch', '?')}, torch_geometric {versions.get('torch_geometric', '?')}"
+    for f in findings:
+        matched = [i for i, ev in enumerate(events) if _matches(f, ev)]
+        if matched:
+            explained.update(matched)
+            verdicts.append(Verdict(f, CONFIRMED, [evidence_entry(events[i]) for i in matched]))
+            continue
+        lines = cov.get(_real(f.path), set())
+        start = min(f.line, f.noqa_line or f.line)
+        ran = any(start <= ln <= max(f.end_line, f.line) for ln in lines)
+        if ran:
+            note = f"the line ran and nothing happened on {vtext}"
+            if f.code == "GNN006":
+                note += " (CUDA graph re-recordings can only be observed on CUDA)"
+            verdicts.append(Verdict(f, NOT_REPRODUCED, [], note))
+        else:
+            verdicts.append(Verdict(f, NOT_EXERCISED, [], "the example never ran this line"))
+    unexpected = []
+    for i, ev in enumerate(events):
+        if i in explained:
+            continue
+        fr = ev["frames"][0]
+        unexpected.append(Unexpected(guess_code(ev), ev, fr[0], fr[1]))
+    return verdicts, unexpected
