@@ -1917,6 +1917,14 @@ class FileContext:
                 if found:
                     return found
             return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            owner = self.class_of(expr.value, at)  # dm.train_loader, dm being a local class
+            if isinstance(owner, ClassInfo):
+                for value in self._class_attr_values(owner, expr.attr.value):
+                    found = self.variable_size_loader(value, value, depth + 1)
+                    if found:
+                        return found
+            return None
         if isinstance(expr, cst.Subscript):
             return self.variable_size_loader(expr.value, at, depth + 1)
         if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
@@ -2099,6 +2107,9 @@ class FileContext:
                 return LoaderFeed(loader, call, f"`for ... in {text}`", padded, tuple(self._unmarked_args(call)),
                                   bool(self.mark_dynamic_keys()))
             child = anc
+        feed = self._next_batch_source(call, func)
+        if feed is not None:
+            return feed
         if func is None or depth >= 3:
             return None
         params = set(func.params) - {"self", "cls"}
@@ -2116,6 +2127,30 @@ class FileContext:
                 return LoaderFeed(loader[0], call, loader[1], self.pipeline_padded(),
                                   tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
         return None
+
+    def _next_batch_source(self, call: cst.Call, func: Optional[FuncInfo]) -> Optional["LoaderFeed"]:
+        """``batch = next(it)`` (``it = iter(loader)``) inside a loop, feeding ``call``."""
+        if not any(isinstance(a, (cst.For, cst.While)) for a in self._ancestors_in(call, func)):
+            return None
+        seeds = set()
+        for targets, value in self._assignments_in(func):
+            if isinstance(value, cst.Call) and self.resolve(value.func) in ("next", "builtins.next") \
+                    and value.args and self.variable_size_loader(value.args[0].value, value):
+                seeds |= targets
+                loader = self.variable_size_loader(value.args[0].value, value)
+        if not seeds:
+            return None
+        tainted = self._tainted(func, seeds)
+        if not self._call_mentions(call, tainted):
+            return None
+        return LoaderFeed(loader, call, "`next(iter(...))`", self.pipeline_padded(),
+                          tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
+
+    def _ancestors_in(self, node: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.CSTNode]:
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return
+            yield anc
 
     def _lightning_reachable(self, cls: ClassInfo) -> set:
         """Methods of a Lightning-style module that run on every batch: the
@@ -2197,6 +2232,10 @@ class FileContext:
             for how, new, call in self._ref_passes(ref):
                 if how == "ref":
                     todo.append((new, depth + 1))
+                    continue
+                feed = self._batch_source(call)
+                if feed is not None:  # train_step(model, batch) inside `for batch in loader`
+                    feeds.append(feed)
                     continue
                 for arg in call.args:
                     loader = self.variable_size_loader(arg.value, call)

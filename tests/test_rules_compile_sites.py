@@ -391,3 +391,36 @@ def test_gnn002_optimizer_passed_to_a_compiled_step():
         for epoch in range(90):
             update(optimizer, scheduler)
         """) == [9]
+
+
+def test_gnn007_step_based_loop_external_step_and_data_module_attribute():
+    assert lines("GNN007", """
+        import torch
+        from torch_geometric.loader import NeighborLoader
+        loader_iter = iter(NeighborLoader(data, num_neighbors=[10], batch_size=64))
+        model = torch.compile(model)
+        for step in range(10000):
+            batch = next(loader_iter)
+            model(batch.x, batch.edge_index)
+        """) == [5]
+    assert lines("GNN007", """
+        import torch
+        from torch_geometric.loader import DataLoader
+        from mytraining import train_step
+        model = torch.compile(model)
+        for batch in DataLoader(graphs, batch_size=32):
+            train_step(model, batch, optimizer)
+        """) == [5]
+    assert lines("GNN007", """
+        import torch
+        from torch_geometric.loader import NeighborLoader
+
+        class Data:
+            def __init__(self, data):
+                self.train_loader = NeighborLoader(data, num_neighbors=[10], batch_size=64)
+
+        dm = Data(data)
+        model = torch.compile(model)
+        for batch in dm.train_loader:
+            model(batch.x, batch.edge_index)
+        """) == [10]
