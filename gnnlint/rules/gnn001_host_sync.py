@@ -83,8 +83,10 @@ class HostSync(Rule):
     original held. Counts (`int(...)` of a sum of a boolean tensor) are exact
     (int64). Float sums are the same up to float precision: the device adds in
     the tensor's dtype (float32 for a float32 loss) where the original added
-    Python floats, and an integer literal start read back as `float(acc)` is
-    `0.0` where the original kept `0` when the loop did not run. An `int(t)` of a
+    Python floats (a half-precision loss would add in half precision: check
+    the dtype of what you accumulate), and an integer literal start read back
+    as `float(acc)` is `0.0` where the original kept `0` when the loop did not
+    run. A `.cpu()` before the sync (`t.cpu().item()`) is dropped with it. An `int(t)` of a
     value not known to be integral (it truncates every step), or a `.item()` of
     unknown dtype added to an integer start, is not rewritten.
 
@@ -253,6 +255,29 @@ for epoch in range(10):
         total_loss += loss.detach()
     print(f"epoch {epoch}: {float(total_loss):.4f}")
     history.append(float(total_loss))
+"""),
+        Invalid("""
+import torch
+def evaluate(model, loader):
+    correct = 0
+    loss_sum = 0.0
+    with torch.no_grad():
+        for batch in loader:
+            out = model(batch.x)
+            loss_sum += torch.nn.functional.nll_loss(out, batch.y).cpu().item()
+            correct += out.argmax(-1).eq(batch.y).sum().item()
+    return loss_sum, correct
+""", lines=(9, 10), expected_fix="""
+import torch
+def evaluate(model, loader):
+    correct = 0
+    loss_sum = 0.0
+    with torch.no_grad():
+        for batch in loader:
+            out = model(batch.x)
+            loss_sum += torch.nn.functional.nll_loss(out, batch.y).detach()
+            correct += out.argmax(-1).eq(batch.y).sum()
+    return float(loss_sum), int(correct)
 """),
         # Not mechanical, so no fix: the accumulator is read inside the loop,
         # or never read after it, or `int()` truncates a float every step.
@@ -484,7 +509,7 @@ class _AccumulationFix:
                 factor, divides = parent.right, True
             else:
                 return None
-            if ctx.kind(factor) == "tensor" or parent.lpar:
+            if ctx.kind(factor) == TENSOR or parent.lpar:
                 return None
             if any(isinstance(n, cst.Call) and ctx.resolve(n.func) in ("float", "int")
                    or isinstance(n, cst.Attribute) and n.attr.value == "item"
@@ -555,6 +580,10 @@ class _AccumulationFix:
 
     @staticmethod
     def _on_device(expr: cst.BaseExpression) -> cst.BaseExpression:
+        # `t.cpu().item()`: the copy to the host is part of the sync; drop it.
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value == "cpu" and not expr.args and not expr.lpar:
+            expr = expr.func.value
         if _is_count(expr):
             return expr  # integer tensors carry no gradient
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
@@ -576,7 +605,6 @@ class _AccumulationFix:
         init = None
         reads: list[cst.Name] = []
         seen_aug = False
-        loop_nodes = None
         for name in finder.found:
             parent = self._parent(name)
             if isinstance(parent, cst.Attribute) and parent.attr is name:
@@ -606,8 +634,6 @@ class _AccumulationFix:
                     isinstance(owner, _TARGET_OWNERS) and getattr(owner, "target", None) is child):
                 return None, []  # bound again
             # a read: only after the loop
-            if loop_nodes is None:
-                loop_nodes = True
             if any(anc is loop for anc in ctx.ancestors(name)):
                 return None, []
             if ctx.order.get(name, -1) < loop_order:
