@@ -1843,6 +1843,10 @@ class FileContext:
             resolved = self.resolve(expr.func) or ""
             last = resolved.split(".")[-1]
             if resolved.startswith(("torch_geometric.loader", "torch_geometric.data")) and last in _FEED_LOADERS:
+                first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
+                if last in ("DataLoader", "DataListLoader") and isinstance(first, (cst.List, cst.Tuple)) \
+                        and len(first.elements) == 1:
+                    return None  # DataLoader([data]): the same single graph every step
                 return last  # (PyG 1.x kept the loaders in torch_geometric.data)
             if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
                 mode = next((self.literal_value(a.value, a.value) for a in expr.args

@@ -424,3 +424,13 @@ def test_gnn007_step_based_loop_external_step_and_data_module_attribute():
         for batch in dm.train_loader:
             model(batch.x, batch.edge_index)
         """) == [10]
+
+
+def test_gnn007_single_graph_wrapped_in_a_loader_is_fixed_size():
+    assert lines("GNN007", """
+        import torch
+        from torch_geometric.loader import DataLoader
+        model = torch.compile(model)
+        for data in DataLoader([graph], batch_size=1):
+            model(data.x, data.edge_index)
+        """) == []
