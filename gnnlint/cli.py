@@ -160,6 +160,8 @@ def _run(**kw) -> int:
     finally:
         if out_stream is not sys.stdout:
             out_stream.close()
+    if fix_outcome is not None and any("internal error" in e for e in fix_outcome.errors):
+        return 2  # a fix was dropped because it broke the file: never silent
     if kw.get("exit_zero"):
         return 0
     if findings:

@@ -102,6 +102,7 @@ class HostSync(Rule):
     code = "GNN001"
     name = "host-sync"
     summary = "Device-to-host sync (`.item()`, `float(t)`, tensor truthiness…) in a compiled region or a hot loop"
+    region = "compiled_or_hot"
     triggers = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
                 b"if ", b"while ", b"assert ", b"print(")
     fix_applicability = "unsafe"
