@@ -73,6 +73,10 @@ class FloatLr(Rule):
 
     A tensor lr is a graph input, not a guarded constant: the schedulers
     update it in place (pytorch/pytorch#123753) and the step never recompiles.
+    `OneCycleLR` and `CyclicLR` also cycle the momentum by default, writing a
+    float `betas[0]`/`momentum` every step that the compiled step guards on
+    as well (measured: 8 recompiles with a tensor lr); the message then also
+    asks for `cycle_momentum=False`.
     Measured on torch 2.13 (Adam + StepLR, 15 steps): float lr → 2 graphs with
     `dynamic=None`, 8 graphs then eager with `dynamic=False`; tensor lr → 1.
 
@@ -258,11 +262,18 @@ for group in optimizer.param_groups:
         else:
             cost = ("on torch 2.13 (default `dynamic=None`) the first lr change recompiles the step once, then the "
                     "lr is traced as a dynamic float (torch < 2.6: a recompile on every change)")
+        cycling = [c for c in changers if isinstance(c, cst.Call) and ctx.last_part(c.func) in ("OneCycleLR", "CyclicLR")
+                   and not any(a.keyword is not None and a.keyword.value == "cycle_momentum"
+                               and ctx.literal_value(a.value) is False for a in c.args)]
+        also = ""
+        if cycling:
+            also = (f" and `cycle_momentum=False` to `{ctx.last_part(cycling[0].func)}` (it also rewrites the float "
+                    f"momentum, `betas[0]`/`momentum`, which the step guards on too)")
         lr_desc = f"Python-number lr `{value_text}`" if lr_arg is not None else \
             f"the default Python-float lr ({value_text})"
         message = (f"`{opt_name}` gets {lr_desc} that {changer_text} changes, and its step is compiled "
                    f"({compiled_text}): the step guards on `param_groups[0]['lr']`; {cost}; "
-                   f"pass `lr=torch.tensor({value_text or '...'})`")
+                   f"pass `lr=torch.tensor({value_text or '...'})`{also}")
         self.report(node, message, self._fix(node, lr_arg, value_text))
 
     @staticmethod
