@@ -41,6 +41,10 @@ attributes):
   compiled function calling ``.step()``, when there is one), then
   ``scheduler.step()``. ``step`` replaces that whole update: a callable taking
   ``()``, ``(inp)`` or ``(model, inp)``, run after each forward.
+- ``run`` (optional): a callable taking the (compiled) model that runs the
+  user's own loop (e.g. ``lambda model: train(model, loader, optimizer)``);
+  it replaces verify's loop, so syncs in the user's train/eval loops are
+  exercised where they are written.
 - The model may already be compiled; it is then used as is.
 
 Only the child imports torch (lazily); importing this package does not.

@@ -698,22 +698,26 @@ def parse_example(torch, result) -> dict:
         ex = dict(result)
     elif hasattr(result, "model") and hasattr(result, "inputs"):
         ex = {k: getattr(result, k) for k in ("model", "inputs", "optimizer", "scheduler",
-                                              "loss_fn", "step") if hasattr(result, k)}
+                                              "loss_fn", "step", "run") if hasattr(result, k)}
     elif isinstance(result, (tuple, list)) and len(result) in (2, 3):
         ex = {"model": result[0], "inputs": result[1]}
         if len(result) == 3 and result[2] is not None:
             extra = result[2]
             if not isinstance(extra, dict):
-                extra = {k: getattr(extra, k) for k in ("optimizer", "scheduler", "loss_fn", "step")
+                extra = {k: getattr(extra, k) for k in ("optimizer", "scheduler", "loss_fn", "step", "run")
                          if hasattr(extra, k)}
             ex.update(extra)
     else:
         raise TargetError("bad-example", "gnnlint_example() must return (model, [inputs...]) "
                           "or (model, [inputs...], {optimizer, scheduler, loss_fn})")
+    if ex.get("run") is not None and not callable(ex["run"]):
+        raise TargetError("bad-example", "gnnlint_example(): 'run' must be a callable taking the model")
     if ex.get("model") is None or not callable(ex["model"]):
         raise TargetError("bad-example", "gnnlint_example(): the model is missing or not callable")
     inputs = ex.get("inputs")
-    if not isinstance(inputs, (list, tuple)) or not inputs:
+    if ex.get("run") is not None and inputs is None:
+        inputs = []
+    if not isinstance(inputs, (list, tuple)) or (not inputs and ex.get("run") is None):
         raise TargetError("bad-example", "gnnlint_example(): inputs must be a non-empty list")
     ex["inputs"] = list(inputs)
     return ex
@@ -922,7 +926,12 @@ def run(job: dict) -> dict:
         warnings.simplefilter("always")
         h.coverage.start()
         try:
-            for i in range(n_steps):
+            user_run = ex.get("run")
+            if user_run is not None:
+                # the user's own loop, given the compiled model
+                n_steps = 1
+                user_run(compiled)
+            for i in range(n_steps if user_run is None else 0):
                 inp = inputs[i % len(inputs)]
                 h.current_sparse_frames = _sparse_frames(h, inp)
                 args, kwargs = call_args(inp)
@@ -976,6 +985,13 @@ def run(job: dict) -> dict:
     if cuda:
         _cudagraph_events(h)
     collect_metrics(h)
+    for r in h.compiles:
+        # a torch.compile in the user's code whose result never ran: the
+        # compile was discarded (GNN010). Evidence only, never "unexpected"
+        # (an example may build compiled objects it does not use).
+        if r["origin"] == "user" and r["calls"] == 0 and r["site"]:
+            h.add_event("compile_unused", f"the result of this compile of `{r['target']}` was never called",
+                        [r["site"]], rec=r, extra={"confirm_only": True})
     for code in h.skipped:
         _cover_code(h, code)
 
@@ -987,7 +1003,7 @@ def run(job: dict) -> dict:
         "backend": r["backend"], "calls": r["calls"], "distinct_shapes": len(r["shapes"]),
     } for r in h.compiles]
     result["optimizers"] = [{k: v for k, v in o.items() if k != "ref"} for o in h.optimizers.values()]
-    result["steps"] = n_steps
+    result["steps"] = n_steps if ex.get("run") is None else "the example's run()"
     result["notes"] = h.notes
     result["seconds"] = round(time.time() - t0, 2)
     return result

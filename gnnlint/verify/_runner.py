@@ -187,7 +187,7 @@ def _finish(target: Target, result_path: str, stderr: str, returncode: int | Non
         res.error = dict(data["error"])
         res.error["stderr"] = stderr
         msg = res.error.get("message", "")
-        if target.spec not in msg:
+        if not msg.startswith(target.spec):
             res.error["message"] = f"{target.spec}: {msg}"
     return res
 

@@ -25,7 +25,7 @@ RULE_EVENTS: dict[str, tuple[str, ...]] = {
     "GNN007": ("recompile",),
     "GNN008": ("graph_break", "host_sync", "compile_error"),
     "GNN009": ("graph_break", "host_sync", "compile_error"),
-    "GNN010": (),
+    "GNN010": ("compile_unused",),
     "GNN011": ("compile_error",),
     "GNN012": ("graph_break", "recompile", "compile_error"),
 }
@@ -85,8 +85,16 @@ def _matches(f: Finding, ev: dict) -> bool:
     return any(_in_span(f, fr[0], fr[1]) for fr in frames)
 
 
-def evidence_entry(ev: dict, versions: dict | None = None) -> dict[str, Any]:
+def evidence_entry(ev: dict, finding: Finding | None = None) -> dict[str, Any]:
+    """``kind, reason, count`` and the runtime frame (``file``, ``line``): the
+    frame inside the finding's span when there is one, else the event's own."""
+    frames = list(ev.get("frames") or []) + list(ev.get("context") or [])
     fr = (ev.get("frames") or [[None, None]])[0]
+    if finding is not None:
+        for cand in frames:
+            if _in_span(finding, cand[0], cand[1]):
+                fr = cand
+                break
     e = {"kind": ev["kind"], "reason": ev["reason"], "count": ev.get("count", 1),
          "file": fr[0], "line": fr[1]}
     if ev.get("origin") and ev["origin"][0] and ev["origin"][0] != fr[0]:
@@ -162,7 +170,7 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
         matched = [i for i, ev in enumerate(events) if _matches(f, ev)]
         if matched:
             explained.update(matched)
-            verdicts.append(Verdict(f, CONFIRMED, [evidence_entry(events[i]) for i in matched]))
+            verdicts.append(Verdict(f, CONFIRMED, [evidence_entry(events[i], f) for i in matched]))
             continue
         lines = cov.get(_real(f.path), set())
         start = min(f.line, f.noqa_line or f.line)
@@ -176,7 +184,7 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
             verdicts.append(Verdict(f, NOT_EXERCISED, [], "the example never ran this line"))
     unexpected = []
     for i, ev in enumerate(events):
-        if i in explained:
+        if i in explained or ev.get("confirm_only"):
             continue
         fr = ev["frames"][0]
         unexpected.append(Unexpected(guess_code(ev), ev, fr[0], fr[1]))

@@ -1,0 +1,404 @@
+"""gnnlint verify: runtime verdicts for the fixtures, error targets, output.
+
+The runtime tests run every fixture with a gnnlint_example() in its own
+process (forked from one pre-warmed process per worker, two workers) with
+the eager backend on CPU: one verification run for all fixtures, shared by the
+tests, and one for the helper targets in tests/verify_targets/.
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gnnlint.finding import Finding
+from gnnlint.verify import CONFIRMED, NOT_EXERCISED, NOT_REPRODUCED, UNEXPECTED, VerifyReport, verify
+from gnnlint.verify._runner import Target, TargetResult, resolve_targets
+from gnnlint.verify._verdicts import guess_code, judge
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+TARGETS = Path(__file__).resolve().parent / "verify_targets"
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("torch_geometric") is not None
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="gnnlint[verify] (torch, torch_geometric) not installed")
+
+# Runtime verdicts on torch 2.13 / PyG 2.8.1, CPU, eager backend: for each
+# hazard fixture, the verdict every finding of that code must get (and at
+# least one such finding must exist).
+HAZARD_VERDICTS: dict[str, dict[str, str]] = {
+    "item_in_forward_hazard.py": {"GNN001": CONFIRMED},  # .item()/float()/tolist() -> graph breaks
+    "float_lr_compiled_step_hazard.py": {"GNN002": CONFIRMED},  # lr guard recompile
+    "loader_not_dynamic_hazard.py": {"GNN007": CONFIRMED},  # size-mismatch recompile
+    # dynamic=False on varying sizes -> recompiles; CUDA graphs cannot be seen on CPU
+    "reduce_overhead_hazard.py": {"GNN007": CONFIRMED, "GNN006": NOT_REPRODUCED},
+    "repeat_interleave_hazard.py": {"GNN004": CONFIRMED},
+    "sparse_adj_hazard.py": {"GNN005": CONFIRMED},  # sparse graph break + GCNConv crash
+    "data_dependent_shape_hazard.py": {"GNN008": CONFIRMED, "GNN009": CONFIRMED},
+    "lazy_module_hazard.py": {"GNN012": CONFIRMED},
+    "compile_discarded_hazard.py": {"GNN010": CONFIRMED},  # compiled object never called
+    # nothing failed to compile in this run, so nothing was hidden
+    "hidden_errors_hazard.py": {"GNN011": NOT_REPRODUCED},
+}
+
+# Runtime events in clean twins that are real on torch 2.13 and not a
+# verify bug: to_hetero's GraphModule specialises one edge dimension even with
+# dynamic=True, so the second input size recompiles once.
+KNOWN_CLEAN_EVENTS: dict[str, set[tuple[str, str | None]]] = {
+    "lazy_module_clean.py": {("recompile", "GNN007")},
+}
+
+
+def _example_files() -> list[Path]:
+    return sorted(p for p in FIXTURES.glob("*.py") if "def gnnlint_example" in p.read_text(encoding="utf-8"))
+
+
+def _settings(**overrides):
+    from gnnlint.config import load_settings
+
+    s = load_settings(cwd=ROOT)
+    for k, v in overrides.items():
+        setattr(s, k, v)
+    return s
+
+
+@pytest.fixture(scope="module")
+def fixture_reports():
+    if not HAVE_TORCH:
+        pytest.skip("torch not installed")
+    files = _example_files()
+    if not files:
+        pytest.skip("no fixtures with gnnlint_example() yet")
+    report = verify([str(p) for p in files], settings=_settings(), backend="eager", device="cpu",
+                    timeout=240, cwd=ROOT, jobs=2)
+    out = {}
+    for t in report.targets:
+        out[Path(t.result.target.path or t.spec).name] = t
+    return out
+
+
+@pytest.fixture(scope="module")
+def helper_report():
+    if not HAVE_TORCH:
+        pytest.skip("torch not installed")
+    specs = [
+        str(TARGETS / "vpkg" / "train.py"),  # file inside a package
+        "vpkg.train:gnnlint_example",  # module:function (cwd = verify_targets)
+        str(TARGETS / "raising.py"),
+        str(TARGETS / "hanging.py"),
+        str(TARGETS / "no_example.py"),
+        str(TARGETS / "does_not_exist.py"),
+        "no_such_module_xyz:gnnlint_example",
+    ]
+    report = verify(specs, settings=_settings(), backend="eager", device="cpu", timeout=12,
+                    cwd=TARGETS, jobs=2)
+    return {t.spec: t for t in report.targets}
+
+
+def _ok(t):
+    assert t.error is None, t.error
+    return t
+
+
+# ------------------------------------------------------------------ fixtures
+@needs_torch
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(HAZARD_VERDICTS))
+def test_hazard_fixture_verdicts(fixture_reports, name):
+    if name not in fixture_reports:
+        pytest.skip(f"{name} not present")
+    t = _ok(fixture_reports[name])
+    for code, want in HAZARD_VERDICTS[name].items():
+        got = [v for v in t.verdicts if v.finding.code == code]
+        assert got, f"{name}: no static {code} finding to judge"
+        for v in got:
+            assert v.verdict == want, (name, code, v.finding.line, v.verdict, v.evidence)
+            if want == CONFIRMED:
+                assert v.evidence and all(e["line"] for e in v.evidence)
+    assert t.data["versions"]["torch"].startswith("2.")
+
+
+@needs_torch
+@pytest.mark.slow
+def test_clean_twins_have_no_confirmed_and_no_unexpected(fixture_reports):
+    cleans = [n for n in fixture_reports if n.endswith("_clean.py")]
+    assert cleans
+    for name in cleans:
+        t = _ok(fixture_reports[name])
+        assert not t.by_verdict(CONFIRMED), (name, [(v.finding.code, v.finding.line) for v in t.verdicts])
+        got = {(u.event["kind"], u.code) for u in t.unexpected}
+        assert got <= KNOWN_CLEAN_EVENTS.get(name, set()), (name, [(u.code, u.line, u.event["reason"])
+                                                                   for u in t.unexpected])
+
+
+@needs_torch
+@pytest.mark.slow
+def test_known_clean_event_is_the_to_hetero_recompile(fixture_reports):
+    t = fixture_reports.get("lazy_module_clean.py")
+    if t is None:
+        pytest.skip("fixture not present")
+    for u in _ok(t).unexpected:
+        assert u.event["kind"] == "recompile" and "size mismatch" in u.event["reason"]
+        assert u.event.get("dynamic") is True
+
+
+@needs_torch
+@pytest.mark.slow
+def test_item_in_forward_graph_breaks_are_at_the_lines(fixture_reports):
+    t = _ok(fixture_reports["item_in_forward_hazard.py"])
+    confirmed = t.by_verdict(CONFIRMED)
+    assert len(confirmed) >= 2
+    for v in confirmed:
+        kinds = {e["kind"] for e in v.evidence}
+        assert "graph_break" in kinds
+        assert any(e["line"] == v.finding.line for e in v.evidence)
+    # the model was compiled with the fixture's own options (dynamic=True)
+    assert t.data["model_site"]["dynamic"] is True
+
+
+@needs_torch
+@pytest.mark.slow
+def test_float_lr_recompiles_once_on_the_lr_guard_and_tensor_twin_is_clean(fixture_reports):
+    t = _ok(fixture_reports["float_lr_compiled_step_hazard.py"])
+    (v,) = [v for v in t.verdicts if v.finding.code == "GNN002"]
+    (ev,) = v.evidence
+    assert ev["kind"] == "recompile"
+    assert "param_groups[0]['lr']" in ev["reason"]
+    # torch 2.13, default dynamic=None: exactly one recompile, then lr is dynamic
+    assert ev["count"] == 1 and ev["dynamic"] is None
+    assert any(o["lr_kind"] == "float" for o in t.data["optimizers"])
+    clean = _ok(fixture_reports["float_lr_compiled_step_clean.py"])
+    assert not clean.by_verdict(CONFIRMED) and not clean.unexpected
+    assert all(o["lr_kind"] == "tensor" for o in clean.data["optimizers"])
+    # the compiled optimizer step was run compiled, with the user's site
+    assert any("step" in c["target"] and c["calls"] >= 2 for c in clean.data["compiles"])
+
+
+@needs_torch
+@pytest.mark.slow
+def test_dynamic_false_recompiles_per_size(fixture_reports):
+    t = _ok(fixture_reports["reduce_overhead_hazard.py"])
+    (v,) = [v for v in t.verdicts if v.finding.code == "GNN007"]
+    ev = v.evidence[0]
+    assert ev["kind"] == "recompile" and ev["dynamic"] is False
+    assert ev["count"] >= 2  # one per new input size
+    assert "size mismatch" in ev["reason"]
+
+
+@needs_torch
+@pytest.mark.slow
+def test_sparse_adjacency_is_confirmed_at_its_creation(fixture_reports):
+    t = _ok(fixture_reports["sparse_adj_hazard.py"])
+    (v,) = [v for v in t.verdicts if v.finding.code == "GNN005"]
+    kinds = {e["kind"] for e in v.evidence}
+    assert kinds & {"graph_break", "compile_error"}
+    assert any("sparse" in e["reason"].lower() for e in v.evidence)
+    # attributed to the line that builds the adjacency, i.e. the finding
+    assert any(e["line"] == v.finding.line for e in v.evidence)
+
+
+@needs_torch
+@pytest.mark.slow
+def test_tuple_moduledict_key_is_not_reproduced_on_torch_213(fixture_reports):
+    t = _ok(fixture_reports["tuple_moduledict_key_hazard.py"])
+    # the rule knows the hazard is gone on torch 2.13: no finding by default ...
+    assert not [v for v in t.verdicts if v.finding.code == "GNN003"]
+    # ... and the runtime agrees: nothing breaks at those subscripts
+    assert not t.unexpected
+    # linted for an old torch (where the rule fires), the same run judges it
+    from gnnlint.engine import lint_paths
+
+    files = sorted(t.data["coverage"])
+    old = [f for f in lint_paths([Path(f) for f in files], _settings(torch_version="2.1.0"))
+           if f.code == "GNN003"]
+    assert old
+    verdicts, unexpected = judge(old, t.data["events"], t.data["coverage"], t.data["versions"])
+    assert {v.verdict for v in verdicts} == {NOT_REPRODUCED}
+    assert all("2.13" in v.note for v in verdicts)
+
+
+@needs_torch
+@pytest.mark.slow
+def test_report_outputs(fixture_reports):
+    from gnnlint.verify import _output
+
+    hazard = VerifyReport([fixture_reports["item_in_forward_hazard.py"]])
+    clean = VerifyReport([fixture_reports["item_in_forward_clean.py"]])
+    assert hazard.exit_code == 1 and clean.exit_code == 0
+    buf = io.StringIO()
+    _output.render(hazard, "json", buf, False)
+    entries = json.loads(buf.getvalue())
+    assert entries and all(e["verdict"] in (CONFIRMED, NOT_REPRODUCED, NOT_EXERCISED, UNEXPECTED) for e in entries)
+    conf = [e for e in entries if e["verdict"] == CONFIRMED]
+    assert conf
+    for e in conf:
+        # the check format's keys plus verdict/evidence
+        assert {"code", "filename", "location", "end_location", "message", "noqa_row"} <= set(e)
+        assert {"kind", "reason", "count", "file", "line"} <= set(e["evidence"][0])
+    for e in entries:
+        if e["verdict"] == UNEXPECTED:
+            assert "code" in e and e["evidence"]
+    buf = io.StringIO()
+    _output.render(hazard, "sarif", buf, False)
+    log = json.loads(buf.getvalue())
+    results = log["runs"][0]["results"]
+    assert results and all("verdict" in r["properties"] for r in results)
+    buf = io.StringIO()
+    _output.render(hazard, "full", buf, False)
+    text = buf.getvalue()
+    assert "confirmed" in text and "item_in_forward_hazard.py" in text and "torch 2." in text
+
+
+# ------------------------------------------------------------ helper targets
+@needs_torch
+@pytest.mark.slow
+def test_package_target_relative_import_and_sibling_findings(helper_report):
+    t = _ok(helper_report[str(TARGETS / "vpkg" / "train.py")])
+    by_file = {(Path(v.finding.path).name, v.finding.code): v for v in t.verdicts}
+    # .item() in the sibling module's forward, compiled by train.py: a graph break
+    v = by_file[("models.py", "GNN001")]
+    assert v.verdict == CONFIRMED and v.evidence[0]["kind"] == "graph_break"
+    # float(loss) in the user's own train loop (the example's run()): a host sync
+    v = by_file[("train.py", "GNN001")]
+    assert v.verdict == CONFIRMED and v.evidence[0]["kind"] == "host_sync"
+    # compiled with train.py's dynamic=False: recompiles no rule predicted here
+    recs = [u for u in t.unexpected if u.event["kind"] == "recompile"]
+    assert recs and all(u.code == "GNN007" for u in recs)
+    assert all(Path(u.path).name == "train.py" for u in recs)
+    assert t.data["model_site"]["dynamic"] is False
+
+
+@needs_torch
+@pytest.mark.slow
+def test_module_function_target(helper_report):
+    t = _ok(helper_report["vpkg.train:gnnlint_example"])
+    assert {v.verdict for v in t.verdicts if v.finding.code == "GNN001"} == {CONFIRMED}
+
+
+@needs_torch
+@pytest.mark.slow
+def test_raising_target_is_a_clear_error(helper_report):
+    t = helper_report[str(TARGETS / "raising.py")]
+    assert t.error["kind"] == "exception"
+    assert "ValueError: boom" in t.error["message"] and "raising.py:5" in t.error["message"]
+
+
+@needs_torch
+@pytest.mark.slow
+def test_hanging_target_times_out(helper_report):
+    t = helper_report[str(TARGETS / "hanging.py")]
+    assert t.error["kind"] == "timeout" and "12 s" in t.error["message"]
+    assert t.result.seconds < 60
+
+
+@needs_torch
+@pytest.mark.slow
+def test_missing_targets_are_not_found(helper_report):
+    for spec in (str(TARGETS / "no_example.py"), str(TARGETS / "does_not_exist.py"),
+                 "no_such_module_xyz:gnnlint_example"):
+        t = helper_report[spec]
+        assert t.error and t.error["kind"] == "not-found", (spec, t.error)
+        assert spec in t.error["message"]
+    report = VerifyReport(list(helper_report.values()))
+    assert report.exit_code == 2
+
+
+@needs_torch
+@pytest.mark.slow
+def test_run_verify_exit_code_and_json_for_errors():
+    from gnnlint.verify import run_verify
+
+    buf = io.StringIO()
+    code = run_verify([str(TARGETS / "does_not_exist.py"), str(TARGETS / "no_example.py")],
+                      settings=_settings(), backend="eager", device="cpu", timeout=60,
+                      output_format="json", out=buf, color=False)
+    assert code == 2
+    entries = json.loads(buf.getvalue())
+    assert [e["verdict"] for e in entries] == ["error", "error"]
+    assert all(e["code"] is None and e["message"] for e in entries)
+
+
+# ------------------------------------------------------------ fast unit tests
+def test_import_does_not_import_torch():
+    code = ("import sys, gnnlint.verify, gnnlint.verify._output, gnnlint.verify._sites, "
+            "gnnlint.verify._runner, gnnlint.verify._verdicts; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_resolve_targets(tmp_path):
+    (tmp_path / "a.py").write_text("def gnnlint_example():\n    pass\n")
+    (tmp_path / "b.py").write_text("x = 1\n")
+    items = resolve_targets(["a.py", "a.py:make", str(tmp_path), "pkg.mod:fn", "pkg.mod", "nope.py", "a b"],
+                            tmp_path)
+    kinds = [(i.kind, i.function) if isinstance(i, Target) else ("error", i.error["kind"]) for i in items]
+    assert kinds == [("file", None), ("file", "make"), ("file", None), ("module", "fn"), ("module", None),
+                     ("error", "not-found"), ("error", "not-found")]
+
+
+def test_sites_scan(tmp_path):
+    from gnnlint.verify._sites import scan_files
+
+    p = tmp_path / "train.py"
+    p.write_text(
+        "import torch as T\n"
+        "from torch import compile as c\n"
+        "model = GCN(3).to('cpu')\n"
+        "model = T.compile(model, dynamic=False, mode='reduce-overhead')\n"
+        "opt = T.optim.Adam(model.parameters(), lr=0.1)\n"
+        "step = c(opt.step)\n"
+        "@T.compile(fullgraph=True)\n"
+        "def f(x):\n"
+        "    return x\n"
+        "import re\n"
+        "re.compile('x')\n"
+    )
+    scan = scan_files([p])
+    gcn = scan["classes"]["GCN"]
+    assert (gcn["line"], gcn["dynamic"], gcn["mode"], gcn["fullgraph"]) == (4, False, "reduce-overhead", False)
+    assert scan["step"]["line"] == 6
+    assert scan["any"]
+
+
+def _f(code, line, end_line=None, path="/x/m.py", noqa_line=0):
+    return Finding(path=path, line=line, col=1, end_line=end_line or line, end_col=5, code=code,
+                   name="n", message="m", noqa_line=noqa_line)
+
+
+def test_judge_verdicts():
+    events = [
+        {"kind": "graph_break", "reason": "Unsupported Tensor.item() call", "frames": [["/x/m.py", 10, "f"]],
+         "context": [["/x/m.py", 3, "f"]], "count": 1},
+        {"kind": "recompile", "reason": "self.param_groups[0]['lr'] == 0.01", "lr_guard": True,
+         "frames": [["/x/m.py", 20, "f"], ["/x/m.py", 22, "f"]], "context": [], "count": 1, "dynamic": None},
+        {"kind": "host_sync", "reason": "host sync: .item()", "frames": [["/x/m.py", 40, "f"]],
+         "context": [], "count": 3},
+    ]
+    findings = [
+        _f("GNN001", 10),  # graph break at its line
+        _f("GNN001", 12, noqa_line=11),  # statement 11-12 ran, nothing there
+        _f("GNN002", 20),  # lr recompile
+        _f("GNN007", 22),  # recompile at its line but an lr guard: not GNN007's
+        _f("GNN001", 30),  # never ran
+    ]
+    coverage = {"/x/m.py": [9, 10, 11, 20, 22, 40]}
+    verdicts, unexpected = judge(findings, events, coverage, {"torch": "2.13.0", "torch_geometric": "2.8.1"})
+    assert [v.verdict for v in verdicts] == [CONFIRMED, NOT_REPRODUCED, CONFIRMED, NOT_REPRODUCED, NOT_EXERCISED]
+    assert "torch 2.13.0" in verdicts[1].note
+    assert [(u.code, u.line) for u in unexpected] == [("GNN001", 40)]
+
+
+def test_guess_code():
+    assert guess_code({"kind": "recompile", "reason": "tensor 'x' size mismatch at index 0", "lr_guard": False}) == "GNN007"
+    assert guess_code({"kind": "graph_break", "reason": "Attempted to wrap sparse Tensor"}) == "GNN005"
+    assert guess_code({"kind": "graph_break", "reason": "Operator `aten.repeat_interleave.Tensor`"}) == "GNN004"
+    assert guess_code({"kind": "graph_break", "reason": "Unsupported Tensor.item() call",
+                       "origin": ["/site-packages/torch_geometric/utils/_scatter.py", 48]}) == "GNN009"
+    assert guess_code({"kind": "host_sync", "reason": "host sync: .item()"}) == "GNN001"
+    assert guess_code({"kind": "compile_error", "reason": "IndexError: tuple index out of range"}) is None
