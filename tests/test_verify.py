@@ -68,15 +68,39 @@ def _settings(**overrides):
     return s
 
 
+def _shared(tmp_path_factory, name: str, compute):
+    """Compute once per test session, also under pytest-xdist (the workers
+    share the base temp dir's parent): the first worker computes, the others
+    wait on the lock and load the pickled result."""
+    import fcntl
+    import pickle
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    data = root / f"gnnlint-verify-{name}.pickle"
+    with open(root / f"gnnlint-verify-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if data.exists():
+                return pickle.loads(data.read_bytes())
+            value = compute()
+            data.write_bytes(pickle.dumps(value))
+            return value
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="module")
-def fixture_reports():
+def fixture_reports(tmp_path_factory):
     if not HAVE_TORCH:
         pytest.skip("torch not installed")
     files = _example_files()
     if not files:
         pytest.skip("no fixtures with gnnlint_example() yet")
-    report = verify([str(p) for p in files], settings=_settings(), backend="eager", device="cpu",
-                    timeout=240, cwd=ROOT, jobs=2)
+    report = _shared(tmp_path_factory, "fixtures", lambda: verify(
+        [str(p) for p in files], settings=_settings(), backend="eager", device="cpu",
+        timeout=240, cwd=ROOT, jobs=2))
     out = {}
     for t in report.targets:
         out[Path(t.result.target.path or t.spec).name] = t
@@ -84,7 +108,7 @@ def fixture_reports():
 
 
 @pytest.fixture(scope="module")
-def helper_report():
+def helper_report(tmp_path_factory):
     if not HAVE_TORCH:
         pytest.skip("torch not installed")
     specs = [
@@ -96,8 +120,8 @@ def helper_report():
         str(TARGETS / "does_not_exist.py"),
         "no_such_module_xyz:gnnlint_example",
     ]
-    report = verify(specs, settings=_settings(), backend="eager", device="cpu", timeout=12,
-                    cwd=TARGETS, jobs=2)
+    report = _shared(tmp_path_factory, "helpers", lambda: verify(
+        specs, settings=_settings(), backend="eager", device="cpu", timeout=12, cwd=TARGETS, jobs=2))
     return {t.spec: t for t in report.targets}
 
 
