@@ -396,12 +396,14 @@ class _Collector:
         order = self.ctx.order[node]
         for target in node.targets:
             self._bind_target(target.target, node.value, order, stmt=node)
-        # c = torch.compile  (an alias of a dotted name, at any level)
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        # c = torch.compile  (an alias of a dotted API name, at module level;
+        # `limit = torch._dynamo.config.cache_size_limit` reads a value)
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and not self.scopes:
             dotted = self.ctx.dotted(node.value)
             if dotted is not None and isinstance(node.value, (cst.Name, cst.Attribute)):
                 resolved = self.ctx.resolve_dotted(dotted)
-                if resolved and resolved.split(".")[0] in ("torch", "torch_geometric"):
+                if resolved and resolved.split(".")[0] in ("torch", "torch_geometric") \
+                        and ".config." not in resolved:
                     self.ctx.aliases.setdefault(node.targets[0].target.value, resolved)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -817,6 +819,10 @@ class FileContext:
             before = [b for b in bindings if b.order < use and not self._binds_around(b, at)]
             if func is not None and not (func.node in self.ancestors(at) or func.node is at):
                 before = bindings  # an enclosing scope seen from a closure: all of it
+            elif func is None and self.enclosing_function(at) is not None:
+                # a global read inside a function runs after the module body
+                # (`def train(): ... train_loader` with train_loader below)
+                before = bindings
             if not before:
                 # Bound later in the same scope only (loop-carried): unknown.
                 return None, func
