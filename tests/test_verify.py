@@ -114,6 +114,7 @@ def helper_report(tmp_path_factory):
     specs = [
         str(TARGETS / "vpkg" / "train.py"),  # file inside a package
         "vpkg.train:gnnlint_example",  # module:function (cwd = verify_targets)
+        str(TARGETS / "lr_limit.py"),
         str(TARGETS / "raising.py"),
         str(TARGETS / "hanging.py"),
         str(TARGETS / "no_example.py"),
@@ -296,6 +297,18 @@ def test_package_target_relative_import_and_sibling_findings(helper_report):
     assert recs and all(u.code == "GNN007" for u in recs)
     assert all(Path(u.path).name == "train.py" for u in recs)
     assert t.data["model_site"]["dynamic"] is False
+
+
+@needs_torch
+@pytest.mark.slow
+def test_float_lr_dynamic_false_recompiles_until_the_limit(helper_report):
+    t = _ok(helper_report[str(TARGETS / "lr_limit.py")])
+    (v,) = [v for v in t.verdicts if v.finding.code == "GNN002"]
+    assert v.verdict == CONFIRMED
+    (ev,) = [e for e in v.evidence if e["kind"] == "recompile"]
+    # 12 lr changes, recompile_limit 8: 8 recompiles, then the step runs eagerly
+    assert ev["dynamic"] is False and ev["limit_hit"] and ev["count"] == 8
+    assert "runs eagerly" in ev["summary"]
 
 
 @needs_torch

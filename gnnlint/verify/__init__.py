@@ -41,6 +41,9 @@ attributes):
   compiled function calling ``.step()``, when there is one), then
   ``scheduler.step()``. ``step`` replaces that whole update: a callable taking
   ``()``, ``(inp)`` or ``(model, inp)``, run after each forward.
+- ``steps`` (optional): how many training steps to run (default
+  ``max(len(inputs), 4)``), e.g. enough lr changes to reach the recompile
+  limit.
 - ``run`` (optional): a callable taking the (compiled) model that runs the
   user's own loop (e.g. ``lambda model: train(model, loader, optimizer)``);
   it replaces verify's loop, so syncs in the user's train/eval loops are

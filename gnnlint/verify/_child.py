@@ -698,13 +698,13 @@ def parse_example(torch, result) -> dict:
         ex = dict(result)
     elif hasattr(result, "model") and hasattr(result, "inputs"):
         ex = {k: getattr(result, k) for k in ("model", "inputs", "optimizer", "scheduler",
-                                              "loss_fn", "step", "run") if hasattr(result, k)}
+                                              "loss_fn", "step", "run", "steps") if hasattr(result, k)}
     elif isinstance(result, (tuple, list)) and len(result) in (2, 3):
         ex = {"model": result[0], "inputs": result[1]}
         if len(result) == 3 and result[2] is not None:
             extra = result[2]
             if not isinstance(extra, dict):
-                extra = {k: getattr(extra, k) for k in ("optimizer", "scheduler", "loss_fn", "step", "run")
+                extra = {k: getattr(extra, k) for k in ("optimizer", "scheduler", "loss_fn", "step", "run", "steps")
                          if hasattr(extra, k)}
             ex.update(extra)
     else:
@@ -918,7 +918,7 @@ def run(job: dict) -> dict:
             pass
     n_steps = len(inputs)
     if opt is not None or user_step is not None:
-        n_steps = max(len(inputs), int(job.get("train_steps") or 4))
+        n_steps = max(len(inputs), int(ex.get("steps") or job.get("train_steps") or 4))
     h.recording = True
     h.tracking_sparse = False
     failures = []
@@ -1106,6 +1106,7 @@ def collect_metrics(h: Harness) -> None:
     limit = getattr(torch._dynamo.config, "recompile_limit", 8)
     frame_code: dict[str, tuple] = {}
     rows = get_compilation_metrics()
+    frame_rec: dict[str, dict] = {}
     for m in rows:
         cid = str(m.compile_id or "")
         fid = cid.split("/")[0]
@@ -1115,7 +1116,9 @@ def collect_metrics(h: Harness) -> None:
         cid = str(m.compile_id or "")
         fid = cid.split("/")[0]
         ctx = h.compile_ctx.get(cid, {})
-        rec = ctx.get("rec")
+        rec = ctx.get("rec") or frame_rec.get(fid)
+        if rec is not None:
+            frame_rec[fid] = rec
         code = frame_code.get(fid)
         live = ctx.get("frames") or []
         code_frames = [[_real(code[0]), code[1], code[2]]] if code and code[0] in USER else []
@@ -1149,8 +1152,8 @@ def collect_metrics(h: Harness) -> None:
                 extra["after_break"] = True
             extra["shape_guard"] = shape_guard
             if fail and "recompile limit" in str(m.fail_reason or "").lower():
-                reason = f"recompile limit ({limit}) hit; the frame now runs eagerly. Last guard failure: {reason}"
                 extra["limit_hit"] = True
+                extra["limit"] = limit
             h.add_event(kind, reason, frames, context=context, origin=list(code) if code else None,
                         rec=rec, extra=extra)
             continue
@@ -1199,6 +1202,7 @@ def aggregate(events: list[dict]) -> list[dict]:
                         have.add(tuple(f[:2]))
             if ev.get("limit_hit"):
                 g["limit_hit"] = True
+                g["limit"] = ev.get("limit")
     return list(groups.values())
 
 

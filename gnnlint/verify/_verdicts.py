@@ -105,6 +105,7 @@ def evidence_entry(ev: dict, finding: Finding | None = None) -> dict[str, Any]:
             e["after_graph_break"] = True
         if ev.get("limit_hit"):
             e["limit_hit"] = True
+        e["summary"] = recompile_summary(ev)
     return e
 
 
@@ -114,7 +115,8 @@ def recompile_summary(ev: dict, limit: int = 8) -> str:
     dyn = ev.get("dynamic")
     what = "recompile" if n == 1 else "recompiles"
     if ev.get("limit_hit"):
-        return f"{n} {what}; recompile limit hit, the frame now runs eagerly"
+        return (f"{n} {what}" + (" with dynamic=False" if dyn is False else "")
+                + f"; the recompile limit ({ev.get('limit', limit)}) was hit and the frame now runs eagerly")
     if ev.get("after_break"):
         return f"{n} {what} of the code after a graph break (it guards on a value computed across the break)"
     if dyn is False:
