@@ -60,9 +60,19 @@ def render_full(report: "VerifyReport", out: TextIO, color: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from gnnlint.report import make_console
+    import shutil
 
-    console = make_console(out, color)
+    from rich.console import Console
+
+    try:
+        tty = out.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    width = shutil.get_terminal_size((160, 24)).columns if tty else 160
+    console = Console(file=out, width=max(100, width), color_system="standard" if color else None,
+                      force_terminal=color, no_color=not color, highlight=False, markup=False,
+                      emoji=False, legacy_windows=False, force_jupyter=False, force_interactive=False,
+                      _environ={})
     totals = {CONFIRMED: 0, UNEXPECTED: 0, NOT_REPRODUCED: 0, NOT_EXERCISED: 0}
     errors = 0
     for t in report.targets:
@@ -94,8 +104,11 @@ def render_full(report: "VerifyReport", out: TextIO, color: bool) -> None:
         rows.sort(key=lambda r: (r[0], r[1], r[2]))
         if rows:
             table = Table(show_lines=False, expand=False, pad_edge=False)
-            for col in ("verdict", "location", "code", "finding", "runtime evidence"):
-                table.add_column(col, overflow="fold")
+            table.add_column("verdict", no_wrap=True)
+            table.add_column("location", no_wrap=True)
+            table.add_column("code", no_wrap=True)
+            table.add_column("finding", overflow="fold", ratio=3)
+            table.add_column("runtime evidence", overflow="fold", ratio=2)
             for r in rows:
                 table.add_row(Text(r[3], style=STYLE[r[3]] if color else ""), r[4], r[5], r[6], r[7])
             console.print(table)
@@ -112,7 +125,7 @@ def render_full(report: "VerifyReport", out: TextIO, color: bool) -> None:
 
 def _evidence_text(e: dict) -> str:
     if e["kind"] == "recompile":
-        return f"recompile x{e.get('count', 1)}: {e.get('reason')}" + (" (limit hit, now eager)" if e.get("limit_hit") else "")
+        return f"recompile: {e.get('summary') or e.get('count', 1)}; guard: {e.get('reason')}"
     n = e.get("count", 1)
     s = f"{e['kind'].replace('_', ' ')}{f' x{n}' if n > 1 else ''}: {e.get('reason')}"
     if e.get("line") is not None:
