@@ -170,6 +170,7 @@ def short_reason(reason: str, limit: int = 400) -> str:
 
 def reason_key(reason: str) -> str:
     r = re.sub(r"expected \d+, actual \d+", "expected N, actual M", reason)
+    r = re.sub(r"tensor '.*?' size mismatch at index \d+", "tensor size mismatch", r)
     r = re.sub(r"== [-+0-9.e]+", "== <value>", r)
     return r
 
@@ -827,9 +828,14 @@ def run(job: dict) -> dict:
         mark[0] = now
 
     result["timing"] = timing
+    try:
+        import torch  # noqa: F401
+        import torch_geometric
+    except ImportError as e:
+        raise TargetError("missing-dependency", f"gnnlint verify needs torch and torch_geometric "
+                          f"(pip install 'gnnlint[verify]'): {e}") from None
     h.setup_torch()
     torch = h.torch
-    import torch_geometric
 
     lap("import_torch")
 
