@@ -439,3 +439,14 @@ def test_guess_code():
                        "origin": ["/site-packages/torch_geometric/utils/_scatter.py", 48]}) == "GNN009"
     assert guess_code({"kind": "host_sync", "reason": "host sync: .item()"}) == "GNN001"
     assert guess_code({"kind": "compile_error", "reason": "IndexError: tuple index out of range"}) is None
+
+
+def test_targets_from_settings_when_none_given(tmp_path):
+    s = _settings()
+    s.verify.targets = ["does_not_exist.py", "no_such_dir/x.py"]
+    report = verify([], settings=s, cwd=tmp_path)  # both resolve to errors: no process starts
+    assert [t.error["kind"] for t in report.targets] == ["not-found", "not-found"]
+    assert report.exit_code == 2
+    s.verify.targets = []
+    report = verify([], settings=s, cwd=tmp_path)
+    assert report.exit_code == 2 and "no targets" in report.targets[0].error["message"]
