@@ -115,12 +115,16 @@ _TENSOR_ANNOTATIONS = re.compile(
 _SCALAR_ANNOTATIONS = re.compile(r"^(Optional\[)?(int|float|bool|str|complex)\]?$|^(int|float|bool|str) \| None$")
 
 
-# Bytes without which a file can have no compiled region of its own ...
-_COMPILED_TOKENS = (b"compile",)
+# Bytes without which a file can have no compiled region of its own:
+# `torch.compile(`, `T.compile(model)`, `model.compile()`, `from torch import
+# compile`, `c = torch.compile` -- but not `re.compile("...")`.
+_COMPILED_RE = re.compile(
+    rb"(?<![\w.])(?:torch|torch_geometric)\.compile\b|\.compile\((?!\s*[rbuf]*['\"])"
+    rb"|\bimport\b[^\n]*\bcompile\b|\bcompile\w*\s*=|@\w*\.?compile")
 # ... or hot loop: an optimizer step, a backward pass, a Lightning step hook,
-# or a model run over batches.
+# or a model run over the batches of a loader.
 _HOT_TOKENS = (b"backward", b".step(", b"_step(")
-_LOADER_TOKENS = (b"loader", b"Loader", b"batch")
+_LOADER_TOKENS = (b"loader", b"Loader", b"for batch", b"for data", b"for graph")
 _MODEL_TOKENS = (b"model", b"Model", b"net", b"Net", b"encoder", b"decoder", b"gnn", b"GNN", b"classifier")
 _LIBRARY_TOKENS = (b"forward",)
 
@@ -129,7 +133,7 @@ def may_have_region(data: bytes, region: str, assume_compiled: str = "detected")
     """Cheap byte test: can this file (on its own, without facts from other
     files) contain a compiled region, or a hot loop when ``region`` is
     "compiled_or_hot"? False means a rule limited to such regions cannot fire."""
-    if any(t in data for t in _COMPILED_TOKENS):
+    if b"compile" in data and _COMPILED_RE.search(data):
         return True
     if assume_compiled == "modules" and any(t in data for t in _LIBRARY_TOKENS):
         return True
@@ -247,38 +251,55 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return names
 
 
-def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+_IS_NODE: dict[type, bool] = {}
+
+
+def _is_node_type(t: type) -> bool:
+    # CSTNode is an ABC: isinstance() on it is slow; a per-type memo is not.
+    known = _IS_NODE.get(t)
+    if known is None:
+        known = _IS_NODE[t] = isinstance(t, type) and issubclass(t, cst.CSTNode)
+    return known
+
+
+def iter_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes in source order, read straight from the dataclass fields.
 
     libcst's own visitor protocol rebuilds every node it passes (even for a
     read-only visitor); reading the fields is several times faster and is all
     an analysis needs.
     """
+    out = []
+    is_node = _IS_NODE
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
+        t = type(value)
+        if t is list or t is tuple:
             for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+                it = type(item)
+                if is_node.get(it) or (it not in is_node and _is_node_type(it)):
+                    out.append(item)
+        elif is_node.get(t) or (t not in is_node and _is_node_type(t)):
+            out.append(value)
+    return out
 
 
 def walk(root: cst.CSTNode, enter, leave=None) -> None:
     """Depth-first, source-order walk calling ``enter(node, parent)`` and
     ``leave(node)``; iterative, so deeply nested code cannot overflow."""
     stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], bool]] = [(root, None, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, parent, done = stack.pop()
+        node, parent, done = pop()
         if done:
             if leave is not None:
                 leave(node)
             continue
         enter(node, parent)
-        stack.append((node, parent, True))
-        children = list(iter_children(node))
-        for child in reversed(children):
-            stack.append((child, node, False))
+        push((node, parent, True))
+        children = iter_children(node)
+        for i in range(len(children) - 1, -1, -1):
+            push((children[i], node, False))
 
 
 class _Collector:
@@ -310,7 +331,8 @@ class _Collector:
             handler(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.FunctionDef, cst.ClassDef)):
+        self.ctx.postorder.append(original_node)
+        if type(original_node) in (cst.FunctionDef, cst.ClassDef):
             self.scopes.pop()
 
     # scopes ------------------------------------------------------------------
@@ -528,6 +550,7 @@ class FileContext:
         self._returns_cache: dict[FuncInfo, str] = {}
         self._in_progress: set = set()
         self.preorder: list[cst.CSTNode] = []
+        self.postorder: list[cst.CSTNode] = []
         _Collector(self).run(module)
         # region analysis
         self.compiled_funcs: dict[FuncInfo, str] = {}

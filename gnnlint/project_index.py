@@ -50,7 +50,7 @@ class ProjectIndex:
 
 
 def build_index(files: Iterable[Path]) -> ProjectIndex:
-    from gnnlint.engine import module_name_for, resolve_import
+    from gnnlint.engine import module_name_for, node_positions, resolve_import
 
     files = [Path(f) for f in files]
     by_module: dict = {"__paths__": {}}
@@ -73,7 +73,7 @@ def build_index(files: Iterable[Path]) -> ProjectIndex:
         ctx = FileContext(module, str(path))
         if not ctx.compile_sites:
             continue
-        positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = node_positions(module)
         mark_dynamic = b"mark_dynamic" in data
         for node, site in ctx.compile_sites:
             target = ctx.compile_targets.get(node)

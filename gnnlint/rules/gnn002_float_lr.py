@@ -122,6 +122,7 @@ class FloatLr(Rule):
     code = "GNN002"
     name = "float-lr"
     summary = "Python-float lr changed by a scheduler while the optimizer step is compiled"
+    region = "compiled"
     triggers = (b"compile",)
     fix_applicability = "safe"
     torch_versions = ">=2.3"

@@ -67,6 +67,7 @@ class ReduceOverheadDynamic(Rule):
     code = "GNN006"
     name = "reduce-overhead-dynamic"
     summary = "CUDA graphs (`mode=\"reduce-overhead\"`) on a model fed variable-size PyG batches"
+    region = "compiled"
     triggers = (b"reduce-overhead", b"max-autotune", b"cudagraphs")
     fix_applicability = "unsafe"
 

@@ -98,6 +98,7 @@ class CompileNotDynamic(Rule):
     code = "GNN007"
     name = "compile-not-dynamic"
     summary = "Model fed variable-size PyG batches compiled without `dynamic=True`"
+    region = "compiled"
     triggers = (b"compile",)
     fix_applicability = "safe"
 

@@ -48,6 +48,7 @@ class CompileResultDiscarded(Rule):
     code = "GNN010"
     name = "compile-result-discarded"
     summary = "`torch.compile(model)` whose result is discarded, or deprecated `torch_geometric.compile`"
+    region = "compiled"
     triggers = (b"compile",)
     fix_applicability = "safe"
 

@@ -70,6 +70,7 @@ class LazyModuleCompiled(Rule):
     code = "GNN012"
     name = "lazy-module-compiled"
     summary = "Model with lazy (`-1` in_channels / `Lazy*`) parameters compiled before one eager forward"
+    region = "compiled"
     triggers = (b"compile",)
 
     VALID = (
