@@ -1076,6 +1076,8 @@ class FileContext:
                 return TENSOR
             if parts[1] == "nn" and len(parts) >= 4 and parts[2] == "functional":
                 return TENSOR
+            if parts[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
+                return TENSOR  # a parameter is a tensor, not a module
             if parts[1] == "nn" and parts[-1][:1].isupper():
                 return MODEL
             if parts[1] == "optim":
