@@ -929,7 +929,7 @@ class FileContext:
             kind = self.kind(value)
             return TENSOR if kind == TENSOR else UNKNOWN
         if how in ("iter", "iter_unpack"):
-            return self._iter_element_kind(name, value, how)
+            return self._iter_element_kind(name, value, how, binding.index)
         return UNKNOWN
 
     def _previous_binding(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> Optional[Binding]:
@@ -937,22 +937,45 @@ class FileContext:
         earlier = [b for b in bindings if b.order < binding.order]
         return earlier[-1] if earlier else None
 
-    def _iter_element_kind(self, name: str, iterable, how: str) -> str:
+    _ITER_WRAPPERS = ("tqdm", "iter", "progress", "track", "trange_wrap", "islice")
+
+    def _unwrap_iterable(self, iterable):
+        """``tqdm(loader, ...)`` / ``iter(loader)`` iterate what they wrap."""
+        while isinstance(iterable, cst.Call) and iterable.args and \
+                (self.last_part(iterable.func) or "") in self._ITER_WRAPPERS:
+            iterable = iterable.args[0].value
+        return iterable
+
+    def _iter_element_kind(self, name: str, iterable, how: str, index: int = -1) -> str:
         if iterable is None:
+            return UNKNOWN
+        iterable = self._unwrap_iterable(iterable)
+        func_name = self.resolve(iterable.func) if isinstance(iterable, cst.Call) else None
+        if how == "iter_unpack" and func_name in ("enumerate", "zip") and isinstance(iterable, cst.Call):
+            # for i, batch in enumerate(loader) / for a, b in zip(xs, ys)
+            args = [a.value for a in iterable.args if a.keyword is None]
+            if func_name == "enumerate":
+                if index == 0:
+                    return SCALAR
+                return self._iter_element_kind(name, args[0], "iter") if index == 1 and args else UNKNOWN
+            if 0 <= index < len(args):
+                return self._iter_element_kind(name, args[index], "iter")
             return UNKNOWN
         kind = self.kind(iterable)
         if kind == TENSOR:
             return TENSOR
         if how == "iter" and _BATCH_NAMES.match(name) and self._looks_like_loader(iterable):
             return BATCH
-        if how == "iter" and self.kind(iterable) == LOADER:
+        if how == "iter" and kind == LOADER:
             return BATCH
-        if isinstance(iterable, cst.Call) and self.resolve(iterable.func) in ("range", "enumerate", "zip") \
-                and how == "iter" and self.resolve(iterable.func) == "range":
+        if how == "iter" and func_name == "range":
             return SCALAR
         return UNKNOWN
 
     def _looks_like_loader(self, iterable) -> bool:
+        iterable = self._unwrap_iterable(iterable)
+        if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
+            iterable = self._unwrap_iterable(iterable.args[0].value)
         if self.kind(iterable) == LOADER:
             return True
         last = self.last_part(iterable.func if isinstance(iterable, cst.Call) else iterable) or ""

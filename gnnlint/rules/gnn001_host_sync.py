@@ -153,6 +153,15 @@ for epoch in range(10):
     )
     INVALID = (
         Invalid("""
+from tqdm import tqdm
+def train(model, loader, optimizer):
+    for i, batch in enumerate(tqdm(loader)):
+        loss = model(batch.x, batch.edge_index).sum()
+        loss.backward()
+        optimizer.step()
+        labels = batch.y.tolist()
+""", lines=(8,)),
+        Invalid("""
 import torch
 class GCN(torch.nn.Module):
     def forward(self, x, edge_index):
