@@ -1481,6 +1481,10 @@ class FileContext:
                 name = (self.last_part(owner) or "").lower()
                 if kind == OPTIMIZER or ("opt" in name and "sched" not in name):
                     return True
+        if self._inside_module_method(call):
+            # A layer calling its submodules in a loop is a forward pass, not
+            # a training or inference loop.
+            return False
         kind = self.kind(func) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
         if kind == MODEL:
             return True
@@ -1488,6 +1492,12 @@ class FileContext:
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
         return False
+
+    def _inside_module_method(self, node: cst.CSTNode) -> bool:
+        cls = self.enclosing_class(node)
+        if cls is None or not self.is_module_class(cls):
+            return False
+        return not any(base.split(".")[-1].startswith(("Lightning", "LightningModule")) for base in cls.bases)
 
     def _direct_triggers(self, stmts_root: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.Call]:
         """Calls under ``stmts_root`` that are not inside a nested loop or def."""

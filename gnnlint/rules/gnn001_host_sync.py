@@ -110,6 +110,19 @@ class HostSync(Rule):
     VALID = (
         Valid("""
 import torch
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+    def forward(self, x):  # never compiled, and a layer loop is not a training loop
+        for _ in range(3):
+            x = self.lin(x)
+            if x.sum() > 0:
+                x = -x
+        return x
+"""),
+        Valid("""
+import torch
 for epoch in range(10):
     loss = model(x).sum()
     loss.backward()
