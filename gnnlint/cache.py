@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from gnnlint import __version__
-from gnnlint.context import ExportedFacts, ImportRef
+from gnnlint.facts import ExportedFacts, ImportRef
 
 CACHE_DIR_NAME = ".gnnlint_cache"
 

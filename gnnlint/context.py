@@ -28,6 +28,14 @@ from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
+from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import them from here
+    ContextOptions,
+    ExportedFacts,
+    ImportRef,
+    ProjectFacts,
+    may_have_region,
+)
+
 # -- kinds -------------------------------------------------------------------
 TENSOR = "tensor"
 BATCH = "batch"
@@ -115,35 +123,6 @@ _TENSOR_ANNOTATIONS = re.compile(
 _SCALAR_ANNOTATIONS = re.compile(r"^(Optional\[)?(int|float|bool|str|complex)\]?$|^(int|float|bool|str) \| None$")
 
 
-# Bytes without which a file can have no compiled region of its own:
-# `torch.compile(`, `T.compile(model)`, `model.compile()`, `from torch import
-# compile`, `c = torch.compile` -- but not `re.compile("...")`.
-_COMPILED_RE = re.compile(
-    rb"(?<![\w.])(?:torch|torch_geometric)\.compile\b|\.compile\((?!\s*[rbuf]*['\"])"
-    rb"|\bimport\b[^\n]*\bcompile\b|\bcompile\w*\s*=|@\w*\.?compile")
-# ... or hot loop: an optimizer step, a backward pass, a Lightning step hook,
-# or a model run over the batches of a loader.
-_HOT_TOKENS = (b"backward", b".step(", b"_step(")
-_LOADER_TOKENS = (b"loader", b"Loader", b"for batch", b"for data", b"for graph")
-_MODEL_TOKENS = (b"model", b"Model", b"net", b"Net", b"encoder", b"decoder", b"gnn", b"GNN", b"classifier")
-_LIBRARY_TOKENS = (b"forward",)
-
-
-def may_have_region(data: bytes, region: str, assume_compiled: str = "detected") -> bool:
-    """Cheap byte test: can this file (on its own, without facts from other
-    files) contain a compiled region, or a hot loop when ``region`` is
-    "compiled_or_hot"? False means a rule limited to such regions cannot fire."""
-    if b"compile" in data and _COMPILED_RE.search(data):
-        return True
-    if assume_compiled == "modules" and any(t in data for t in _LIBRARY_TOKENS):
-        return True
-    if region == "compiled_or_hot":
-        if any(t in data for t in _HOT_TOKENS):
-            return True
-        return any(t in data for t in _LOADER_TOKENS) and any(t in data for t in _MODEL_TOKENS)
-    return False
-
-
 @dataclass(eq=False)
 class Binding:
     order: int
@@ -182,15 +161,6 @@ class ClassInfo:
 
 
 @dataclass(frozen=True)
-class ImportRef:
-    """A name imported from another module: ``from <level dots><module> import <name>``."""
-
-    module: str
-    name: str
-    level: int = 0
-
-
-@dataclass(frozen=True)
 class CompileSite:
     """One ``torch.compile`` call (or decorator, or ``.compile()`` method call)."""
 
@@ -202,34 +172,6 @@ class CompileSite:
     fullgraph: bool
     options: tuple[str, ...] = ()  # keys of options={...}
     api: str = "torch.compile"  # or "torch_geometric.compile", "Module.compile"
-
-
-@dataclass
-class ProjectFacts:
-    """What other files say about this file's classes and functions.
-
-    Keys are top-level class/function names defined in this file; values are
-    the human description used in messages ("compiled in train.py:12").
-    """
-
-    compiled: dict[str, str] = field(default_factory=dict)
-    hot: dict[str, str] = field(default_factory=dict)
-
-    def is_empty(self) -> bool:
-        return not self.compiled and not self.hot
-
-
-@dataclass
-class ExportedFacts:
-    """What this file says about names it imports (for the project index)."""
-
-    compiled: list[tuple[ImportRef, str]] = field(default_factory=list)
-    hot: list[tuple[ImportRef, str]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ContextOptions:
-    assume_compiled: str = "detected"  # or "modules"
 
 
 # Fields that hold only whitespace and punctuation: never worth a visit.

@@ -89,9 +89,23 @@ def expected_pages() -> dict[str, str]:
     return pages
 
 
+INDEX_PATH = Path(__file__).resolve().parent / "rules" / "_index.py"
+
+
+def write_index(path: Path = INDEX_PATH) -> bool:
+    """Regenerate gnnlint/rules/_index.py (the libcst-free rule index)."""
+    from gnnlint.rules import render_index
+
+    text = render_index()
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
 def write_pages(folder: Path = ROOT / "rules") -> list[str]:
     folder.mkdir(exist_ok=True)
-    written = []
+    written = ["gnnlint/rules/_index.py"] if write_index() else []
     for name, text in expected_pages().items():
         path = folder / name
         if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -106,5 +120,5 @@ def write_pages(folder: Path = ROOT / "rules") -> list[str]:
 
 if __name__ == "__main__":
     for name in write_pages():
-        print(f"wrote rules/{name}")
+        print(f"wrote {name if '/' in name else 'rules/' + name}")
     sys.exit(0)

@@ -22,15 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-import libcst as cst
-from libcst.metadata import PositionProvider
+from typing import TYPE_CHECKING
 
 from gnnlint import __version__
-from gnnlint.context import ContextOptions, ExportedFacts, FileContext, ImportRef, ProjectFacts, may_have_region
+from gnnlint.facts import ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_have_region
 from gnnlint.finding import Edit, Finding, Fix
-from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, all_rules
-from gnnlint.rules.base import Rule
+from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
 from gnnlint.versions import installed_version, matches
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst as cst
+
+    from gnnlint.context import FileContext
+    from gnnlint.rules.base import Rule
 
 # Files larger than this many parallel-worthy files use a process pool.
 _PARALLEL_MIN_FILES = 24
@@ -64,19 +68,34 @@ class CheckResult:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-def active_rules(options: LintOptions) -> list[type[Rule]]:
-    """Enabled rules whose hazard exists in the target torch/PyG versions."""
+def active_rules(options: LintOptions) -> list[RuleInfo]:
+    """Enabled rules whose hazard exists in the target torch/PyG versions
+    (from the generated index: no rule module, no libcst is imported)."""
     torch_v = options.torch_version or installed_version("torch")
     pyg_v = options.pyg_version or installed_version("torch_geometric")
     return [
-        rule for rule in all_rules()
+        rule for rule in rule_index()
         if rule.code in options.codes
         and matches(rule.torch_versions, torch_v)
         and matches(rule.pyg_versions, pyg_v)
     ]
 
 
-def _may_fire(rule: type[Rule], data: bytes, options: LintOptions) -> bool:
+def rule_classes(rules: Sequence) -> list["type[Rule]"]:
+    """The Rule classes for index entries (classes pass through)."""
+    wanted = [r.code for r in rules]
+    by_code = {r.code: r for r in all_rules()}
+    out = []
+    for rule in rules:
+        if isinstance(rule, RuleInfo):
+            if rule.code in by_code:
+                out.append(by_code[rule.code])
+        else:
+            out.append(rule)
+    return out
+
+
+def _may_fire(rule, data: bytes, options: LintOptions) -> bool:
     """The byte prefilter: the rule's trigger tokens, and for rules limited to
     compiled regions or hot loops, the tokens such a region needs."""
     if not any(t in data for t in rule.triggers):
@@ -84,7 +103,7 @@ def _may_fire(rule: type[Rule], data: bytes, options: LintOptions) -> bool:
     return rule.region is None or may_have_region(data, rule.region, options.assume_compiled)
 
 
-def triggers_for(rules: Iterable[type[Rule]]) -> tuple[bytes, ...]:
+def triggers_for(rules: Iterable) -> tuple[bytes, ...]:
     out: set[bytes] = set()
     for rule in rules:
         out.update(rule.triggers)
@@ -123,10 +142,14 @@ def _syntax_error(path: str, exc: Exception, data: Optional[bytes] = None) -> Fi
 
 def lint_bytes(path: str, data: bytes, options: LintOptions,
                facts: Optional[ProjectFacts] = None,
-               rules: Optional[Sequence[type[Rule]]] = None) -> FileResult:
+               rules: Optional[Sequence] = None) -> FileResult:
     """Lint one file's bytes (no prefilter, no noqa)."""
+    import libcst as cst
+
+    from gnnlint.context import FileContext
+
     result = FileResult(path)
-    rules = active_rules(options) if rules is None else rules
+    rules = rule_classes(active_rules(options) if rules is None else rules)
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
@@ -164,7 +187,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     return result
 
 
-def node_positions(module: cst.Module) -> dict:
+def node_positions(module: "cst.Module") -> dict:
     """node -> CodeRange for every node, from one codegen pass.
 
     ``MetadataWrapper.resolve(PositionProvider)`` does the same codegen and
@@ -172,15 +195,19 @@ def node_positions(module: cst.Module) -> dict:
     calling the provider directly skips that visit (about 45% of the cost).
     Only files with findings pay for this at all.
     """
+    from libcst.metadata import PositionProvider
+
     provider = PositionProvider()
     provider._gen_impl(module)  # libcst 1.x: fills provider._computed
     return provider._computed
 
 
-def _dispatch(context: FileContext, visitors: list[Rule]) -> None:
+def _dispatch(context: "FileContext", visitors: list) -> None:
     """Run every rule's ``visit_<Node>`` methods over the nodes the context
     already walked (one walk per file serves every rule), then their
     ``leave_<Node>`` methods in post-order."""
+    import libcst as cst
+
     enter: dict[type, list] = {}
     leave: dict[type, list] = {}
     for visitor in visitors:
@@ -210,6 +237,8 @@ _HANDLERS: dict[type, tuple[str, ...]] = {}
 def _handler_names(rule: type) -> tuple[str, ...]:
     """``visit_<Node>``/``leave_<Node>`` methods of a rule class (cached:
     libcst's get_visitors() runs inspect.getmembers on every call)."""
+    import libcst as cst
+
     names = _HANDLERS.get(rule)
     if names is None:
         names = tuple(
@@ -220,7 +249,7 @@ def _handler_names(rule: type) -> tuple[str, ...]:
     return names
 
 
-def _to_fix(spec, positions, module: cst.Module) -> Optional[Fix]:
+def _to_fix(spec, positions, module: "cst.Module") -> Optional[Fix]:
     edits = []
     for edit in spec.edits:
         rng = positions.get(edit.node)

@@ -27,3 +27,12 @@ def test_every_page_has_ruff_sections():
         doc = rule.doc()
         missing = [s for s in SECTIONS if s not in doc]
         assert not missing, f"{rule.code} page lacks {missing}"
+
+
+def test_rule_index_is_up_to_date():
+    """The libcst-free index the prefilter and config use matches the classes."""
+    from gnnlint.docs import INDEX_PATH
+    from gnnlint.rules import render_index
+
+    assert INDEX_PATH.read_text(encoding="utf-8") == render_index(), \
+        "gnnlint/rules/_index.py is stale; run `python -m gnnlint.docs`"

@@ -1,0 +1,17 @@
+"""Generated from the rule classes by `python -m gnnlint.docs`; do not edit."""
+from gnnlint.rules import RuleInfo
+
+RULES = (
+    RuleInfo('GNN001', 'host-sync', 'gnn001_host_sync', (b'item(', b'tolist(', b'cpu(', b'numpy(', b'float(', b'int(', b'bool(', b'if ', b'while ', b'assert ', b'print('), 'compiled_or_hot', '', ''),
+    RuleInfo('GNN002', 'float-lr', 'gnn002_float_lr', (b'compile',), 'compiled', '>=2.3', ''),
+    RuleInfo('GNN003', 'tuple-moduledict-key', 'gnn003_tuple_moduledict_key', (b'ModuleDict', b'ParameterDict', b'HeteroConv', b'convs'), 'compiled', '<2.5', ''),
+    RuleInfo('GNN004', 'repeat-interleave-size', 'gnn004_repeat_interleave_size', (b'repeat_interleave',), None, '', ''),
+    RuleInfo('GNN005', 'sparse-under-compile', 'gnn005_sparse_under_compile', (b'SparseTensor', b'sparse', b'adj_t', b'to_torch_c'), 'compiled', '', ''),
+    RuleInfo('GNN006', 'reduce-overhead-dynamic', 'gnn006_reduce_overhead_dynamic', (b'reduce-overhead', b'max-autotune', b'cudagraphs'), 'compiled', '', ''),
+    RuleInfo('GNN007', 'compile-not-dynamic', 'gnn007_compile_not_dynamic', (b'compile',), 'compiled', '', ''),
+    RuleInfo('GNN008', 'data-dependent-shape', 'gnn008_data_dependent_shape', (b'nonzero', b'argwhere', b'unique', b'where', b'masked_select', b'bincount', b'['), 'compiled', '', ''),
+    RuleInfo('GNN009', 'pyg-size-inference', 'gnn009_pyg_size_inference', (b'AttentionalAggregation', b'GraphNorm', b'InstanceNorm', b'LayerNorm', b'MaxAggregation', b'MeanAggregation', b'MinAggregation', b'MultiAggregation', b'SoftmaxAggregation', b'SumAggregation', b'add_remaining_self_loops', b'add_self_loops', b'avg_pool_x', b'coalesce', b'degree', b'dropout_node', b'get_laplacian', b'get_self_loop_attr', b'global_add_pool', b'global_max_pool', b'global_mean_pool', b'group_argsort', b'index_to_mask', b'max_pool_x', b'negative_sampling', b'one_hot', b'remove_isolated_nodes', b'scatter', b'scatter_add', b'scatter_max', b'scatter_mean', b'scatter_min', b'scatter_sum', b'softmax', b'sort_edge_index', b'structured_negative_sampling', b'to_dense_adj', b'to_dense_batch', b'to_nested_tensor', b'to_undirected'), 'compiled', '', ''),
+    RuleInfo('GNN010', 'compile-result-discarded', 'gnn010_compile_result_discarded', (b'compile',), 'compiled', '', ''),
+    RuleInfo('GNN011', 'hidden-compile-errors', 'gnn011_hidden_compile_errors', (b'suppress_errors', b'cache_size_limit', b'recompile_limit', b'SUPPRESS_ERRORS'), None, '', ''),
+    RuleInfo('GNN012', 'lazy-module-compiled', 'gnn012_lazy_module_compiled', (b'compile',), 'compiled', '', ''),
+)
