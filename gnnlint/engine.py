@@ -171,11 +171,10 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     reports = [(v, r) for v in visitors for r in v.reports]
     if not reports:
         return result
-    positions = node_positions(module)
+    positions, first_line = _report_positions(module, data, context, reports)
     for visitor, report in reports:
         rng = positions[report.node]
-        stmt = context.statement_of(report.node)
-        stmt_line = positions[stmt].start.line if stmt in positions else rng.start.line
+        stmt_line = first_line(context.statement_of(report.node)) or rng.start.line
         fix = _to_fix(report.fix, positions, module) if report.fix is not None else None
         result.findings.append(Finding(
             path=path, line=rng.start.line, col=rng.start.column + 1,
@@ -185,6 +184,26 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
         ))
     result.findings = _drop_nested_duplicates(result.findings)
     return result
+
+
+def _report_positions(module, data: bytes, context, reports):
+    """Positions of the reported nodes and fix anchors, and a function giving
+    a statement's first line: the cheap per-statement path when the trees
+    line up (gnnlint.positions), libcst's whole-module pass otherwise."""
+    from gnnlint.positions import finder_for
+
+    wanted = [r.node for _, r in reports]
+    wanted += [e.node for _, r in reports if r.fix is not None for e in r.fix.edits]
+    try:
+        text = decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        text = None
+    finder = finder_for(module, data, text, context.parent) if text is not None else None
+    positions = finder.ranges(wanted) if finder is not None else None
+    if positions is not None:
+        return positions, finder.first_line
+    positions = node_positions(module)
+    return positions, lambda stmt: positions[stmt].start.line if stmt in positions else None
 
 
 def node_positions(module: "cst.Module") -> dict:
