@@ -250,6 +250,10 @@ def _check_paths(paths, settings, kw):
         raise _fail(f"internal error: {exc}")
     for error in result.errors:
         _warn(error)
+    if result.internal_errors:
+        for error in result.internal_errors:
+            click.echo(f"gnnlint: error: {error}", err=True)
+        return None, {}
     if files and result.files_checked == 0 and result.errors:
         return None, {}
     sources = {}

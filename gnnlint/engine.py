@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     from gnnlint.context import FileContext
     from gnnlint.rules.base import Rule
 
-# Files larger than this many parallel-worthy files use a process pool.
-_PARALLEL_MIN_FILES = 24
+# At least this many files to parse before a process pool pays for itself.
+_PARALLEL_MIN_FILES = 8
 
 
 @dataclass(frozen=True)
@@ -57,15 +57,19 @@ class FileResult:
     exported: ExportedFacts = field(default_factory=ExportedFacts)
     parsed: bool = False
     error: Optional[str] = None  # unreadable file: reported and skipped
+    internal: bool = False  # the error is a bug in gnnlint (exit 2)
 
 
 @dataclass
 class CheckResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # unreadable files etc.
+    internal_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
     files_parsed: int = 0
     sources: dict[str, str] = field(default_factory=dict)
+    # The facts other files gave each file (the fixer re-lints with them).
+    facts: dict[str, ProjectFacts] = field(default_factory=dict)
 
 
 def active_rules(options: LintOptions) -> list[RuleInfo]:
@@ -361,20 +365,12 @@ def read_source(path: str) -> tuple[Optional[bytes], Optional[str]]:
 
 
 def _lint_job(args) -> FileResult:
-    path, options, facts, force, cache = args
-    data, error = read_source(path)
-    if data is None:
-        return FileResult(path, error=error)
-    key = None
-    if cache is not None:
-        key = cache.key(data, options, facts)
-        hit = cache.get(key, path)
-        if hit is not None:
-            return hit
-    result = lint_one(path, data, options, facts, force)
-    if cache is not None and key is not None and result.error is None:
-        cache.put(key, result)
-    return result
+    path, data, options, facts, force = args
+    try:
+        return lint_one(path, data, options, facts, force)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: name the file, exit 2
+        return FileResult(path, error=f"internal error while checking {path}: {type(exc).__name__}: {exc}",
+                          internal=True)
 
 
 def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
@@ -401,21 +397,68 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
         return FileResult(path, error=f"{path}: too deeply nested to analyse")
 
 
-def _map(jobs: int, func, items: list, progress=None):
+def parallel_map(jobs: int, func, items: list) -> list:
+    """``[func(i) for i in items]``, in worker processes when there are
+    enough items to pay for a pool (the fixer's per-file jobs)."""
     if jobs > 1 and len(items) >= _PARALLEL_MIN_FILES:
-        chunk = max(1, min(16, len(items) // (jobs * 8)))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = []
-            for result in pool.map(func, items, chunksize=chunk):
-                results.append(result)
-                if progress is not None:
-                    progress()
-            return results
-    results = []
-    for item in items:
-        results.append(func(item))
+        import multiprocessing
+
+        all_rules()  # import libcst and the rules once, before the workers fork
+        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            return list(pool.map(func, items, chunksize=1))
+    return [func(item) for item in items]
+
+
+def _needs_parse(data: bytes, options: LintOptions, facts: Optional[ProjectFacts], force: bool) -> bool:
+    if force or (facts is not None and not facts.is_empty()):
+        return True
+    return any(_may_fire(r, data, options) for r in active_rules(options)) or (
+        may_have_region(data, "compiled_or_hot") and b"import" in data)
+
+
+def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
+    """Lint ``items`` = (path, options, facts, force). Files are read, and
+    answered from the cache, in this process; of the rest, the ones that must
+    be parsed go to worker processes when there are enough of them to pay for
+    the pool (largest first, so one big file does not finish last)."""
+    results: list = [None] * len(items)
+    cheap, costly = [], []
+
+    def finish(index, key, result):
+        results[index] = result
+        if cache is not None and key is not None and result.error is None:
+            cache.put(key, result)
         if progress is not None:
             progress()
+
+    for index, (path, options, facts, force) in enumerate(items):
+        data, error = read_source(path)
+        if data is None:
+            finish(index, None, FileResult(path, error=error))
+            continue
+        key = cache.key(data, options, facts) if cache is not None else None
+        hit = cache.get(key, path) if key is not None else None
+        if hit is not None:
+            finish(index, None, hit)
+            continue
+        job = (index, key, (path, data, options, facts, force))
+        (costly if _needs_parse(data, options, facts, force) else cheap).append(job)
+    for index, key, args in cheap:
+        finish(index, key, _lint_job(args))
+    costly.sort(key=lambda job: -len(job[2][1]))
+    if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
+        import multiprocessing
+
+        all_rules()  # import libcst and the rules once, before the workers fork
+        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = [(index, key, pool.submit(_lint_job, args)) for index, key, args in costly]
+            for index, key, future in futures:
+                finish(index, key, future.result())
+    else:
+        for index, key, args in costly:
+            finish(index, key, _lint_job(args))
     return results
 
 
@@ -426,8 +469,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     file linted."""
     out = CheckResult()
     paths = [str(p) for p in files]
-    phase1 = _map(jobs, _lint_job, [(p, options_for(Path(p)), None, False, cache) for p in paths],
-                  progress)
+    phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in paths], cache, progress)
     results = {r.path: r for r in phase1}
     # resolve cross-file facts
     by_module: dict = {"__paths__": {}}
@@ -450,14 +492,15 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 where = f"{why}, from {Path(result.path).name}"
                 getattr(facts, kind).setdefault(ref.name.split(".")[0], where)
     if incoming:
-        phase2 = _map(jobs, _lint_job, [(p, options_for(Path(p)), f, True, cache) for p, f in incoming.items()])
+        phase2 = _run(jobs, [(p, options_for(Path(p)), f, True) for p, f in incoming.items()], cache)
         for r in phase2:
             results[r.path] = r
+    out.facts = incoming
     for p in paths:
         r = results[p]
         out.files_checked += 1
         if r.error:
-            out.errors.append(r.error)
+            (out.internal_errors if r.internal else out.errors).append(r.error)
             out.files_checked -= 1
             continue
         out.files_parsed += int(r.parsed)

@@ -14,7 +14,7 @@ _COMPILED_RE = re.compile(
     rb"|\bimport\b[^\n]*\bcompile\b|\bcompile\w*\s*=|@\w*\.?compile")
 # ... or hot loop: an optimizer step, a backward pass, a Lightning step hook,
 # or a model run over the batches of a loader.
-_HOT_TOKENS = (b"backward", b".step(", b"_step(")
+_HOT_TOKENS = (b".backward(", b".step(", b"_step(")
 _LOADER_TOKENS = (b"loader", b"Loader", b"for batch", b"for data", b"for graph")
 _MODEL_TOKENS = (b"model", b"Model", b"net", b"Net", b"encoder", b"decoder", b"gnn", b"GNN", b"classifier")
 _LIBRARY_TOKENS = (b"forward",)

@@ -366,49 +366,13 @@ class FixOutcome:
 
 
 def lint_project(files: Sequence[Path], options_for, jobs: int = 1):
-    """``engine.check_files``'s two phases (no cache), also returning the
-    ``ProjectFacts`` each file was linted with, so a fixed file is linted
-    again knowing what the rest of the project says about it."""
-    from gnnlint.context import ProjectFacts
-    from gnnlint.engine import CheckResult, _lint_job, _map, module_name_for, resolve_import
+    """The engine's two-phase lint (no cache) and the ``ProjectFacts`` each
+    file was linted with, so a fixed file is linted again knowing what the
+    rest of the project says about it."""
+    from gnnlint.engine import check_files
 
-    paths = [str(p) for p in files]
-    phase1 = _map(jobs, _lint_job, [(p, options_for(Path(p)), None, False, None) for p in paths])
-    results = {r.path: r for r in phase1}
-    by_module: dict = {"__paths__": {}}
-    for p in paths:
-        resolved = Path(p).resolve()
-        by_module["__paths__"][str(resolved)] = p
-        name, _root = module_name_for(resolved)
-        by_module.setdefault(name, resolved)
-    incoming: dict[str, ProjectFacts] = {}
-    for result in phase1:
-        for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot)):
-            for ref, why in entries:
-                target = resolve_import(Path(result.path), ref, by_module)
-                if target is None:
-                    continue
-                target_path = by_module["__paths__"].get(str(target[0]))
-                if target_path is None or target_path == result.path:
-                    continue
-                facts = incoming.setdefault(target_path, ProjectFacts())
-                where = f"{why}, from {Path(result.path).name}"
-                getattr(facts, kind).setdefault(ref.name.split(".")[0], where)
-    if incoming:
-        phase2 = _map(jobs, _lint_job, [(p, options_for(Path(p)), f, True, None) for p, f in incoming.items()])
-        for r in phase2:
-            results[r.path] = r
-    out = CheckResult()
-    for p in paths:
-        r = results[p]
-        out.files_checked += 1
-        if r.error:
-            out.errors.append(r.error)
-            out.files_checked -= 1
-            continue
-        out.files_parsed += int(r.parsed)
-        out.findings.extend(r.findings)
-    return out, incoming
+    result = check_files(files, options_for, jobs)
+    return result, result.facts
 
 
 def _fix_job(args) -> FileFix:
@@ -426,7 +390,7 @@ def _fix_job(args) -> FileFix:
 
 def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: int) -> FixOutcome:
     """Fix ``files`` (already discovered) per ``settings``; see the module doc."""
-    from gnnlint.engine import _map, apply_noqa, options_from_settings
+    from gnnlint.engine import apply_noqa, options_from_settings, parallel_map
 
     outcome = FixOutcome()
     options_for = lambda p: options_from_settings(settings, p)  # noqa: E731
@@ -441,7 +405,7 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
     # `# noqa` hides it is decided on the text the fixer reads.
     todo = [p for p, group in by_path.items() if _candidates(group, unsafe, fixable, set())]
     jobs_args = [(p, options_for(Path(p)), facts_by_path.get(p), unsafe, fixable) for p in todo]
-    results: dict[str, FileFix] = {r.path: r for r in _map(jobs, _fix_job, jobs_args)}
+    results: dict[str, FileFix] = {r.path: r for r in parallel_map(jobs, _fix_job, jobs_args)}
 
     remaining: list[Finding] = []
     texts: dict[str, str] = {}

@@ -309,3 +309,18 @@ def test_parallel_run_matches_serial(tmp_path: Path):
     parallel = run(["check", ".", "--no-cache", "--output-format", "concise", "-j", "2"], tmp_path)
     assert serial.output == parallel.output
     assert serial.output.count("GNN010") == 20
+
+
+def test_internal_error_names_the_file_and_exits_2(project: Path, monkeypatch):
+    from gnnlint import engine
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("rule exploded")
+
+    monkeypatch.setattr(engine, "lint_bytes", boom)
+    result = CliRunner(mix_stderr=False).invoke(main, ["check", str(project / "hazard.py"), "--no-cache", "-j", "1"]) \
+        if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else \
+        CliRunner().invoke(main, ["check", str(project / "hazard.py"), "--no-cache", "-j", "1"])
+    assert result.exit_code == 2
+    assert "hazard.py" in (result.stderr if hasattr(result, "stderr") else result.output)
+    assert "rule exploded" in (result.stderr if hasattr(result, "stderr") else result.output)
