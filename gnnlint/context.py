@@ -100,6 +100,18 @@ _BATCH_ATTRS_NON_TENSOR = {
     "edge_stores", "num_node_types", "num_edge_types", "x_dict", "edge_index_dict",
     "edge_attr_dict", "y_dict", "collect", "to_dict", "to_namedtuple", "input_id",
 }
+# Methods only tensors have (not numpy arrays, modules or Python values):
+# calling one on a value of unknown kind returns a tensor.
+_TENSOR_ONLY_METHODS = {
+    "detach", "softmax", "log_softmax", "sigmoid", "relu", "unsqueeze", "permute", "contiguous",
+    "masked_fill", "masked_fill_", "index_select", "eq", "ne", "lt", "gt", "le", "ge", "long",
+    "clamp", "clamp_min", "clamp_max", "topk", "gather", "scatter", "scatter_add", "scatter_reduce",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as", "expand", "expand_as",
+    "repeat_interleave", "masked_select", "logical_and", "logical_or", "logical_not", "bmm", "mm",
+    "matmul", "index_add", "index_add_", "argsort", "logsumexp", "norm", "unbind", "narrow",
+    "flip", "roll", "tril", "triu", "diag", "sign", "sqrt", "rsqrt", "exp", "log", "log1p", "pow",
+    "isnan", "isinf", "isfinite", "nan_to_num", "clone", "numpy", "tolist", "item",
+}
 _MODEL_METHODS_NON_TENSOR = {
     "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
     "named_children", "buffers", "named_buffers", "zero_grad", "load_state_dict", "apply",
@@ -1093,8 +1105,9 @@ class FileContext:
                 return UNKNOWN
             if receiver == SCALAR:
                 return SCALAR
-            if receiver == UNKNOWN and method in ("cpu", "cuda", "to") and self.kind(func.value) == UNKNOWN:
-                return UNKNOWN
+            if receiver == UNKNOWN and method in _TENSOR_ONLY_METHODS and method not in (
+                    "numpy", "tolist", "item"):
+                return TENSOR
         callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
         if callee_kind == MODEL:
             return TENSOR
@@ -1423,7 +1436,7 @@ class FileContext:
                 name = (self.last_part(owner) or "").lower()
                 if kind == OPTIMIZER or ("opt" in name and "sched" not in name):
                     return True
-        if self._inside_module_method(call):
+        if self._inside_forward_pass(call):
             # A layer calling its submodules in a loop is a forward pass, not
             # a training or inference loop.
             return False
@@ -1435,11 +1448,21 @@ class FileContext:
             return True
         return False
 
-    def _inside_module_method(self, node: cst.CSTNode) -> bool:
-        cls = self.enclosing_class(node)
-        if cls is None or not self.is_module_class(cls):
+    _FORWARD_METHODS = ("forward", "__call__", "_forward", "inference", "encode", "decode", "embed",
+                        "reset_parameters", "__init__") + MESSAGE_PASSING_METHODS
+
+    def _inside_forward_pass(self, node: cst.CSTNode) -> bool:
+        """In a module's forward (or the like): loops there run layers, not
+        steps. Other methods of a module (``fit``, ``attack``, ``explain``)
+        can hold real training loops."""
+        func = self.enclosing_function(node)
+        if func is None or func.cls is None or not self.is_module_class(func.cls):
             return False
-        return not any(base.split(".")[-1].startswith(("Lightning", "LightningModule")) for base in cls.bases)
+        if any(base.split(".")[-1].startswith("Lightning") for base in func.cls.bases):
+            return False
+        while func.parent is not None:
+            func = func.parent
+        return func.name in self._FORWARD_METHODS or func.name.startswith(("_forward", "forward_"))
 
     def _direct_triggers(self, stmts_root: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.Call]:
         """Calls under ``stmts_root`` that are not inside a nested loop or def."""
