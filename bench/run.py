@@ -56,11 +56,15 @@ GNNLINT_OK_RC = {0, 1}  # 1 only matters when --exit-zero does not exist yet
 # Hook: how the engine may report the number of files it parsed (issue 6 asks
 # for it per tree). Extend when the engine's wording is settled.
 PARSED_PATTERNS = [
-    re.compile(r"parsed\s*[:=]?\s*(\d+)\s*(?:/|of)\s*(\d+)", re.IGNORECASE),
-    re.compile(r"(\d+)\s*(?:/|of)\s*(\d+)\s+files?\s+parsed", re.IGNORECASE),
-    re.compile(r"(\d+)\s+files?\s+parsed", re.IGNORECASE),
-    re.compile(r"parsed\s*[:=]?\s*(\d+)\s+files?", re.IGNORECASE),
-    re.compile(r"files[_ ]parsed\s*[:=]\s*(\d+)", re.IGNORECASE),
+    re.compile(r"(?P<total>\d+)\s+files?\s+checked\D{0,30}?(?P<parsed>\d+)\s+parsed",
+               re.IGNORECASE),
+    re.compile(r"parsed\s*[:=]?\s*(?P<parsed>\d+)\s*(?:/|of)\s*(?P<total>\d+)",
+               re.IGNORECASE),
+    re.compile(r"(?P<parsed>\d+)\s*(?:/|of)\s*(?P<total>\d+)\s+files?\s+parsed",
+               re.IGNORECASE),
+    re.compile(r"(?P<parsed>\d+)\s+files?\s+parsed", re.IGNORECASE),
+    re.compile(r"parsed\s*[:=]?\s*(?P<parsed>\d+)\s+files?", re.IGNORECASE),
+    re.compile(r"files[_ ]parsed\W{1,3}(?P<parsed>\d+)", re.IGNORECASE),
 ]
 
 
@@ -429,7 +433,8 @@ def parsed_count(text: str) -> str | None:
     for pat in PARSED_PATTERNS:
         m = pat.search(text)
         if m:
-            return "/".join(g for g in m.groups() if g)
+            d = m.groupdict()
+            return d["parsed"] + (f" of {d['total']}" if d.get("total") else "")
     return None
 
 
@@ -599,6 +604,15 @@ def bench_tree(b: Bench, tree: Tree, g: Gnnlint, peers: dict[str, str | None],
                              env=gnn_env(cache), timeout=a.timeout)
                 pc = parsed_count(r2.stdout + "\n" + r2.stderr)
             info["parsed"] = pc or "not reported by gnnlint"
+
+    # memory floor: libcst on the largest file alone (untimed)
+    largest = max(tree.files, key=lambda p: p.stat().st_size)
+    one = b.workdir / f"largest-{T}.txt"
+    one.write_text(f"{largest}\n", encoding="utf-8")
+    r = run_cmd([py, str(FLOORS), "parse", str(one)], timeout=a.timeout)
+    info["largest"] = (f"{largest.relative_to(tree.path.parent)} "
+                       f"({largest.stat().st_size / 1e6:.2f} MB): libcst.parse_module alone "
+                       f"peaks at {r.maxrss_kb / 1024:.0f} MB RSS")
 
     peer_repeat = min(a.peer_repeat or repeat, repeat)
     for i in range(repeat):
@@ -850,6 +864,8 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
                 f"peak RSS largest process {info['mem_largest_mb']} MB, whole process "
                 f"tree {info['mem_tree_mb']} MB (sampled every 50 ms, up to "
                 f"{info['mem_procs']} processes)")
+        if "largest" in info:
+            facts.append(f"largest file {info['largest']}")
         if "findings" in info:
             facts.append(f"gnnlint findings: {info['findings']}")
         if "parse_errors" in info:
