@@ -72,6 +72,8 @@ def _common_options(func):
         click.option("--pyg-version", help="Target torch_geometric version for version-aware rules."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: CPU count)."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Print how many files were checked, parsed and answered from the cache (stderr)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -243,6 +245,9 @@ def _check_paths(paths, settings, kw):
             return None, {}  # every path was missing: a usage error
         return [], {}
     jobs = kw.get("jobs") or os.cpu_count() or 1
+    import time
+
+    started = time.perf_counter()
     try:
         result = check_files_cached(files, settings, jobs=jobs, use_cache=not kw.get("no_cache"),
                                     progress=sys.stderr.isatty() and not kw.get("quiet"))
@@ -250,6 +255,10 @@ def _check_paths(paths, settings, kw):
         raise _fail(f"internal error: {exc}")
     for error in result.errors:
         _warn(error)
+    if kw.get("verbose"):
+        click.echo(f"gnnlint: {result.files_checked} files checked, {result.files_parsed} parsed, "
+                   f"{result.files_cached} from the cache, in {time.perf_counter() - started:.2f} s "
+                   f"({jobs} job{'s' if jobs != 1 else ''})", err=True)
     if result.internal_errors:
         for error in result.internal_errors:
             click.echo(f"gnnlint: error: {error}", err=True)

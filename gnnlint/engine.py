@@ -58,6 +58,7 @@ class FileResult:
     parsed: bool = False
     error: Optional[str] = None  # unreadable file: reported and skipped
     internal: bool = False  # the error is a bug in gnnlint (exit 2)
+    cached: bool = False  # answered from the cache
 
 
 @dataclass
@@ -67,6 +68,7 @@ class CheckResult:
     internal_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
     files_parsed: int = 0
+    files_cached: int = 0
     sources: dict[str, str] = field(default_factory=dict)
     # The facts other files gave each file (the fixer re-lints with them).
     facts: dict[str, ProjectFacts] = field(default_factory=dict)
@@ -440,6 +442,7 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
         key = cache.key(data, options, facts) if cache is not None else None
         hit = cache.get(key, path) if key is not None else None
         if hit is not None:
+            hit.cached = True
             finish(index, None, hit)
             continue
         job = (index, key, (path, data, options, facts, force))
@@ -503,7 +506,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             (out.internal_errors if r.internal else out.errors).append(r.error)
             out.files_checked -= 1
             continue
-        out.files_parsed += int(r.parsed)
+        out.files_parsed += int(r.parsed and not r.cached)
+        out.files_cached += int(r.cached)
         out.findings.extend(r.findings)
     return out
 

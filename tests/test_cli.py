@@ -324,3 +324,14 @@ def test_internal_error_names_the_file_and_exits_2(project: Path, monkeypatch):
     assert result.exit_code == 2
     assert "hazard.py" in (result.stderr if hasattr(result, "stderr") else result.output)
     assert "rule exploded" in (result.stderr if hasattr(result, "stderr") else result.output)
+
+
+def test_verbose_reports_parsed_and_cached_counts(project: Path):
+    (project / "plain.py").write_text("x = 1\n")  # no trigger: never parsed
+    cold = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "-v", "--exit-zero"], cwd=project,
+                          capture_output=True, text=True)
+    assert "3 files checked, 2 parsed, 0 from the cache" in cold.stderr, cold.stderr
+    warm = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "-v", "--exit-zero"], cwd=project,
+                          capture_output=True, text=True)
+    assert "3 files checked, 0 parsed, 3 from the cache" in warm.stderr, warm.stderr
+    assert warm.stdout == cold.stdout
