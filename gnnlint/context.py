@@ -646,8 +646,11 @@ class FileContext:
     def _true_when_compiling(self, test: cst.BaseExpression) -> bool:
         if self._is_compiling_test(test) is True:
             return True
-        return isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and (
-            self._true_when_compiling(test.left) or self._true_when_compiling(test.right))
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            return self._true_when_compiling(test.left) or self._true_when_compiling(test.right)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._true_when_compiling(test.left) and self._true_when_compiling(test.right)
+        return False
 
     def _after_compiling_exit(self, block, stmt: cst.CSTNode) -> bool:
         """``stmt`` follows ``if is_compiling(): return ...`` in the same

@@ -826,50 +826,6 @@ def binding_of(ctx: FileContext, name: cst.Name) -> Optional[Binding]:
 
 # ------------------------------------------------------------------ compiled regions, refined
 
-def compiled_region(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
-    """``ctx.compiled_region(node)``, minus code that only runs eagerly because
-    an earlier ``if ...is_compiling(): return ...`` in the same function exits
-    under torch.compile (PyG's pattern: ``if not WITH_PYG_LIB or
-    is_compiling(): return <compile-friendly path>``)."""
-    why = ctx.compiled_region(node)
-    if why is None or after_compiling_exit(ctx, node):
-        return None
-    return why
-
-
-def _true_when_compiling(ctx: FileContext, test: cst.BaseExpression) -> bool:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return _true_when_compiling(ctx, test.left) or _true_when_compiling(ctx, test.right)
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _true_when_compiling(ctx, test.left) and _true_when_compiling(ctx, test.right)
-    return ctx._is_compiling_test(test) is True  # noqa: SLF001
-
-
-def _exits(block: cst.BaseSuite) -> bool:
-    body = getattr(block, "body", ())
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
-    return False
-
-
-def after_compiling_exit(ctx: FileContext, node: cst.CSTNode) -> bool:
-    child: cst.CSTNode = node
-    for anc in ctx.ancestors(node):
-        if isinstance(anc, cst.IndentedBlock):
-            for stmt in anc.body:
-                if stmt is child:
-                    break
-                if isinstance(stmt, cst.If) and _true_when_compiling(ctx, stmt.test) and _exits(stmt.body):
-                    return True
-        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
-            return False
-        child = anc
-    return False
-
-
 # ------------------------------------------------------------------ tensors the kind analysis misses
 
 _TENSOR_ONLY_METHODS = {"bincount", "long", "diff", "count_nonzero", "cumsum", "numel_per"}

@@ -188,7 +188,7 @@ model = torch.compile(Net())
         kind = dataflow.module_dict_kind(ctx, node.value, node)
         if kind is None:
             return
-        region = dataflow.compiled_region(ctx, node)
+        region = ctx.compiled_region(node)
         if region is None:
             return
         container = ctx.module.code_for_node(node.value)

@@ -154,7 +154,7 @@ class Expand(torch.nn.Module):
         else:
             problem = (f"`repeat_interleave` with tensor repeats `{_text(ctx, repeats)}` and no `output_size` "
                        f"syncs the device to size its output")
-        where = dataflow.compiled_region(ctx, node)
+        where = ctx.compiled_region(node)
         if where is not None:
             cost = f" (an unbacked data-dependent size in the {where})"
         else:

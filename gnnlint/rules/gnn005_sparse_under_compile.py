@@ -169,7 +169,7 @@ train(model, loader)
             self._transforms.append(node)
             return
         ctx = self.context
-        region = dataflow.compiled_region(ctx, node)
+        region = ctx.compiled_region(node)
         text = _short(ctx.module.code_for_node(node))
         if region is not None:
             self.report(node, f"sparse adjacency `{text}` is built inside the {region}: dynamo cannot trace "

@@ -143,7 +143,7 @@ def step(x, y, train_mask):
         what = self._call_hazard(node)
         if what is None:
             return
-        region = dataflow.compiled_region(ctx, node)
+        region = ctx.compiled_region(node)
         if region is None:
             return
         self.report(node, f"{what} has a data-dependent output shape in the {region}: a graph break or an "
@@ -154,7 +154,7 @@ def step(x, y, train_mask):
         ctx = self.context
         if not self._is_mask_subscript(node):
             return
-        region = dataflow.compiled_region(ctx, node)
+        region = ctx.compiled_region(node)
         if region is None:
             return
         self.report(node, f"boolean-mask indexing `{_short(ctx.module.code_for_node(node))}` has a "

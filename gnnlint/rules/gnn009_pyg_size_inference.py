@@ -138,7 +138,7 @@ model = torch.compile(Net())
         missing = [s.keyword for s in entry.sizes if not dataflow.passed(node, s.keyword, s.position)]
         if not missing:
             return
-        region = dataflow.compiled_region(ctx, node)
+        region = ctx.compiled_region(node)
         if region is None:
             return
         callee = ctx.module.code_for_node(node.func)
