@@ -447,8 +447,6 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
             continue
         job = (index, key, (path, data, options, facts, force))
         (costly if _needs_parse(data, options, facts, force) else cheap).append(job)
-    for index, key, args in cheap:
-        finish(index, key, _lint_job(args))
     costly.sort(key=lambda job: -len(job[2][1]))
     if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
         import multiprocessing
@@ -457,10 +455,13 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
         context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
             futures = [(index, key, pool.submit(_lint_job, args)) for index, key, args in costly]
+            # the cheap files (syntax check only) while the workers parse
+            for index, key, args in cheap:
+                finish(index, key, _lint_job(args))
             for index, key, future in futures:
                 finish(index, key, future.result())
     else:
-        for index, key, args in costly:
+        for index, key, args in cheap + costly:
             finish(index, key, _lint_job(args))
     return results
 
@@ -474,15 +475,16 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     paths = [str(p) for p in files]
     phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in paths], cache, progress)
     results = {r.path: r for r in phase1}
-    # resolve cross-file facts
+    # resolve cross-file facts (the module map only when some file has any)
+    exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot]
     by_module: dict = {"__paths__": {}}
-    for p in paths:
+    for p in paths if exporting else ():
         resolved = Path(p).resolve()
         by_module["__paths__"][str(resolved)] = p
         name, _root = module_name_for(resolved)
         by_module.setdefault(name, resolved)
     incoming: dict[str, ProjectFacts] = {}
-    for result in phase1:
+    for result in exporting:
         for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot)):
             for ref, why in entries:
                 target = resolve_import(Path(result.path), ref, by_module)
