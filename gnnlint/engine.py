@@ -169,7 +169,11 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
             result.findings.append(_syntax_error(path, exc))
         return result
     result.parsed = True
-    context = FileContext(module, path, facts, ContextOptions(options.assume_compiled))
+    context = FileContext(module, path, facts, ContextOptions(
+        options.assume_compiled,
+        options.torch_version or installed_version("torch"),
+        options.pyg_version or installed_version("torch_geometric"),
+    ))
     result.exported = context.exported_facts()
     visitors = [rule(context) for rule in rules]
     if visitors:

@@ -70,3 +70,7 @@ class ExportedFacts:
 @dataclass(frozen=True)
 class ContextOptions:
     assume_compiled: str = "detected"  # or "modules"
+    # Target versions (config/CLI, else installed metadata; None = newest),
+    # for rules whose cost depends on them beyond their version range.
+    torch_version: "str | None" = None
+    pyg_version: "str | None" = None

@@ -4,6 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.versions import matches
+
 from gnnlint.context import _NO_VALUE, TENSOR
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 
@@ -168,6 +170,13 @@ opt_step = torch.compile(optimizer.step, dynamic=True)
 """),
     )
     INVALID = (
+        # torch < 2.7: dynamic=True did not yet make the lr dynamic up front
+        Invalid("""
+import torch
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+opt_step = torch.compile(optimizer.step, dynamic=True)
+""", lines=(3,), options=(("torch_version", "2.5.1"),)),
         Invalid("""
 import torch
 optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
@@ -237,7 +246,11 @@ for group in optimizer.param_groups:
         changers = ctx.lr_changers(node)
         if not changers:
             return
-        steps = [(where, dyn) for where, dyn in ctx.compiled_steps(node) if dyn is not True and dyn is not _NO_VALUE]
+        # dynamic=True traces the lr as a symbolic float up front from torch 2.7
+        # (pytorch/pytorch#149564); before that it still recompiled.
+        dynamic_true_ok = matches(">=2.7", ctx.options.torch_version)
+        steps = [(where, dyn) for where, dyn in ctx.compiled_steps(node)
+                 if not (dyn is True and dynamic_true_ok) and dyn is not _NO_VALUE]
         if not steps:
             return
         where, dynamic = steps[0]
@@ -260,6 +273,12 @@ for group in optimizer.param_groups:
         if dynamic is False:
             cost = ("with `dynamic=False` every lr change recompiles the step until `recompile_limit` (8) is hit, "
                     "after which the step silently runs eager")
+        elif dynamic is True:
+            cost = (f"on torch {ctx.options.torch_version or '< 2.7'} even `dynamic=True` specialises the step on "
+                    f"the float lr: every lr change recompiles it (fixed in torch 2.7)")
+        elif matches("<2.6", ctx.options.torch_version):
+            cost = (f"on torch {ctx.options.torch_version} every lr change recompiles the step, until "
+                    f"`cache_size_limit` (8) is hit and it silently runs eager")
         else:
             cost = ("on torch 2.13 (default `dynamic=None`) the first lr change recompiles the step once, then the "
                     "lr is traced as a dynamic float (torch < 2.6: a recompile on every change)")
