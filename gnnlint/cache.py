@@ -6,6 +6,11 @@ and rule set) and the project facts other files told it (a class in
 ``models.py`` becomes compiled when ``train.py`` starts compiling it: its
 findings change although its bytes did not). Entries are written atomically;
 a corrupt or unreadable entry is a miss, never an error.
+
+All entries live in one pack file (``pack.json``): a warm run over a large
+tree reads one file instead of one per source file. It is rewritten
+atomically at the end of a run (``flush``); two concurrent runs lose at most
+each other's new entries, which are then recomputed.
 """
 from __future__ import annotations
 
@@ -24,9 +29,14 @@ CACHE_DIR_NAME = ".gnnlint_cache"
 
 
 class Cache:
+    # Entries kept in the pack at most (oldest dropped first).
+    MAX_ENTRIES = 50_000
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self._rules_key = _rules_fingerprint()
+        self._entries: Optional[dict] = None
+        self._dirty = False
 
     @classmethod
     def for_settings(cls, settings) -> "Cache":
@@ -45,15 +55,27 @@ class Cache:
             h.update(json.dumps([sorted(facts.compiled.items()), sorted(facts.hot.items())]).encode())
         return h.hexdigest()
 
-    def _entry(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+    @property
+    def _pack(self) -> Path:
+        return self.root / "pack.json"
+
+    def _load(self) -> dict:
+        if self._entries is None:
+            try:
+                loaded = json.loads(self._pack.read_text(encoding="utf-8"))
+                self._entries = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self._entries = {}  # missing or corrupt: start afresh
+        return self._entries
 
     def get(self, key: str, path: str):
         from gnnlint.engine import FileResult
         from gnnlint.finding import Edit, Finding, Fix
 
+        raw = self._load().get(key)
+        if raw is None:
+            return None
         try:
-            raw = json.loads(self._entry(key).read_text(encoding="utf-8"))
             findings = []
             for f in raw["findings"]:
                 fix = None
@@ -68,11 +90,13 @@ class Cache:
                 hot=[(ImportRef(**r), why) for r, why in raw["exported"]["hot"]],
             )
             return FileResult(path, findings, exported, parsed=raw["parsed"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             return None
 
     def put(self, key: str, result) -> None:
-        payload = {
+        entries = self._load()
+        entries.pop(key, None)  # re-insert: dict order is the age order
+        entries[key] = {
             "findings": [asdict(f) for f in result.findings],
             "exported": {
                 "compiled": [[asdict(r), why] for r, why in result.exported.compiled],
@@ -80,14 +104,24 @@ class Cache:
             },
             "parsed": result.parsed,
         }
-        entry = self._entry(key)
+        self._dirty = True
+
+    def flush(self) -> None:
+        """Write the pack atomically if anything was added."""
+        if not self._dirty or self._entries is None:
+            return
+        entries = self._entries
+        if len(entries) > self.MAX_ENTRIES:
+            for old in list(entries)[: len(entries) - self.MAX_ENTRIES]:
+                del entries[old]
         try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(parents=True, exist_ok=True)
             _tag_dir(self.root)
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(payload, out)
-            os.replace(tmp, entry)
+                json.dump(entries, out, separators=(",", ":"))
+            os.replace(tmp, self._pack)
+            self._dirty = False
         except OSError:
             pass  # a read-only tree still lints; it just isn't cached
 

@@ -17,6 +17,7 @@ import hashlib
 import os
 import tokenize
 import io
+from functools import lru_cache
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,12 +315,23 @@ def module_name_for(path: Path) -> tuple[str, Path]:
     """Dotted module name of a file and the sys.path root it is relative to,
     walking up through packages (folders with ``__init__.py``)."""
     path = path.resolve()
-    parts = [path.stem] if path.stem != "__init__" else []
-    folder = path.parent
-    while (folder / "__init__.py").exists():
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    return ".".join(parts), folder
+    package, root = _package_of(str(path.parent))
+    parts = list(package)
+    if path.stem != "__init__":
+        parts.append(path.stem)
+    return ".".join(parts), Path(root)
+
+
+@lru_cache(maxsize=None)
+def _package_of(folder: str) -> tuple[tuple[str, ...], str]:
+    """(package parts, sys.path root) of a folder; one stat per folder, not per file."""
+    if not os.path.exists(os.path.join(folder, "__init__.py")):
+        return (), folder
+    parent = os.path.dirname(folder)
+    if parent == folder:
+        return (os.path.basename(folder),), folder
+    parts, root = _package_of(parent)
+    return parts + (os.path.basename(folder),), root
 
 
 def resolve_import(importer: Path, ref: ImportRef, by_module: dict[str, Path]) -> Optional[tuple[Path, str]]:
@@ -526,14 +538,18 @@ def check_files_cached(files: Sequence[Path], settings, jobs: int = 1, use_cache
 
     cache = Cache.for_settings(settings) if use_cache else None
     options_for = lambda p: options_from_settings(settings, p)  # noqa: E731
-    if not progress or len(files) < 50:
-        return check_files(files, options_for, jobs, cache)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    try:
+        if not progress or len(files) < 50:
+            return check_files(files, options_for, jobs, cache)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True, console=_stderr_console()) as bar:
-        task = bar.add_task("check", total=len(files))
-        return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task))
+        with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      transient=True, console=_stderr_console()) as bar:
+            task = bar.add_task("check", total=len(files))
+            return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task))
+    finally:
+        if cache is not None:
+            cache.flush()
 
 
 def _stderr_console():
