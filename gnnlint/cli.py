@@ -70,6 +70,8 @@ def _common_options(func):
                      help="'modules': treat every nn.Module forward as compiled (library mode)."),
         click.option("--torch-version", help="Target torch version for version-aware rules."),
         click.option("--pyg-version", help="Target torch_geometric version for version-aware rules."),
+        click.option("--max-file-size", type=click.IntRange(min=0), default=None,
+                     help="Skip (and report) files larger than this many KiB; 0: no limit (default 1024)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: CPU count)."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line."),
         click.option("-v", "--verbose", is_flag=True,
@@ -111,7 +113,7 @@ def _settings(kw: dict):
     for key in ("exclude", "extend_exclude"):
         if kw.get(key):
             overrides[key] = [p for value in kw[key] for p in value.split(",") if p]
-    for key in ("respect_gitignore", "assume_compiled", "torch_version", "pyg_version"):
+    for key in ("respect_gitignore", "assume_compiled", "torch_version", "pyg_version", "max_file_size"):
         if kw.get(key) is not None:
             overrides[key] = kw[key]
     if kw.get("cache_dir") is not None:

@@ -89,6 +89,10 @@ class Settings:
     torch_version: str | None = None
     pyg_version: str | None = None
     cache_dir: str | None = None
+    # Files larger than this many KiB are reported and skipped (0: no limit):
+    # libcst needs ~570 bytes of memory per byte of source (770 MB for
+    # torch's 1.4 MB common_methods_invocations.py).
+    max_file_size: int = 1024
     verify: VerifySettings = field(default_factory=VerifySettings)
     project_root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
@@ -448,6 +452,7 @@ _FILE_KEYS = {
     "torch-version": "torch_version",
     "pyg-version": "pyg_version",
     "cache-dir": "cache_dir",
+    "max-file-size": "max_file_size",
     "verify": "verify",
 }
 _VERIFY_KEYS = ("targets", "backend", "timeout")
@@ -455,6 +460,7 @@ _CODE_LISTS = ("select", "extend_select", "ignore", "fixable", "unfixable")
 _STR_LISTS = _CODE_LISTS + ("exclude", "extend_exclude")
 _OPT_STRS = ("torch_version", "pyg_version", "cache_dir")
 _OVERRIDE_KEYS = frozenset(_STR_LISTS + _OPT_STRS) | {
+    "max_file_size",
     "respect_gitignore",
     "assume_compiled",
     "per_file_ignores",
@@ -589,6 +595,12 @@ def _parse_table(table: Any, path: Path, known: list[str]) -> tuple[dict, Verify
                     f"'cache-dir' must be a non-empty string, got {value!r}{where.suffix()}"
                 )
             values[name] = value
+        elif name == "max_file_size":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(
+                    f"'max-file-size' must be a non-negative integer (KiB), got {value!r}{where.suffix()}"
+                )
+            values[name] = value
         elif name == "per_file_ignores":
             values[name] = _check_per_file(value, where, known)
     return values, verify
@@ -649,6 +661,10 @@ def _parse_overrides(overrides: Mapping[str, Any], known: list[str]) -> dict[str
             if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
                 raise ConfigError(f"'--cache-dir' must be a path, got {value!r}")
             values[name] = os.fspath(value)
+        elif name == "max_file_size":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"'--max-file-size' must be a non-negative integer (KiB), got {value!r}")
+            values[name] = value
         elif name == "per_file_ignores":
             values[name] = _check_per_file(value, where, known)
     return values
@@ -719,6 +735,7 @@ def load_settings(
         "torch_version",
         "pyg_version",
         "cache_dir",
+        "max_file_size",
         "per_file_ignores",
     ):
         if name in cli:

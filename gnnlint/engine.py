@@ -435,7 +435,7 @@ def _needs_parse(data: bytes, options: LintOptions, facts: Optional[ProjectFacts
         may_have_region(data, "compiled_or_hot") and b"import" in data)
 
 
-def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
+def _run(jobs: int, items: list, cache=None, progress=None, max_bytes: int = 0) -> list[FileResult]:
     """Lint ``items`` = (path, options, facts, force). Files are read, and
     answered from the cache, in this process; of the rest, the ones that must
     be parsed go to worker processes when there are enough of them to pay for
@@ -454,6 +454,11 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
         data, error = read_source(path)
         if data is None:
             finish(index, None, FileResult(path, error=error))
+            continue
+        if max_bytes and len(data) > max_bytes:
+            finish(index, None, FileResult(path, error=(
+                f"{path}: {len(data) // 1024} KiB is over max-file-size ({max_bytes // 1024} KiB); "
+                f"skipped (parsing it would take ~{len(data) * 570 // 10**6} MB)")))
             continue
         key = cache.key(data, options, facts) if cache is not None else None
         hit = cache.get(key, path) if key is not None else None
@@ -483,13 +488,13 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
 
 
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
-                progress=None) -> CheckResult:
+                progress=None, max_bytes: int = 0) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
     ``cache``: a ``gnnlint.cache.Cache`` or None. ``progress``: called once per
     file linted."""
     out = CheckResult()
     paths = [str(p) for p in files]
-    phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in paths], cache, progress)
+    phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in paths], cache, progress, max_bytes)
     results = {r.path: r for r in phase1}
     # resolve cross-file facts (the module map only when some file has any)
     exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot]
@@ -513,7 +518,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 where = f"{why}, from {Path(result.path).name}"
                 getattr(facts, kind).setdefault(ref.name.split(".")[0], where)
     if incoming:
-        phase2 = _run(jobs, [(p, options_for(Path(p)), f, True) for p, f in incoming.items()], cache)
+        phase2 = _run(jobs, [(p, options_for(Path(p)), f, True) for p, f in incoming.items()], cache,
+                      max_bytes=max_bytes)
         for r in phase2:
             results[r.path] = r
     out.facts = incoming
@@ -538,15 +544,17 @@ def check_files_cached(files: Sequence[Path], settings, jobs: int = 1, use_cache
 
     cache = Cache.for_settings(settings) if use_cache else None
     options_for = lambda p: options_from_settings(settings, p)  # noqa: E731
+    max_bytes = getattr(settings, "max_file_size", 0) * 1024
     try:
         if not progress or len(files) < 50:
-            return check_files(files, options_for, jobs, cache)
+            return check_files(files, options_for, jobs, cache, max_bytes=max_bytes)
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       transient=True, console=_stderr_console()) as bar:
             task = bar.add_task("check", total=len(files))
-            return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task))
+            return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task),
+                               max_bytes=max_bytes)
     finally:
         if cache is not None:
             cache.flush()

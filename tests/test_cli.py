@@ -335,3 +335,21 @@ def test_verbose_reports_parsed_and_cached_counts(project: Path):
                           capture_output=True, text=True)
     assert "3 files checked, 0 parsed, 3 from the cache" in warm.stderr, warm.stderr
     assert warm.stdout == cold.stdout
+
+
+def test_files_over_max_file_size_are_reported_and_skipped(project: Path):
+    (project / "huge.py").write_text(HAZARD + "# " + "x" * 3000 + "\n")
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "huge.py", "hazard.py", "--no-cache",
+                             "--max-file-size", "2", "--output-format", "concise"],
+                            cwd=project, capture_output=True, text=True)
+    assert result.returncode == 1  # hazard.py still checked
+    assert "huge.py" in result.stderr and "max-file-size" in result.stderr
+    assert "huge.py" not in result.stdout
+    (project / "pyproject.toml").write_text("[tool.gnnlint]\nmax-file-size = 0\n")
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "huge.py", "--no-cache",
+                             "--output-format", "concise"], cwd=project, capture_output=True, text=True)
+    assert "huge.py:5:20: GNN001" in result.stdout
+    (project / "pyproject.toml").write_text('[tool.gnnlint]\nmax-file-size = "big"\n')
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "huge.py"], cwd=project,
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "max-file-size" in result.stderr
