@@ -191,13 +191,8 @@ def _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings) -> No
         fixed=len(fix_outcome.fixed) if fix_outcome is not None else 0,
         unsafe_hidden=hidden,
         show_fixes=kw.get("show_fixes", False),
+        summary=not kw.get("quiet"),
     )
-    if kw.get("quiet") and fmt in ("full", "concise"):
-        from gnnlint.report import sort_findings
-        from gnnlint.report.concise import render_concise  # noqa: F401
-
-        if not findings:
-            return
     render(fmt, findings, out_stream, ctx)
     if fix_outcome is not None and kw.get("show_fixes") and fix_outcome.fixed and fmt in ("full", "concise"):
         out_stream.write(f"\nFixed {len(fix_outcome.fixed)} finding(s):\n")
@@ -239,7 +234,7 @@ def _force_excluded(path: Path, settings) -> bool:
 
 
 def _check_paths(paths, settings, kw):
-    from gnnlint.engine import apply_noqa, check_files_cached, options_from_settings
+    from gnnlint.engine import apply_noqa, check_files_cached
 
     files, warnings = _discover(paths, settings, kw.get("force_exclude", False))
     if not files:
@@ -273,7 +268,7 @@ def _check_paths(paths, settings, kw):
 
 
 def _check_stdin(settings, kw):
-    from gnnlint.engine import LintOptions, apply_noqa, decode_source, lint_one, options_from_settings
+    from gnnlint.engine import apply_noqa, decode_source, lint_one, options_from_settings
 
     name = kw.get("stdin_filename") or "-"
     data = sys.stdin.buffer.read()

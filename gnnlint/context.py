@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -33,7 +33,6 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ExportedFacts,
     ImportRef,
     ProjectFacts,
-    may_have_region,
 )
 
 # -- kinds -------------------------------------------------------------------
@@ -542,9 +541,6 @@ class FileContext:
             return None
         return self.resolve_dotted(dotted)
 
-    def is_call_to(self, node: cst.CSTNode, *names: str) -> bool:
-        return isinstance(node, cst.Call) and self.resolve(node.func) in names
-
     def last_part(self, node: Optional[cst.CSTNode]) -> Optional[str]:
         if isinstance(node, cst.Name):
             return node.value
@@ -691,10 +687,7 @@ class FileContext:
                 why = self.hot_funcs.get(info) if info is not None else None
                 if why is not None:
                     return why
-                if isinstance(anc, cst.FunctionDef) and info is not None and info.parent is not None:
-                    # a nested function is hot only if it is itself hot
-                    pass
-                return None
+                return None  # a nested function is hot only if it is itself hot
             child = anc
         return None
 
@@ -1177,9 +1170,8 @@ class FileContext:
             return cached
         self._returns_cache[func] = UNKNOWN  # recursion guard
         kinds = {self.kind(r.value) for r in func.returns if r.value is not None}
-        if func.node.asynchronous is not None or any(
-                isinstance(n, cst.Yield) for n in []):
-            kinds = {UNKNOWN}
+        if func.is_async:
+            kinds = {UNKNOWN}  # calling it returns a coroutine
         result = kinds.pop() if len(kinds) == 1 else UNKNOWN
         self._returns_cache[func] = result
         return result
@@ -1272,11 +1264,6 @@ class FileContext:
                     if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString))
         return CompileSite(line, target_text, kind, mode, dynamic, fullgraph, options, api)
 
-    def _line_of(self, node: cst.CSTNode) -> int:
-        # Cheap line number without PositionProvider: count newlines in the
-        # code before this node is expensive; the engine fills exact spans.
-        return 0
-
     def _analyse_compiled(self) -> None:
         # 1. decorators
         for info in list(self.func_info.values()):
@@ -1310,7 +1297,7 @@ class FileContext:
             if rkind != MODEL and cls is None:
                 continue
             text = self.module.code_for_node(receiver)
-            self._mark_class_target(cls, f"compiled `{text}`", call)
+            self._mark_class_target(cls)
             self.compile_sites.append((call, self._site_from_call(call, 0, text, "class", "Module.compile")))
             self.compile_targets[call] = cls
         # 4. library mode: every Module forward
@@ -1354,13 +1341,13 @@ class FileContext:
                 return "function"
         cls = self.class_of(target, call)
         if cls is not None:
-            self._mark_class_target(cls, f"compiled `{text}`", call)
+            self._mark_class_target(cls)
             return "class"
         if self.kind(target) == MODEL:
             return "class"
         return "unknown"
 
-    def _mark_class_target(self, cls, why_prefix: str, call: cst.CSTNode) -> None:
+    def _mark_class_target(self, cls) -> None:
         if isinstance(cls, ClassInfo):
             self._mark_class(cls, f"compiled forward of `{cls.name}`")
         elif isinstance(cls, ImportRef):
@@ -1565,14 +1552,6 @@ class FileContext:
                 self._mark_hot_call(call, why)
 
     # ------------------------------------------------------------------ helpers for rules
-    def feeds_variable_size_batches(self) -> bool:
-        """Whether this file iterates a variable-size PyG loader."""
-        for names in (self.aliases,):
-            for local, full in names.items():
-                if full.startswith("torch_geometric.loader.") and full.split(".")[-1] in VARIABLE_SIZE_LOADERS:
-                    return True
-        return False
-
     def exported_facts(self) -> ExportedFacts:
         return self.exported
 
@@ -2602,12 +2581,6 @@ class FileContext:
             if (self.order.get(call, 0) < limit or renamed) and self._runs_forward(call, root):
                 return True
         return False
-
-
-def iter_calls(ctx: FileContext) -> Iterable[cst.Call]:
-    for info in ctx.func_info.values():
-        yield from info.calls
-    yield from ctx.module_calls
 
 
 # ---- loader feeding / compile sites (GNN002, GNN006, GNN007, GNN012) ----

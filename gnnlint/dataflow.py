@@ -28,7 +28,7 @@ Everything here is conservative: when unsure, the answer is "no".
 from __future__ import annotations
 
 import weakref
-from typing import Iterator, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -36,7 +36,6 @@ from gnnlint.context import (
     COMPILE_FUNCS,
     SCALAR,
     TENSOR,
-    Binding,
     ClassInfo,
     FileContext,
     FuncInfo,
@@ -818,13 +817,6 @@ def literal_string_tuple(key: cst.BaseExpression) -> Optional[tuple[str, ...]]:
         out.append(value)
     return tuple(out) if len(out) > 1 else None
 
-
-def binding_of(ctx: FileContext, name: cst.Name) -> Optional[Binding]:
-    binding, _ = ctx.lookup(name.value, name)
-    return binding
-
-
-# ------------------------------------------------------------------ compiled regions, refined
 
 # ------------------------------------------------------------------ tensors the kind analysis misses
 

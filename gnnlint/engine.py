@@ -13,7 +13,6 @@ The engine never imports torch or the linted code.
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import tokenize
 import io
@@ -21,11 +20,10 @@ from functools import lru_cache
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 from typing import TYPE_CHECKING
 
-from gnnlint import __version__
 from gnnlint.facts import ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_have_region
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
@@ -35,7 +33,7 @@ if TYPE_CHECKING:  # libcst is imported only when a file is parsed
     import libcst as cst
 
     from gnnlint.context import FileContext
-    from gnnlint.rules.base import Rule
+    from gnnlint.rules.base import Rule  # noqa: F401
 
 # At least this many files to parse before a process pool pays for itself.
 _PARALLEL_MIN_FILES = 8
@@ -90,7 +88,6 @@ def active_rules(options: LintOptions) -> list[RuleInfo]:
 
 def rule_classes(rules: Sequence) -> list["type[Rule]"]:
     """The Rule classes for index entries (classes pass through)."""
-    wanted = [r.code for r in rules]
     by_code = {r.code: r for r in all_rules()}
     out = []
     for rule in rules:
@@ -108,13 +105,6 @@ def _may_fire(rule, data: bytes, options: LintOptions) -> bool:
     if not any(t in data for t in rule.triggers):
         return False
     return rule.region is None or may_have_region(data, rule.region, options.assume_compiled)
-
-
-def triggers_for(rules: Iterable) -> tuple[bytes, ...]:
-    out: set[bytes] = set()
-    for rule in rules:
-        out.update(rule.triggers)
-    return tuple(sorted(out))
 
 
 def decode_source(data: bytes) -> str:
@@ -406,7 +396,7 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
             if SYNTAX_ERROR_CODE in options.codes:
                 try:
                     compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-                except (SyntaxError, ValueError) as exc:
+                except (SyntaxError, ValueError):
                     return lint_bytes(path, data, options, facts, rules)
             return FileResult(path)
     try:
@@ -570,7 +560,6 @@ def lint_paths(paths: Sequence, settings=None) -> list[Finding]:
     """Static findings for files/directories, with noqa applied (for verify)."""
     from gnnlint.config import load_settings
     from gnnlint.discover import discover
-    from gnnlint.suppress import filter_findings, parse_noqa
 
     settings = settings or load_settings(cwd=Path.cwd())
     files, _warnings = discover([Path(p) for p in paths], settings)

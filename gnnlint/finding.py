@@ -1,7 +1,7 @@
 """Findings and fixes are plain values: rules make them, reporters format them."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 Applicability = Literal["safe", "unsafe", "display-only"]

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
-from gnnlint.finding import Edit, Finding
+from gnnlint.finding import Finding
 
 _RANK = {"safe": 0, "unsafe": 1, "display-only": 2}
 

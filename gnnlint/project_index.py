@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from gnnlint.context import ClassInfo, FileContext, ImportRef
 
@@ -44,9 +43,6 @@ class ProjectIndex:
                 return site
         return None
 
-    def sites_in(self, path: str) -> list[CompileSite]:
-        want = str(Path(path).resolve())
-        return [s for s in self.sites if str(Path(s.path).resolve()) == want]
 
 
 def build_index(files: Iterable[Path]) -> ProjectIndex:

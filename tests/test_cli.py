@@ -353,3 +353,9 @@ def test_files_over_max_file_size_are_reported_and_skipped(project: Path):
     result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "huge.py"], cwd=project,
                             capture_output=True, text=True)
     assert result.returncode == 2 and "max-file-size" in result.stderr
+
+
+def test_quiet_prints_findings_without_the_summary(project: Path):
+    result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise", "-q"], project)
+    assert result.exit_code == 1
+    assert "hazard.py:5:20: GNN001" in result.output and "Found" not in result.output

@@ -52,6 +52,8 @@ class ReportContext:
     unsafe_hidden: int = 0
     # The full format shows each fix as a diff under the finding.
     show_fixes: bool = False
+    # --quiet: findings only, no summary line.
+    summary: bool = True
 
 
 def rule_url(code: str) -> str:

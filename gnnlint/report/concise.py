@@ -29,6 +29,8 @@ def header(f: Finding) -> Text:
 
 
 def summary(console, findings: list[Finding], ctx: ReportContext) -> None:
+    if not ctx.summary:
+        return
     for line in summary_lines(findings, ctx):
         if line.startswith("All checks passed"):
             style = "bold green"

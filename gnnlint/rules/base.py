@@ -8,7 +8,7 @@ expression is a tensor, what a dotted name resolves to.
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Sequence, Union
 
 import libcst as cst
@@ -73,7 +73,7 @@ class Rule(cst.BatchableCSTVisitor):
     # Where the hazard can only happen: "compiled" (a compiled region),
     # "compiled_or_hot" (a compiled region or a hot loop) or None (anywhere).
     # The engine skips the rule on files that cannot have such a region
-    # (see ``context.may_have_region``), on top of ``triggers``.
+    # (see ``facts.may_have_region``), on top of ``triggers``.
     region: ClassVar[str | None] = None
     # Highest applicability this rule's fixes can have (None: never fixes).
     fix_applicability: ClassVar[str | None] = None
