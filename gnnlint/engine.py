@@ -13,6 +13,7 @@ The engine never imports torch or the linted code.
 from __future__ import annotations
 
 import ast
+import gc
 import os
 import tokenize
 import io
@@ -24,7 +25,7 @@ from typing import Optional, Sequence
 
 from typing import TYPE_CHECKING
 
-from gnnlint.facts import ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_have_region
+from gnnlint.facts import ContextOptions, ExportedFacts, ImportRef, ProjectFacts, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
 from gnnlint.versions import installed_version, matches
@@ -99,12 +100,26 @@ def rule_classes(rules: Sequence) -> list["type[Rule]"]:
     return out
 
 
-def _may_fire(rule, data: bytes, options: LintOptions) -> bool:
+def _may_fire(rule, data: bytes, options: LintOptions, regions: Optional[frozenset] = None) -> bool:
     """The byte prefilter: the rule's trigger tokens, and for rules limited to
     compiled regions or hot loops, the tokens such a region needs."""
     if not any(t in data for t in rule.triggers):
         return False
-    return rule.region is None or may_have_region(data, rule.region, options.assume_compiled)
+    if rule.region is None:
+        return True
+    if regions is None:
+        regions = possible_regions(data, options.assume_compiled)
+    return rule.region in regions
+
+
+def prefilter(data: bytes, options: LintOptions) -> tuple[list[RuleInfo], bool]:
+    """The rules that may fire on these bytes, and whether the file must be
+    parsed anyway because it may tell other files that it compiles their
+    class or runs it every step (a hot loop that imports)."""
+    regions = possible_regions(data, options.assume_compiled)
+    rules = [r for r in active_rules(options) if _may_fire(r, data, options, regions)]
+    exports = "compiled_or_hot" in regions and b"import" in data
+    return rules, exports
 
 
 def decode_source(data: bytes) -> str:
@@ -373,20 +388,30 @@ def read_source(path: str) -> tuple[Optional[bytes], Optional[str]]:
 
 
 def _lint_job(args) -> FileResult:
-    path, data, options, facts, force = args
+    path, data, options, facts, force, prefiltered = args
+    # libcst builds ~10^5 objects per file and the cyclic collector would walk
+    # them again and again (~10% of a cold run); reference counting frees the
+    # tree when the file is done, and the collector runs again after it.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        return lint_one(path, data, options, facts, force)
+        return lint_one(path, data, options, facts, force, prefiltered)
     except Exception as exc:  # noqa: BLE001 - a bug of ours: name the file, exit 2
         return FileResult(path, error=f"internal error while checking {path}: {type(exc).__name__}: {exc}",
                           internal=True)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
-             force: bool = False) -> FileResult:
+             force: bool = False, prefiltered: Optional[tuple] = None) -> FileResult:
+    """Lint one file: the byte prefilter (``prefiltered``: its answer, when the
+    caller already has it), then libcst only if some rule may fire."""
     rules = active_rules(options)
     if not force and (facts is None or facts.is_empty()):
-        rules = [r for r in rules if _may_fire(r, data, options)]
-        if not rules and may_have_region(data, "compiled_or_hot") and b"import" in data:
+        rules, exports = prefiltered or prefilter(data, options)
+        if not rules and exports:
             # Nothing to report here, but this file may tell others that it
             # compiles their class or runs it every step: parse it for that.
             return lint_bytes(path, data, options, facts, rules)
@@ -418,11 +443,13 @@ def parallel_map(jobs: int, func, items: list) -> list:
     return [func(item) for item in items]
 
 
-def _needs_parse(data: bytes, options: LintOptions, facts: Optional[ProjectFacts], force: bool) -> bool:
+def _prefilter_job(data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
+                   force: bool) -> Optional[tuple]:
+    """The prefilter's answer, or None when the file must be parsed whatever
+    its bytes say (forced, or other files' facts land on it)."""
     if force or (facts is not None and not facts.is_empty()):
-        return True
-    return any(_may_fire(r, data, options) for r in active_rules(options)) or (
-        may_have_region(data, "compiled_or_hot") and b"import" in data)
+        return None
+    return prefilter(data, options)
 
 
 def _run(jobs: int, items: list, cache=None, progress=None, max_bytes: int = 0) -> list[FileResult]:
@@ -456,8 +483,9 @@ def _run(jobs: int, items: list, cache=None, progress=None, max_bytes: int = 0) 
             hit.cached = True
             finish(index, None, hit)
             continue
-        job = (index, key, (path, data, options, facts, force))
-        (costly if _needs_parse(data, options, facts, force) else cheap).append(job)
+        prefiltered = _prefilter_job(data, options, facts, force)
+        job = (index, key, (path, data, options, facts, force, prefiltered))
+        (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
     costly.sort(key=lambda job: -len(job[2][1]))
     if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
         import multiprocessing

@@ -13,26 +13,59 @@ _COMPILED_RE = re.compile(
     rb"(?<![\w.])(?:torch|torch_geometric)\.compile\b|\.compile\((?!\s*[rbuf]*['\"])"
     rb"|\bimport\b[^\n]*\bcompile\b|\bcompile\w*\s*=|@\w*\.?compile")
 # ... or hot loop: an optimizer step, a backward pass, a Lightning step hook,
-# or a model run over the batches of a loader.
+# or a loop (over a range, or over a loader's batches) whose first lines call
+# something named like a model: `for batch in loader: out = model(batch)`.
 _HOT_TOKENS = (b".backward(", b".step(", b"_step(")
-_LOADER_TOKENS = (b"loader", b"Loader", b"for batch", b"for data", b"for graph")
-_MODEL_TOKENS = (b"model", b"Model", b"net", b"Net", b"encoder", b"decoder", b"gnn", b"GNN", b"classifier")
+_LOOP_HEADER_RE = re.compile(
+    rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
+    rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
+    rb"|\bfor\s+(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b")
+_MODEL_CALL_RE = re.compile(  # FileContext's _MODEL_NAMES, called
+    rb"(?<!\w)(?:\w+_)?(?:model|net|gnn|encoder|decoder|classifier|module)\s*"
+    rb"(?:\(|\.(?:forward|encode|decode|inference|predict|embed)\()")
+_LOOP_BODY_LINES = 25
+
+
+def _loop_calls_model(data: bytes) -> bool:
+    for header in _LOOP_HEADER_RE.finditer(data):
+        end = header.end()
+        for _ in range(_LOOP_BODY_LINES):
+            end = data.find(b"\n", end + 1)
+            if end < 0:
+                end = len(data)
+                break
+        if _MODEL_CALL_RE.search(data, header.end(), end):
+            return True
+    return False
+
+
 _LIBRARY_TOKENS = (b"forward",)
+
+BOTH_REGIONS = frozenset(("compiled", "compiled_or_hot"))
+HOT_ONLY = frozenset(("compiled_or_hot",))
+
+
+def possible_regions(data: bytes, assume_compiled: str = "detected") -> frozenset:
+    """Cheap byte test: the regions this file (on its own, without facts from
+    other files) can contain -- "compiled" (then also "compiled_or_hot"), or
+    "compiled_or_hot" for a hot loop only. A rule limited to a region this
+    does not return cannot fire. It is a heuristic: the rule examples and the
+    labelled cases check that it hides none of them."""
+    if b"compile" in data and _COMPILED_RE.search(data):
+        return BOTH_REGIONS
+    if assume_compiled == "modules" and any(t in data for t in _LIBRARY_TOKENS):
+        return BOTH_REGIONS
+    if any(t in data for t in _HOT_TOKENS):
+        return HOT_ONLY
+    if _loop_calls_model(data):
+        return HOT_ONLY
+    return frozenset()
 
 
 def may_have_region(data: bytes, region: str, assume_compiled: str = "detected") -> bool:
-    """Cheap byte test: can this file (on its own, without facts from other
-    files) contain a compiled region, or a hot loop when ``region`` is
-    "compiled_or_hot"? False means a rule limited to such regions cannot fire."""
-    if b"compile" in data and _COMPILED_RE.search(data):
-        return True
-    if assume_compiled == "modules" and any(t in data for t in _LIBRARY_TOKENS):
-        return True
-    if region == "compiled_or_hot":
-        if any(t in data for t in _HOT_TOKENS):
-            return True
-        return any(t in data for t in _LOADER_TOKENS) and any(t in data for t in _MODEL_TOKENS)
-    return False
+    """Can this file contain a compiled region, or a hot loop when ``region``
+    is "compiled_or_hot"? (see ``possible_regions``)."""
+    return region in possible_regions(data, assume_compiled)
 
 
 @dataclass(frozen=True)
