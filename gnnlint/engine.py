@@ -25,6 +25,7 @@ from typing import Optional, Sequence
 
 from typing import TYPE_CHECKING
 
+from gnnlint.elide import elide_constant_tables
 from gnnlint.facts import ContextOptions, ExportedFacts, ImportRef, ProjectFacts, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
@@ -162,12 +163,14 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
 
     result = FileResult(path)
     rules = rule_classes(active_rules(options) if rules is None else rules)
+    source = data
+    data = elide_constant_tables(data)  # same positions, a fraction of the memory
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
         result.parsed = True
         if SYNTAX_ERROR_CODE in options.codes:
-            result.findings.append(_syntax_error(path, exc, data))
+            result.findings.append(_syntax_error(path, exc, source))
         return result
     except (RecursionError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
         result.parsed = True
