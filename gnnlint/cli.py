@@ -71,7 +71,7 @@ def _common_options(func):
         click.option("--torch-version", help="Target torch version for version-aware rules."),
         click.option("--pyg-version", help="Target torch_geometric version for version-aware rules."),
         click.option("--max-file-size", type=click.IntRange(min=0), default=None,
-                     help="Skip (and report) files larger than this many KiB; 0: no limit (default 1024)."),
+                     help="Skip (and report) a file to parse that is larger than this many KiB; 0: no limit (default 1024)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: CPU count)."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line."),
         click.option("-v", "--verbose", is_flag=True,

@@ -76,6 +76,17 @@ def test_literals_that_are_not_constant_tables_are_kept(monkeypatch):
     assert elide.elide_constant_tables(broken) == broken
 
 
+def test_dotted_names_of_imported_modules_count_as_constants(monkeypatch):
+    monkeypatch.setattr(elide, "MIN_FILE_BYTES", 0)
+    rows = "".join(f"    torch._C._VariableFunctions.op{i}: [{{'name': 'self'}}],\n" for i in range(60))
+    table = f"ARGS = {{\n{rows}}}\n"
+    elided = elide.elide_constant_tables(("import torch\n" + table).encode())
+    assert elided == ("import torch\nARGS = {" + "\n" * 61 + "}\n").encode()
+    for imports in ("", "from torch import _C as torch\n", "torch = load()\n"):
+        source = (imports + table).encode()
+        assert elide.elide_constant_tables(source) == source, imports
+
+
 def test_small_files_are_not_touched():
     source = ("x = [\n" + "    1,\n" * 60 + "]\n").encode()
     assert elide.elide_constant_tables(source) == source
