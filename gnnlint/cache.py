@@ -36,6 +36,7 @@ class Cache:
         self.root = root
         self._rules_key = _rules_fingerprint()
         self._entries: Optional[dict] = None
+        self._options_keys: dict = {}
         self._dirty = False
 
     @classmethod
@@ -49,8 +50,12 @@ class Cache:
     def key(self, data: bytes, options, facts) -> str:
         h = hashlib.sha256()
         h.update(data)
-        h.update(repr((sorted(options.codes), options.assume_compiled, options.torch_version,
-                       options.pyg_version, __version__, self._rules_key)).encode())
+        options_key = self._options_keys.get(options)
+        if options_key is None:
+            options_key = self._options_keys[options] = repr((
+                sorted(options.codes), options.assume_compiled, options.torch_version,
+                options.pyg_version, __version__, self._rules_key)).encode()
+        h.update(options_key)
         if facts is not None and not facts.is_empty():
             h.update(json.dumps([sorted(facts.compiled.items()), sorted(facts.hot.items())]).encode())
         return h.hexdigest()

@@ -18,8 +18,6 @@ import os
 import tokenize
 import warnings
 import io
-from functools import lru_cache
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -27,8 +25,9 @@ from typing import Optional, Sequence
 from typing import TYPE_CHECKING
 
 from gnnlint.elide import elide_constant_tables
-from gnnlint.facts import ContextOptions, ExportedFacts, ImportRef, ProjectFacts, possible_regions
+from gnnlint.facts import ContextOptions, ExportedFacts, ProjectFacts, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
+from gnnlint.module_map import ModuleMap
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
 from gnnlint.versions import installed_version, matches
 
@@ -337,61 +336,9 @@ def _drop_nested_duplicates(findings: list[Finding]) -> list[Finding]:
 
 
 # ---------------------------------------------------------------------- project
-def module_name_for(path: Path) -> tuple[str, Path]:
-    """Dotted module name of a file and the sys.path root it is relative to,
-    walking up through packages (folders with ``__init__.py``)."""
-    path = path.resolve()
-    package, root = _package_of(str(path.parent))
-    parts = list(package)
-    if path.stem != "__init__":
-        parts.append(path.stem)
-    return ".".join(parts), Path(root)
-
-
-@lru_cache(maxsize=None)
-def _package_of(folder: str) -> tuple[tuple[str, ...], str]:
-    """(package parts, sys.path root) of a folder; one stat per folder, not per file."""
-    if not os.path.exists(os.path.join(folder, "__init__.py")):
-        return (), folder
-    parent = os.path.dirname(folder)
-    if parent == folder:
-        return (os.path.basename(folder),), folder
-    parts, root = _package_of(parent)
-    return parts + (os.path.basename(folder),), root
-
-
-def resolve_import(importer: Path, ref: ImportRef, by_module: dict[str, Path]) -> Optional[tuple[Path, str]]:
-    """The linted file defining ``ref`` and the top-level name in it."""
-    name = ref.name.split(".")[0]
-    importer = importer.resolve()
-    if ref.level:
-        base = importer.parent
-        for _ in range(ref.level - 1):
-            base = base.parent
-        candidates = []
-        target = base.joinpath(*ref.module.split(".")) if ref.module else base
-        candidates += [target.with_suffix(".py"), target / "__init__.py"]
-        if not ref.module:
-            candidates.insert(0, base / f"{name}.py")
-        for cand in candidates:
-            cand = cand.resolve()
-            key = str(cand)
-            if key in by_module.get("__paths__", {}):  # type: ignore[operator]
-                return cand, name
-        return None
-    module_path = by_module.get(ref.module)
-    if module_path is not None:
-        return module_path, name
-    # a script importing a sibling module: `from models import GCN`
-    sibling = (importer.parent / (ref.module.replace(".", "/") + ".py")).resolve()
-    if str(sibling) in by_module.get("__paths__", {}):  # type: ignore[operator]
-        return sibling, name
-    return None
-
-
-def read_source(path: str) -> tuple[Optional[bytes], Optional[str]]:
+def read_source(path: str, decode: bool = True) -> tuple[Optional[bytes], Optional[str]]:
     """The file's bytes, or an error message for a file that cannot be read
-    or decoded (reported once and skipped, never a traceback)."""
+    or (``decode``) decoded -- reported once and skipped, never a traceback."""
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
@@ -400,12 +347,17 @@ def read_source(path: str) -> tuple[Optional[bytes], Optional[str]]:
         return None, f"{path}: No such file or directory (broken symlink?)"
     except OSError as exc:
         return None, f"{path}: {exc.strerror or exc}"
+    error = decode_error(path, data) if decode else None
+    return (None, error) if error else (data, None)
+
+
+def decode_error(path: str, data: bytes) -> Optional[str]:
     try:
         decode_source(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else (getattr(exc, "msg", None) or str(exc))
-        return None, f"{path}: cannot decode source: {reason}"
-    return data, None
+        return f"{path}: cannot decode source: {reason}"
+    return None
 
 
 def _lint_job(args) -> FileResult:
@@ -453,6 +405,7 @@ def parallel_map(jobs: int, func, items: list) -> list:
     enough items to pay for a pool (the fixer's per-file jobs)."""
     if jobs > 1 and len(items) >= _PARALLEL_MIN_FILES:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
 
         all_rules()  # import libcst and the rules once, before the workers fork
         context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
@@ -501,15 +454,19 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
             progress()
 
     for index, (path, options, facts, force) in enumerate(items):
-        data, error = read_source(path)
+        data, error = read_source(path, decode=False)
         if data is None:
             finish(index, None, FileResult(path, error=error))
             continue
         key = cache.key(data, options, facts) if cache is not None else None
         hit = cache.get(key, path) if key is not None else None
-        if hit is not None:
+        if hit is not None:  # these bytes decoded when the entry was made
             hit.cached = True
             finish(index, None, hit)
+            continue
+        error = decode_error(path, data)
+        if error is not None:
+            finish(index, None, FileResult(path, error=error))
             continue
         prefiltered = _prefilter_job(data, options, facts, force)
         job = (index, key, (path, data, options, facts, force, prefiltered))
@@ -517,6 +474,7 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
     costly.sort(key=lambda job: -len(job[2][1]))
     if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
 
         all_rules()  # import libcst and the rules once, before the workers fork
         context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
@@ -544,25 +502,17 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     results = {r.path: r for r in phase1}
     # resolve cross-file facts (the module map only when some file has any)
     exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot]
-    by_module: dict = {"__paths__": {}}
-    for p in paths if exporting else ():
-        resolved = Path(p).resolve()
-        by_module["__paths__"][str(resolved)] = p
-        name, _root = module_name_for(resolved)
-        by_module.setdefault(name, resolved)
+    modules = ModuleMap(paths) if exporting else None
     incoming: dict[str, ProjectFacts] = {}
     for result in exporting:
         for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot)):
             for ref, why in entries:
-                target = resolve_import(Path(result.path), ref, by_module)
-                if target is None:
+                target = modules.resolve(result.path, ref)
+                if target is None or target[0] == result.path:
                     continue
-                target_path = by_module["__paths__"].get(str(target[0]))
-                if target_path is None or target_path == result.path:
-                    continue
-                facts = incoming.setdefault(target_path, ProjectFacts())
+                facts = incoming.setdefault(target[0], ProjectFacts())
                 where = f"{why}, from {Path(result.path).name}"
-                getattr(facts, kind).setdefault(ref.name.split(".")[0], where)
+                getattr(facts, kind).setdefault(target[1], where)
     if incoming:
         phase2 = _run(jobs, [(p, options_for(Path(p)), f, True) for p, f in incoming.items()], cache)
         for r in phase2:

@@ -46,14 +46,11 @@ class ProjectIndex:
 
 
 def build_index(files: Iterable[Path]) -> ProjectIndex:
-    from gnnlint.engine import module_name_for, node_positions, resolve_import
+    from gnnlint.engine import node_positions
+    from gnnlint.module_map import ModuleMap
 
     files = [Path(f) for f in files]
-    by_module: dict = {"__paths__": {}}
-    for f in files:
-        resolved = f.resolve()
-        by_module["__paths__"][str(resolved)] = str(f)
-        by_module.setdefault(module_name_for(resolved)[0], resolved)
+    modules = ModuleMap(str(f) for f in files)
     index = ProjectIndex()
     for path in files:
         try:
@@ -77,7 +74,7 @@ def build_index(files: Iterable[Path]) -> ProjectIndex:
             if isinstance(target, ClassInfo):
                 class_path, class_name = str(path.resolve()), target.name
             elif isinstance(target, ImportRef):
-                found = resolve_import(path, target, by_module)
+                found = modules.resolve(str(path), target)
                 if found is not None:
                     class_path, class_name = str(Path(found[0]).resolve()), found[1]
             index.sites.append(CompileSite(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import metadata
 from typing import Optional
 
 _NUM = re.compile(r"\d+")
@@ -29,6 +28,8 @@ def parse_version(text: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=None)
 def installed_version(distribution: str) -> Optional[str]:
+    from importlib import metadata  # ~10 ms: only when a file is parsed
+
     names = {"torch": ("torch",), "torch_geometric": ("torch_geometric", "torch-geometric")}
     for name in names.get(distribution, (distribution,)):
         try:

@@ -1,16 +1,23 @@
 """``concise``: one ``path:line:col: CODE [*] message`` line per finding, then the summary."""
 from __future__ import annotations
 
-from typing import TextIO
-
-from rich.text import Text
+from typing import TYPE_CHECKING, TextIO
 
 from gnnlint.finding import Finding
 from gnnlint.report import ReportContext, make_console, sort_findings, summary_lines
 
+if TYPE_CHECKING:
+    from rich.text import Text
 
-def header(f: Finding) -> Text:
+
+def plain_header(f: Finding) -> str:
+    return f"{f.path}:{f.line}:{f.col}: {f.code} {'[*] ' if f.fixable else ''}{f.message}"
+
+
+def header(f: Finding) -> "Text":
     """``path:line:col: CODE [*] message`` with ruff's colours."""
+    from rich.text import Text
+
     t = Text()
     t.append(f.path, style="bold")
     t.append(":", style="cyan")
@@ -29,6 +36,8 @@ def header(f: Finding) -> Text:
 
 
 def summary(console, findings: list[Finding], ctx: ReportContext) -> None:
+    from rich.text import Text
+
     if not ctx.summary:
         return
     for line in summary_lines(findings, ctx):
@@ -42,8 +51,15 @@ def summary(console, findings: list[Finding], ctx: ReportContext) -> None:
 
 
 def render_concise(findings: list[Finding], out: TextIO, ctx: ReportContext) -> None:
-    console = make_console(out, ctx.color)
     ordered = sort_findings(findings)
+    if not ctx.color:
+        # Plain text needs no rich (~15 ms of imports: a warm run's budget).
+        for f in ordered:
+            out.write(plain_header(f) + "\n")
+        for line in summary_lines(ordered, ctx) if ctx.summary else ():
+            out.write(line + "\n")
+        return
+    console = make_console(out, ctx.color)
     for f in ordered:
         console.print(header(f))
     summary(console, ordered, ctx)
