@@ -432,6 +432,15 @@ def probe_gnnlint(python: str, extra: list[str], jobs: str | None,
     return g
 
 
+PARSED_MB = re.compile(r"(?P<parsed>\d+)\s+parsed\s+\((?P<mb>[\d.]+)\s*MB\)")
+
+
+def parsed_mb(text: str) -> float | None:
+    """MB that gnnlint handed to libcst (`-v`: "N parsed (X MB)")."""
+    m = PARSED_MB.search(text)
+    return float(m.group("mb")) if m else None
+
+
 def parsed_count(text: str) -> str | None:
     for pat in PARSED_PATTERNS:
         m = pat.search(text)
@@ -607,6 +616,9 @@ def bench_tree(b: Bench, tree: Tree, g: Gnnlint, peers: dict[str, str | None],
                              env=gnn_env(cache), timeout=a.timeout)
                 pc = parsed_count(r2.stdout + "\n" + r2.stderr)
             info["parsed"] = pc or "not reported by gnnlint"
+            mb = parsed_mb(r.stdout + "\n" + r.stderr)
+            if mb is not None:
+                info["parsed_mb"] = mb
 
     # memory floor: libcst on the largest file alone (untimed)
     largest = max(tree.files, key=lambda p: p.stat().st_size)
@@ -852,9 +864,10 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
     # time per MB and the ratio between trees
     w("Time per MB (median s ÷ MB of .py source in the tree):")
     w("")
-    w("| tree | MB | parse floor s/MB | gnnlint cold s/MB | gnnlint files parsed |")
-    w("|---|---:|---:|---:|---|")
-    per_mb: dict[str, tuple[float | None, float | None]] = {}
+    w("| tree | MB | parse floor s/MB | gnnlint cold s/MB | gnnlint files parsed | MB parsed | "
+      "gnnlint cold s per parsed MB |")
+    w("|---|---:|---:|---:|---|---:|---:|")
+    per_mb: dict[str, tuple[float | None, float | None, float | None]] = {}
     for t in trees:
         sp = b.series.get((t.name, "floor: libcst parse_module"))
         sc = b.series.get((t.name, "gnnlint cold (--no-cache)"))
@@ -862,13 +875,17 @@ def report(b: Bench, trees: list[Tree], single: Tree | None, g: Gnnlint,
         c = sc.median() if sc and not sc.skipped else None
         pp = p / t.mb if p else None
         cc = c / t.mb if c else None
-        per_mb[t.name] = (pp, cc)
         parsed = b.extra_info.get(t.name, {}).get("parsed", "n/a")
-        w(f"| {t.name} | {t.mb:.2f} | {fmt_s(pp)} | {fmt_s(cc)} | {parsed} |")
+        mb_parsed = b.extra_info.get(t.name, {}).get("parsed_mb")
+        cp = c / mb_parsed if c and mb_parsed else None
+        per_mb[t.name] = (pp, cc, cp)
+        w(f"| {t.name} | {t.mb:.2f} | {fmt_s(pp)} | {fmt_s(cc)} | {parsed} | "
+          f"{'n/a' if mb_parsed is None else f'{mb_parsed:.2f}'} | {fmt_s(cp)} |")
     w("")
     if len(trees) >= 2:
         t0, t1 = trees[0].name, trees[1].name
-        for i, what in ((0, "libcst parse floor"), (1, "gnnlint cold")):
+        for i, what in ((0, "libcst parse floor"), (1, "gnnlint cold"),
+                        (2, "gnnlint cold per parsed MB (the bytes it actually parses)")):
             x, y = per_mb[t1][i], per_mb[t0][i]
             r = f"{x / y:.2f}" if x and y else "n/a"
             w(f"- s/MB ratio {t1} ÷ {t0}, {what}: {r}")
@@ -967,6 +984,16 @@ def w_targets(b: Bench, trees: list[Tree], single: Tree | None, w) -> None:
         mb = info.get("mem_largest_mb")
         w(f"- torch tree peak memory per worker ≤ 400 MB: {mb or 'n/a'} MB → "
           f"{verdict(None if mb is None else float(mb) <= 400)}")
+        ratios = []
+        for tree in ("torch", "pyg"):
+            c, mb_parsed = med(tree, "gnnlint cold (--no-cache)"), b.extra_info.get(tree, {}).get("parsed_mb")
+            ratios.append(c / mb_parsed if c and mb_parsed else None)
+        r = ratios[0] / ratios[1] if all(ratios) else None
+        floor = [med(t, "floor: libcst parse_module") for t in ("torch", "pyg")]
+        tmb = {t.name: t.mb for t in trees}
+        fr = (floor[0] / tmb["torch"]) / (floor[1] / tmb["pyg"]) if all(floor) and "pyg" in tmb else None
+        w(f"- torch tree cold time linear in the parsed bytes: s per parsed MB torch ÷ pyg "
+          f"{fmt_ratio(r) or 'n/a (needs both trees)'} (the parse floor's s/MB ratio: {fmt_ratio(fr) or 'n/a'})")
 
 
 # --------------------------------------------------------------------------- #

@@ -253,7 +253,8 @@ def _check_paths(paths, settings, kw):
     for error in result.errors:
         _warn(error)
     if kw.get("verbose"):
-        click.echo(f"gnnlint: {result.files_checked} files checked, {result.files_parsed} parsed, "
+        click.echo(f"gnnlint: {result.files_checked} files checked, {result.files_parsed} parsed "
+                   f"({result.bytes_parsed / 1e6:.2f} MB), "
                    f"{result.files_cached} from the cache, in {time.perf_counter() - started:.2f} s "
                    f"({jobs} job{'s' if jobs != 1 else ''})", err=True)
     if result.internal_errors:

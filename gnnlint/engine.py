@@ -60,6 +60,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     exported: ExportedFacts = field(default_factory=ExportedFacts)
     parsed: bool = False
+    parsed_bytes: int = 0  # what libcst was given (after emptying constant tables)
     error: Optional[str] = None  # unreadable file: reported and skipped
     internal: bool = False  # the error is a bug in gnnlint (exit 2)
     cached: bool = False  # answered from the cache
@@ -72,6 +73,7 @@ class CheckResult:
     internal_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
     files_parsed: int = 0
+    bytes_parsed: int = 0
     files_cached: int = 0
     sources: dict[str, str] = field(default_factory=dict)
     # The facts other files gave each file (the fixer re-lints with them).
@@ -182,6 +184,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
         return FileResult(path, error=(
             f"{path}: {len(data) // 1024} KiB to parse{emptied} is over max-file-size ({limit // 1024} KiB); "
             f"skipped (parsing it would take ~{len(data) * 570 // 10**6} MB)"))
+    result.parsed_bytes = len(data)
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
@@ -526,6 +529,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             out.files_checked -= 1
             continue
         out.files_parsed += int(r.parsed and not r.cached)
+        out.bytes_parsed += r.parsed_bytes if not r.cached else 0
         out.files_cached += int(r.cached)
         out.findings.extend(r.findings)
     return out

@@ -330,10 +330,11 @@ def test_verbose_reports_parsed_and_cached_counts(project: Path):
     (project / "plain.py").write_text("x = 1\n")  # no trigger: never parsed
     cold = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "-v", "--exit-zero"], cwd=project,
                           capture_output=True, text=True)
-    assert "3 files checked, 2 parsed, 0 from the cache" in cold.stderr, cold.stderr
+    parsed_mb = sum(p.stat().st_size for p in project.glob("*.py") if p.name != "plain.py") / 1e6
+    assert f"3 files checked, 2 parsed ({parsed_mb:.2f} MB), 0 from the cache" in cold.stderr, cold.stderr
     warm = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "-v", "--exit-zero"], cwd=project,
                           capture_output=True, text=True)
-    assert "3 files checked, 0 parsed, 3 from the cache" in warm.stderr, warm.stderr
+    assert "3 files checked, 0 parsed (0.00 MB), 3 from the cache" in warm.stderr, warm.stderr
     assert warm.stdout == cold.stdout
 
 
@@ -367,3 +368,14 @@ def test_quiet_prints_findings_without_the_summary(project: Path):
     result = run(["check", "hazard.py", "--no-cache", "--output-format", "concise", "-q"], project)
     assert result.exit_code == 1
     assert "hazard.py:5:20: GNN001" in result.output and "Found" not in result.output
+
+
+def test_bytes_parsed_counts_what_libcst_was_given(project: Path):
+    from gnnlint.config import Settings
+    from gnnlint.engine import check_files, options_from_settings
+
+    (project / "plain.py").write_text("x = 1\n")  # no trigger: never parsed
+    files = sorted(project.glob("*.py"))
+    result = check_files(files, lambda p: options_from_settings(Settings(), p))
+    assert result.files_parsed == 2
+    assert result.bytes_parsed == sum(p.stat().st_size for p in files if p.name != "plain.py") > 0
