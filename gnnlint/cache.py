@@ -94,7 +94,7 @@ class Cache:
                 compiled=[(ImportRef(**r), why) for r, why in raw["exported"]["compiled"]],
                 hot=[(ImportRef(**r), why) for r, why in raw["exported"]["hot"]],
             )
-            return FileResult(path, findings, exported, parsed=raw["parsed"])
+            return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)))
         except (ValueError, KeyError, TypeError):
             return None
 
@@ -109,6 +109,8 @@ class Cache:
             },
             "parsed": result.parsed,
         }
+        if result.too_big:
+            entries[key]["too_big"] = result.too_big
         self._dirty = True
 
     def flush(self) -> None:

@@ -64,6 +64,9 @@ class FileResult:
     error: Optional[str] = None  # unreadable file: reported and skipped
     internal: bool = False  # the error is a bug in gnnlint (exit 2)
     cached: bool = False  # answered from the cache
+    # skipped by max-file-size: the bytes libcst would have been given (the
+    # verdict is cached, so a warm run does not C-parse the file again)
+    too_big: int = 0
 
 
 @dataclass
@@ -180,10 +183,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
             if SYNTAX_ERROR_CODE in options.codes:
                 result.findings.append(_syntax_error(path, exc))
             return result
-        emptied = " after emptying its constant tables" if len(data) < len(source) else ""
-        return FileResult(path, error=(
-            f"{path}: {len(data) // 1024} KiB to parse{emptied} is over max-file-size ({limit // 1024} KiB); "
-            f"skipped (parsing it would take ~{len(data) * 570 // 10**6} MB)"))
+        return FileResult(path, error=too_big_message(path, len(data), len(source), limit), too_big=len(data))
     result.parsed_bytes = len(data)
     try:
         module = cst.parse_module(data)
@@ -417,6 +417,12 @@ def parallel_map(jobs: int, func, items: list) -> list:
     return [func(item) for item in items]
 
 
+def too_big_message(path: str, to_parse: int, size: int, limit: int) -> str:
+    emptied = " after emptying its constant tables" if to_parse < size else ""
+    return (f"{path}: {to_parse // 1024} KiB to parse{emptied} is over max-file-size ({limit // 1024} KiB); "
+            f"skipped (parsing it would take ~{to_parse * 570 // 10**6} MB)")
+
+
 def _compiles(data: bytes, path: str) -> bool:
     """Python's own syntax check. Compiling to bytecode is ~25% faster and
     needs less memory than building the ``ast`` (no Python objects per node).
@@ -451,7 +457,7 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
 
     def finish(index, key, result):
         results[index] = result
-        if cache is not None and key is not None and result.error is None:
+        if cache is not None and key is not None and (result.error is None or result.too_big):
             cache.put(key, result)
         if progress is not None:
             progress()
@@ -463,6 +469,10 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
             continue
         key = cache.key(data, options, facts) if cache is not None else None
         hit = cache.get(key, path) if key is not None else None
+        if hit is not None and hit.too_big:  # skipped by max-file-size: still over today's limit?
+            limit = options.max_parse_bytes
+            hit = FileResult(path, error=too_big_message(path, hit.too_big, len(data), limit), too_big=hit.too_big) \
+                if limit and hit.too_big > limit else None
         if hit is not None:  # these bytes decoded when the entry was made
             hit.cached = True
             finish(index, None, hit)

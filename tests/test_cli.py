@@ -379,3 +379,35 @@ def test_bytes_parsed_counts_what_libcst_was_given(project: Path):
     result = check_files(files, lambda p: options_from_settings(Settings(), p))
     assert result.files_parsed == 2
     assert result.bytes_parsed == sum(p.stat().st_size for p in files if p.name != "plain.py") > 0
+
+
+def test_max_file_size_verdict_is_cached_and_follows_the_limit(project: Path):
+    (project / "huge.py").write_text(HAZARD + "# " + "x" * 3000 + "\n")
+
+    def check(*flags):
+        return subprocess.run([sys.executable, "-m", "gnnlint", "check", "huge.py", "-v", "--output-format",
+                               "concise", *flags], cwd=project, capture_output=True, text=True)
+
+    cold, warm = check("--max-file-size", "2"), check("--max-file-size", "2")
+    for run_ in (cold, warm):
+        assert "huge.py: 3 KiB to parse is over max-file-size (2 KiB)" in run_.stderr, run_.stderr
+        assert run_.stdout == ""
+    assert '"too_big":' in (project / ".gnnlint_cache" / "pack.json").read_text()  # the warm run's answer
+    raised = check("--max-file-size", "8")  # the cached skip does not outlive the limit
+    assert "max-file-size" not in raised.stderr and "huge.py:5:20: GNN001" in raised.stdout
+
+
+def test_warm_run_answers_a_max_file_size_skip_from_the_cache(project: Path, monkeypatch):
+    from gnnlint import engine
+    from gnnlint.config import Settings
+
+    (project / "huge.py").write_text(HAZARD + "# " + "x" * 3000 + "\n")
+    settings = Settings(cache_dir=str(project / "cache"), max_file_size=2, project_root=project, cwd=project)
+    cold = engine.check_files_cached([project / "huge.py"], settings)
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the warm run linted the file again")
+
+    monkeypatch.setattr(engine, "lint_bytes", no_parse)
+    warm = engine.check_files_cached([project / "huge.py"], settings)
+    assert cold.errors == warm.errors and "over max-file-size" in warm.errors[0]
