@@ -1,0 +1,54 @@
+"""The byte prefilter's region test (gnnlint.facts.possible_regions) is a
+heuristic: it must never say "no compiled region / no hot loop" for a file in
+which the FileContext finds one, or every region rule goes quiet there."""
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from gnnlint.context import FileContext
+from gnnlint.facts import possible_regions
+from gnnlint.rules import all_rules
+
+FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.py"))
+EXAMPLES = [(rule.code, i, example.code) for rule in all_rules()
+            for i, example in enumerate(tuple(rule.VALID) + tuple(rule.INVALID))]
+
+
+def _regions_found(code: str) -> set:
+    context = FileContext(cst.parse_module(code), "example.py")
+    found = set()
+    if context.compiled_funcs:
+        found |= {"compiled", "compiled_or_hot"}
+    if context.hot_loops or context.hot_funcs:
+        found.add("compiled_or_hot")
+    return found
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_prefilter_keeps_every_region_of_the_fixtures(path: Path):
+    data = path.read_bytes()
+    assert _regions_found(data.decode()) <= possible_regions(data)
+
+
+@pytest.mark.parametrize("code", [e[2] for e in EXAMPLES], ids=[f"{c}-{i}" for c, i, _ in EXAMPLES])
+def test_prefilter_keeps_every_region_of_the_rule_examples(code: str):
+    assert _regions_found(code) <= possible_regions(code.encode())
+
+
+@pytest.mark.parametrize("code", [
+    "for batch in train_loader:\n    out = model(batch.x, batch.edge_index)\n    print(out.sum().item())\n",
+    "for epoch in range(100):\n    pred = self.gnn(x, edge_index)\n",
+    "for i, data in enumerate(tqdm(loader)):\n    y = net.forward(data)\n",
+    "def evaluate(encoder, batches):\n    for b in batches:\n        z = encoder(b)\n",
+])
+def test_loop_calling_a_model_is_a_possible_hot_loop(code: str):
+    assert "compiled_or_hot" in possible_regions(code.encode())
+
+
+@pytest.mark.parametrize("code", [
+    '"""Use a DataLoader to feed the model; see Net."""\nfor conv in self.convs:\n    x = conv(x)\n',
+    "for data in data_list:\n    data = self.pre_transform(data)\n\n" + "\n" * 30 + "model = Net()\n",
+])
+def test_words_alone_are_not_a_hot_loop(code: str):
+    assert possible_regions(code.encode()) == frozenset()
