@@ -43,6 +43,8 @@ HAZARD_VERDICTS: dict[str, dict[str, str]] = {
     "data_dependent_shape_hazard.py": {"GNN008": CONFIRMED, "GNN009": CONFIRMED},
     "lazy_module_hazard.py": {"GNN012": CONFIRMED},
     "compile_discarded_hazard.py": {"GNN010": CONFIRMED},  # compiled object never called
+    # the example's run() drives train()/test(): a host sync per batch at each finding
+    "train_loop_sync_hazard.py": {"GNN001": CONFIRMED},
     # nothing failed to compile in this run, so nothing was hidden
     "hidden_errors_hazard.py": {"GNN011": NOT_REPRODUCED},
 }
@@ -429,6 +431,19 @@ def test_judge_verdicts():
     assert [v.verdict for v in verdicts] == [CONFIRMED, NOT_REPRODUCED, CONFIRMED, NOT_REPRODUCED, NOT_EXERCISED]
     assert "torch 2.13.0" in verdicts[1].note
     assert [(u.code, u.line) for u in unexpected] == [("GNN001", 40)]
+
+
+def test_judge_once_per_epoch_syncs_are_neither_evidence_nor_unexpected():
+    rare = {"kind": "host_sync", "reason": "host sync: .item()", "frames": [["/x/m.py", 50, "train"]],
+            "context": [], "count": 2, "rare": True, "steps": 40}
+    per_step = {"kind": "host_sync", "reason": "host sync: .item()", "frames": [["/x/m.py", 45, "train"]],
+                "context": [], "count": 40}
+    verdicts, unexpected = judge([_f("GNN001", 50), _f("GNN001", 45)], [rare, per_step], {"/x/m.py": [45, 50]},
+                                 {"torch": "2.13.0", "torch_geometric": "2.8.1"})
+    assert [v.verdict for v in verdicts] == [NOT_REPRODUCED, CONFIRMED]
+    assert "synced 2 times while the model ran 40 times" in verdicts[0].note
+    _, unexpected = judge([], [rare], {}, {})
+    assert unexpected == []
 
 
 def test_guess_code():

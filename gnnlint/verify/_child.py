@@ -83,6 +83,27 @@ def live_user_frames(skip: int = 1, limit: int = 8) -> list[list]:
     return out
 
 
+# Library code whose tensors live on the host even in a CUDA run: a DataLoader
+# collating CPU samples, an optimizer reading its CPU step counters
+# (capturable=False). Their `.item()`s are not device syncs.
+_HOST_SIDE_LIBRARIES = ("/torch/utils/data/", "/torch/optim/", "/torch_geometric/loader/",
+                        "/torch_geometric/data/")
+
+
+def in_host_side_library(skip: int = 1) -> bool:
+    """Is the innermost non-gnnlint frame of the live stack host-side library
+    code (reached before any user frame)?"""
+    f = sys._getframe(skip)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if fn in USER:
+            return False
+        if any(m in fn.replace("\\", "/") for m in _HOST_SIDE_LIBRARIES):
+            return True
+        f = f.f_back
+    return False
+
+
 def summary_user_frames(stack) -> list[list]:
     """User frames of a list of FrameSummary (outermost first), innermost first."""
     out = []
@@ -304,6 +325,8 @@ class Harness:
         return None
 
     def record_sync(self, what: str) -> None:
+        if in_host_side_library(3):
+            return
         frames = live_user_frames(3)
         if not frames:
             return
@@ -1001,6 +1024,8 @@ def run(job: dict) -> dict:
     for code in h.skipped:
         _cover_code(h, code)
 
+    if ex.get("run") is not None:
+        _mark_rare_syncs(h)
     result["events"] = aggregate(h.events)
     result["internal"] = aggregate(h.internal)
     result["coverage"] = h.coverage.as_json()
@@ -1157,6 +1182,9 @@ def collect_metrics(h: Harness) -> None:
                 context = site + live
                 extra["after_break"] = True
             extra["shape_guard"] = shape_guard
+            if "grad_mode" in reason and "GLOBAL_STATE" in reason and not shape_guard and not is_lr:
+                # train() then eval under no_grad: one graph per grad mode, by design
+                extra["confirm_only"] = True
             if fail and "recompile limit" in str(m.fail_reason or "").lower():
                 extra["limit_hit"] = True
                 extra["limit"] = limit
@@ -1185,6 +1213,24 @@ def collect_metrics(h: Harness) -> None:
                 continue
             h.add_event(kind, f"{reason} (frame skipped, runs eagerly)" if kind == "graph_break" else reason,
                         fr, context=context, origin=origin, rec=rec)
+
+
+def _mark_rare_syncs(h: "Harness") -> None:
+    """In the user's own loop, a sync site that ran far fewer times than the
+    model did is a once-per-epoch read (after the batch loop), not a per-step
+    sync: evidence for nothing, never "unexpected"."""
+    steps = max((r["calls"] for r in h.compiles), default=0)
+    if steps < 4:
+        return
+    per_site: dict[tuple, int] = {}
+    for ev in h.events:
+        if ev["kind"] == "host_sync" and ev["frames"]:
+            site = tuple(ev["frames"][0][:2])
+            per_site[site] = per_site.get(site, 0) + ev.get("count", 1)
+    for ev in h.events:
+        if ev["kind"] == "host_sync" and ev["frames"] and per_site[tuple(ev["frames"][0][:2])] * 2 < steps:
+            ev["rare"] = True
+            ev["steps"] = steps
 
 
 def aggregate(events: list[dict]) -> list[dict]:

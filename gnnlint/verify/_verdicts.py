@@ -168,8 +168,10 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
     explained: set[int] = set()
     verdicts: list[Verdict] = []
     vtext = f"torch {versions.get('torch', '?')}, torch_geometric {versions.get('torch_geometric', '?')}"
+    # once-per-epoch syncs in the user's own loop: evidence for nothing
+    rare = {i for i, ev in enumerate(events) if ev.get("rare")}
     for f in findings:
-        matched = [i for i, ev in enumerate(events) if _matches(f, ev)]
+        matched = [i for i, ev in enumerate(events) if i not in rare and _matches(f, ev)]
         if matched:
             explained.update(matched)
             verdicts.append(Verdict(f, CONFIRMED, [evidence_entry(events[i], f) for i in matched]))
@@ -177,6 +179,13 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
         lines = cov.get(_real(f.path), set())
         start = min(f.line, f.noqa_line or f.line)
         ran = any(start <= ln <= max(f.end_line, f.line) for ln in lines)
+        seldom = [events[i] for i in rare if _matches(f, events[i])]
+        if seldom:
+            count = sum(ev.get("count", 1) for ev in seldom)
+            verdicts.append(Verdict(f, NOT_REPRODUCED, [], (
+                f"it synced {count} time{'s' if count != 1 else ''} while the model ran "
+                f"{seldom[0].get('steps')} times: once per epoch, not per step")))
+            continue
         if ran:
             note = f"the line ran and nothing happened on {vtext}"
             if f.code == "GNN006":
@@ -186,7 +195,7 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
             verdicts.append(Verdict(f, NOT_EXERCISED, [], "the example never ran this line"))
     unexpected = []
     for i, ev in enumerate(events):
-        if i in explained or ev.get("confirm_only"):
+        if i in explained or i in rare or ev.get("confirm_only"):
             continue
         fr = ev["frames"][0]
         unexpected.append(Unexpected(guess_code(ev), ev, fr[0], fr[1]))
