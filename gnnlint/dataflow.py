@@ -1,7 +1,9 @@
-"""Shared value facts for rules GNN003/004/005/008/009, built on a FileContext.
+"""Value-flow queries for rules GNN003/004/005/008/009, built on a FileContext.
 
-These are questions several rules ask and that the FileContext does not
-answer yet (the lead may fold them into it later):
+The FileContext answers where things are (scopes, bindings, kinds, compiled
+regions, hot loops); this module answers where values go, on top of it. It
+is kept apart because only five rules ask these questions and they are
+computed lazily, per question, so a file whose rules never ask pays nothing:
 
 - ``compiled_callee(ctx, call)``: whether a call runs a compiled object (a
   name bound to ``torch.compile(...)``, a module compiled in place with
