@@ -1,6 +1,8 @@
 """Score gnnlint against a labelled case suite (precision/recall per rule).
 
-    python bench/score_cases.py [CASES_DIR]   (default: ../shared/cases)
+    python bench/score_cases.py [CASES_DIR] [-v] [--labelled-rules-only]
+    (default CASES_DIR: ../shared/cases; --labelled-rules-only ignores
+    findings of rules the suite has no label for, for partial suites)
 
 A finding matches a label when file and rule agree and the label's line lies
 within the finding's span; a finding on a `hazard: false` label or on an
@@ -18,11 +20,14 @@ from gnnlint.engine import lint_paths
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]).resolve() if len(argv) > 1 else Path(__file__).resolve().parents[2] / "shared" / "cases"
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    root = Path(args[0]).resolve() if args else Path(__file__).resolve().parents[2] / "shared" / "cases"
     programs = root / "programs"
     labels = json.loads((root / "labels.json").read_text())
     settings = load_settings(cwd=programs, isolated=True)
     findings = lint_paths([programs], settings)
+    if "--labelled-rules-only" in argv:
+        findings = [f for f in findings if any(label["rule"] == f.code for label in labels)]
     verbose = "-v" in argv
     stats = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0})
     matched = set()

@@ -2031,26 +2031,65 @@ class FileContext:
     def _call_mentions(self, call: cst.Call, names: set[str]) -> bool:
         return any(self.names_in(arg.value) & names for arg in call.args)
 
-    def mark_dynamic_keys(self) -> set[str]:
-        """What ``torch._dynamo.mark_dynamic(...)`` marks in this file, by the
-        last part of its first argument (``batch.x`` -> ``x``)."""
-        cached = getattr(self, "_feed_marked", None)
+    def _mark_dynamic_calls(self) -> dict[cst.Call, set[str]]:
+        """Each ``torch._dynamo.mark_dynamic(...)`` call and what it marks, by
+        the last part of its first argument (``batch.x`` -> ``x``)."""
+        cached = getattr(self, "_feed_mark_calls", None)
         if cached is None:
-            cached = set()
+            cached = {}
             for call in self._all_calls():
                 resolved = self.resolve(call.func) or ""
                 if resolved.startswith("torch") and resolved.split(".")[-1] in ("mark_dynamic", "maybe_mark_dynamic") \
                         and call.args:
                     first = call.args[0].value
-                    cached.add(self.last_part(first) or self.module.code_for_node(first))
+                    keys = {self.last_part(first) or self.module.code_for_node(first)}
                     if isinstance(first, cst.Subscript):
-                        cached.add(self.last_part(first.value) or "")
-            self._feed_marked = cached
+                        keys.add(self.last_part(first.value) or "")
+                    cached[call] = keys
+            self._feed_mark_calls = cached
         return cached
 
-    def _unmarked_args(self, call: cst.Call) -> list[str]:
+    def mark_dynamic_keys(self) -> set[str]:
+        """What ``torch._dynamo.mark_dynamic(...)`` marks anywhere in this file."""
+        return set().union(*self._mark_dynamic_calls().values())
+
+    def _marks_in_loop(self, loop: cst.CSTNode, func: Optional[FuncInfo]) -> set[str]:
+        """What the body of ``loop`` marks dynamic: directly, or through the
+        local functions it calls (``batch = mark_batch_dynamic(batch)``)."""
+        marks = self._mark_dynamic_calls()
+        keys: set[str] = set()
+        todo = [c for c in (func.calls if func is not None else self.module_calls) if self.in_loop_body(c, loop)]
+        seen: set = set()
+        while todo:
+            call = todo.pop()
+            if call in marks:
+                keys |= marks[call]
+                continue
+            callee = self._local_callee(call)
+            if isinstance(callee, FuncInfo) and callee not in seen and len(seen) < 20:
+                seen.add(callee)
+                todo += [c for c in callee.calls if self.enclosing_function(c) is callee]
+        return keys
+
+    def _loop_mark_keys(self, loop: cst.CSTNode, func: Optional[FuncInfo]) -> set[str]:
+        """The marks that apply to the batches of a loop over a loader: its
+        own; none when the file's marks all belong to other such loops (a
+        per-batch helper the training loop calls does not mark the eval
+        loop's batches); else every mark in the file (marked somewhere we
+        cannot place: a collate function, the caller)."""
+        own = self._marks_in_loop(loop, func)
+        if own or not self._mark_dynamic_calls():
+            return own
+        taken: set[str] = set()
+        for other in self.loops:
+            if other is loop or not isinstance(other, cst.For) or not self.variable_size_loader(other.iter, other):
+                continue
+            taken |= self._marks_in_loop(other, self.enclosing_function(other))
+        return set() if taken >= self.mark_dynamic_keys() else self.mark_dynamic_keys()
+
+    def _unmarked_args(self, call: cst.Call, marked: Optional[set[str]] = None) -> list[str]:
         """Tensor-like arguments of a call whose dims ``mark_dynamic`` does not cover."""
-        marked = self.mark_dynamic_keys()
+        marked = self.mark_dynamic_keys() if marked is None else marked
         out = []
         for arg in call.args:
             value = arg.value
@@ -2119,8 +2158,9 @@ class FileContext:
                 text = self.module.code_for_node(iterable)
                 if len(text) > 40 or "\n" in text:
                     text = f"{loader}(...)"
-                return LoaderFeed(loader, call, f"`for ... in {text}`", padded, tuple(self._unmarked_args(call)),
-                                  bool(self.mark_dynamic_keys()))
+                marks = self._loop_mark_keys(loop, func) if isinstance(loop, cst.For) else self.mark_dynamic_keys()
+                return LoaderFeed(loader, call, f"`for ... in {text}`", padded,
+                                  tuple(self._unmarked_args(call, marks)), bool(marks))
             child = anc
         feed = self._next_batch_source(call, func)
         if feed is not None:
@@ -2575,6 +2615,18 @@ class FileContext:
         scope = self.enclosing_function(site_node)
         refs = self.compiled_refs(site_node) if isinstance(site_node, cst.Call) else []
         renamed = root[0] == "name" and refs and all(r[0] == "name" and r[1] != root[1] for r in refs)
+        if renamed:
+            # `model = torch.compile(net)`: an eager `net(...)` counts until the
+            # compiled object is first used (called, or handed to a function)
+            names = {r[1] for r in refs}
+            uses = [self.order.get(call, 0) for call in self._all_calls()
+                    if self.enclosing_function(call) is scope and self.order.get(call, 0) > limit
+                    and (isinstance(call.func, cst.Name) and call.func.value in names
+                         or any(isinstance(a.value, cst.Name) and a.value.value in names for a in call.args)
+                         and self.resolve(call.func) not in ("print", "len", "str", "repr", "type", "id",
+                                                             "isinstance", "hasattr", "getattr"))]
+            if uses:
+                limit, renamed = min(uses), False
         for call in self._all_calls():
             if self.enclosing_function(call) is not scope:
                 continue

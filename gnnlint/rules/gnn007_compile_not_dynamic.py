@@ -158,6 +158,19 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
     torch._dynamo.mark_dynamic(batch.edge_index, 1)
     model(batch.x, batch.edge_index)
 """),
+        # marked by a per-batch helper the loop calls
+        Valid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+def mark(batch):
+    torch._dynamo.mark_dynamic(batch.x, 0)
+    torch._dynamo.mark_dynamic(batch.edge_index, 1)
+    return batch
+model = torch.compile(model)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    batch = mark(batch)
+    model(batch.x, batch.edge_index)
+"""),
         # the loop does not feed the batch to the compiled model
         Valid("""
 import torch
@@ -280,6 +293,21 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
     torch._dynamo.mark_dynamic(batch.x, 0)
     model(batch.x, batch.edge_index)
 """),
+        # the training loop's helper marks its batches, not the eval loop's
+        Invalid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+def mark(batch):
+    torch._dynamo.mark_dynamic(batch.x, 0)
+    torch._dynamo.mark_dynamic(batch.edge_index, 1)
+    return batch
+model = torch.compile(net)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(mark(batch).x, batch.edge_index)
+infer = torch.compile(net)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64, input_nodes=test_idx):
+    infer(batch.x, batch.edge_index)
+""", lines=(11,)),
     )
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -110,8 +110,29 @@ with torch.no_grad():
     model.encoder(data.x_dict, data.edge_index_dict)
 model = torch.compile(model)
 """),
+        # compiled under another name, warmed up eagerly before its first use
+        Valid("""
+import torch
+from torch_geometric.nn import GraphSAGE
+net = GraphSAGE(-1, 64, num_layers=2)
+model = torch.compile(net)
+with torch.no_grad():
+    net(data.x, data.edge_index)
+print(model)
+out = model(data.x, data.edge_index)
+"""),
     )
     INVALID = (
+        # the "warm-up" goes through the compiled model; the eager calls come later
+        Invalid("""
+import torch
+from torch_geometric.nn import GraphSAGE
+net = GraphSAGE(-1, 64, num_layers=2)
+model = torch.compile(net)
+with torch.no_grad():
+    model(data.x, data.edge_index)
+evaluate(net, loader)
+""", lines=(5,)),
         Invalid("""
 import torch
 from torch_geometric.nn import SAGEConv, Linear, to_hetero
