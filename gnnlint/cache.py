@@ -57,7 +57,8 @@ class Cache:
                 options.pyg_version, __version__, self._rules_key)).encode()
         h.update(options_key)
         if facts is not None and not facts.is_empty():
-            h.update(json.dumps([sorted(facts.compiled.items()), sorted(facts.hot.items())]).encode())
+            h.update(json.dumps([sorted(facts.compiled.items()), sorted(facts.hot.items()),
+                                 sorted(facts.fed.items())]).encode())
         return h.hexdigest()
 
     @property
@@ -93,6 +94,7 @@ class Cache:
             exported = ExportedFacts(
                 compiled=[(ImportRef(**r), why) for r, why in raw["exported"]["compiled"]],
                 hot=[(ImportRef(**r), why) for r, why in raw["exported"]["hot"]],
+                fed=[(ImportRef(**r), why) for r, why in raw["exported"].get("fed", [])],
             )
             return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)))
         except (ValueError, KeyError, TypeError):
@@ -106,6 +108,7 @@ class Cache:
             "exported": {
                 "compiled": [[asdict(r), why] for r, why in result.exported.compiled],
                 "hot": [[asdict(r), why] for r, why in result.exported.hot],
+                "fed": [[asdict(r), why] for r, why in result.exported.fed],
             },
             "parsed": result.parsed,
         }

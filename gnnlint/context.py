@@ -1553,7 +1553,27 @@ class FileContext:
 
     # ------------------------------------------------------------------ helpers for rules
     def exported_facts(self) -> ExportedFacts:
+        if not getattr(self, "_fed_exported", False):
+            self._fed_exported = True
+            self._export_fed()
         return self.exported
+
+    def _export_fed(self) -> None:
+        """``enc = build_encoder(...)`` from another file, then ``enc`` fed a
+        variable-size loader's batches here: tell that file (its compile call
+        is where GNN006/GNN007 report)."""
+        if not any(ref.name.split(".")[-1] in _FEED_LOADERS for ref in self.imports.values()):
+            return
+        for call in self._all_calls():
+            func = call.func
+            assign = self.parent.get(call)
+            if not (isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].islower()
+                    and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                continue
+            ref = self._ref_for_target(assign.targets[0].target, call)
+            feeds = self._feeds_from_refs([ref]) if ref is not None else []
+            if feeds:
+                self.exported.fed.append((self.imports[func.value], f"{feeds[0].loader}: {feeds[0].via}"))
 
     # ---- loader feeding / compile sites (GNN002, GNN006, GNN007, GNN012) ----
     # What a compile call says (its options), which names hold the compiled
@@ -2269,8 +2289,29 @@ class FileContext:
             cache = self._feed_cache = {}
         if site_node in cache:
             return cache[site_node]
+        feeds = self._feeds_from_refs(self.compiled_refs(site_node))
+        if not feeds and self.project.fed:
+            feeds = self._fed_elsewhere(site_node)
+        cache[site_node] = feeds
+        return feeds
+
+    def _fed_elsewhere(self, site_node: cst.CSTNode) -> list["LoaderFeed"]:
+        """A top-level function returns the compiled object and another file
+        feeds its result a loader's batches (ProjectFacts.fed)."""
+        func = self.enclosing_function(site_node)
+        if func is None or func.cls is not None or func.parent is not None or func.name not in self.project.fed:
+            return []
+        _holder, parent = self._compile_holder(site_node)
+        names = {r[1] for r in self.compiled_refs(site_node) if r[0] == "name"}
+        code = self.module.code_for_node(func.node)
+        if not (isinstance(parent, cst.Return) or any(re.search(rf"\breturn\s+{re.escape(n)}\b", code) for n in names)):
+            return []
+        loader, _, via = self.project.fed[func.name].partition(": ")
+        return [LoaderFeed(loader, site_node, f"{via}, via `{func.name}()`", False, (), False)]
+
+    def _feeds_from_refs(self, refs: list[tuple]) -> list["LoaderFeed"]:
         feeds: list[LoaderFeed] = []
-        todo = [(ref, 0) for ref in self.compiled_refs(site_node)]
+        todo = [(ref, 0) for ref in refs]
         seen: set = set()
         while todo:
             ref, depth = todo.pop()
@@ -2299,7 +2340,6 @@ class FileContext:
                         feeds.append(LoaderFeed(loader, call, f"`{name}(..., {self.module.code_for_node(arg.value)})`",
                                                 self.pipeline_padded(), (), bool(self.mark_dynamic_keys())))
                         break
-        cache[site_node] = feeds
         return feeds
 
     # -- optimizers -----------------------------------------------------------------

@@ -514,11 +514,12 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in paths], cache, progress)
     results = {r.path: r for r in phase1}
     # resolve cross-file facts (the module map only when some file has any)
-    exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot]
+    exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot or r.exported.fed]
     modules = ModuleMap(paths) if exporting else None
     incoming: dict[str, ProjectFacts] = {}
     for result in exporting:
-        for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot)):
+        for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot),
+                              ("fed", result.exported.fed)):
             for ref, why in entries:
                 target = modules.resolve(result.path, ref)
                 if target is None or target[0] == result.path:

@@ -87,9 +87,12 @@ class ProjectFacts:
 
     compiled: dict[str, str] = field(default_factory=dict)
     hot: dict[str, str] = field(default_factory=dict)
+    # functions whose result (a compiled model) is fed loader batches there:
+    # "<LoaderClass>: <how>, from <file>"
+    fed: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
-        return not self.compiled and not self.hot
+        return not self.compiled and not self.hot and not self.fed
 
 
 @dataclass
@@ -98,6 +101,8 @@ class ExportedFacts:
 
     compiled: list[tuple[ImportRef, str]] = field(default_factory=list)
     hot: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported functions whose result this file feeds variable-size batches
+    fed: list[tuple[ImportRef, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

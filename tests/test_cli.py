@@ -411,3 +411,39 @@ def test_warm_run_answers_a_max_file_size_skip_from_the_cache(project: Path, mon
     monkeypatch.setattr(engine, "lint_bytes", no_parse)
     warm = engine.check_files_cached([project / "huge.py"], settings)
     assert cold.errors == warm.errors and "over max-file-size" in warm.errors[0]
+
+
+def test_factory_compiled_in_one_file_fed_batches_in_another(tmp_path: Path):
+    """models.py returns torch.compile(...) from a factory; train.py feeds the
+    result NeighborLoader batches: GNN007 reports at models.py's compile call,
+    and only while train.py feeds it (the cache follows)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch_geometric.nn import GraphSAGE
+
+        def build_model(hidden):
+            model = GraphSAGE(16, hidden, num_layers=2)
+            return torch.compile(model)
+    """))
+    train = textwrap.dedent("""\
+        from torch_geometric.loader import NeighborLoader
+        from .models import build_model
+
+        def train(model, loader):
+            for batch in loader:
+                model(batch.x, batch.edge_index)
+
+        model = build_model(64)
+        loader = NeighborLoader(data, num_neighbors=[10], batch_size=128)
+        train(model, loader)
+    """)
+    (pkg / "train.py").write_text(train)
+    fed = run(["check", ".", "--output-format", "concise", "--select", "GNN007"], tmp_path)
+    assert "pkg/models.py:6:12: GNN007" in fed.output and "from train.py, via `build_model()`" in fed.output
+    (pkg / "train.py").write_text(train.replace("\ntrain(model, loader)", "\nmodel(data.x, data.edge_index)"))
+    full_batch = run(["check", ".", "--output-format", "concise", "--select", "GNN007"], tmp_path)
+    assert full_batch.exit_code == 0, full_batch.output
