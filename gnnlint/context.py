@@ -620,23 +620,26 @@ class FileContext:
         """Inside a branch that does not run under torch.compile."""
         child = node
         for anc in self.ancestors(node):
-            if isinstance(anc, cst.If):
-                guard = self._is_compiling_test(anc.test)
-                if guard is not None:
-                    in_body = child is anc.body
-                    in_else = child is anc.orelse
-                    if (guard and in_else) or (not guard and in_body):
-                        return True
-            if isinstance(anc, cst.IfExp):
-                guard = self._is_compiling_test(anc.test)
-                if guard is not None:
-                    if (guard and child is anc.orelse) or (not guard and child is anc.body):
-                        return True
+            if isinstance(anc, (cst.If, cst.IfExp)):
+                # `if not is_compiling():`, `if debug and not is_compiling():`, the
+                # else of `if is_compiling():` ...
+                if (child is anc.body and self._false_when_compiling(anc.test)) or \
+                        (child is anc.orelse and self._true_when_compiling(anc.test)):
+                    return True
             if isinstance(anc, (cst.IndentedBlock, cst.Module)) and self._after_compiling_exit(anc, child):
                 return True
             if isinstance(anc, cst.FunctionDef):
                 break
             child = anc
+        return False
+
+    def _false_when_compiling(self, test: cst.BaseExpression) -> bool:
+        if self._is_compiling_test(test) is False:
+            return True
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._false_when_compiling(test.left) or self._false_when_compiling(test.right)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            return self._false_when_compiling(test.left) and self._false_when_compiling(test.right)
         return False
 
     def _true_when_compiling(self, test: cst.BaseExpression) -> bool:
@@ -1362,14 +1365,44 @@ class FileContext:
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
                                          if why.startswith("compiled") else why)
-        # submodules built in __init__ run inside the compiled forward too
+        # submodules built in __init__ run inside the compiled forward too,
+        # also inside ModuleList / Sequential / ModuleDict containers
         for values in cls.attrs.values():
-            for value in values:
+            for value in self._container_elements(values):
                 sub = self.class_of(value, value)
                 if isinstance(sub, ClassInfo) and sub is not cls:
                     self._mark_class(sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)")
                 elif isinstance(sub, ImportRef):
                     self.exported.compiled.append((sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)"))
+
+    _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
+
+    def _container_elements(self, values, depth: int = 0) -> list:
+        """``values`` plus, for module containers, the module expressions in
+        them: ``ModuleList(Conv(...) for _ in range(3))``, ``Sequential(a, b)``,
+        ``ModuleDict({"a": A()})``, PyG's ``Sequential("x", [(Conv(...), "...")])``."""
+        out = []
+        for value in values:
+            out.append(value)
+            if depth >= 4 or not isinstance(value, cst.Call) or \
+                    (self.last_part(value.func) or "") not in self._CONTAINERS:
+                continue
+            todo = [a.value for a in value.args]
+            while todo:
+                expr = todo.pop()
+                if isinstance(expr, cst.Call) and (self.last_part(expr.func) or "") in self._CONTAINERS:
+                    out += self._container_elements([expr], depth + 1)
+                elif isinstance(expr, cst.Call):
+                    out.append(expr)
+                elif isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+                    todo += [e.value for e in expr.elements if isinstance(e, cst.Element)]
+                elif isinstance(expr, cst.Dict):
+                    todo += [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+                elif isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+                    todo.append(expr.elt)
+                elif isinstance(expr, cst.DictComp):
+                    todo.append(expr.value)
+        return out
 
     def _mark_compiled_func(self, info: FuncInfo, why: str) -> None:
         if info in self.compiled_funcs:
@@ -1489,13 +1522,24 @@ class FileContext:
             steps_when_called[info] = result
             return result
 
+        only_via_calls = []
         for loop in self.loops:
             func = self.enclosing_function(loop)
-            for call in self._direct_triggers(loop.body, func):  # type: ignore[attr-defined]
-                callee = self._local_callee(call)
-                if self._is_step_trigger(call) or (isinstance(callee, FuncInfo) and runs_step(callee)):
-                    self.hot_loops[loop] = self._loop_why(loop)
-                    break
+            calls = list(self._direct_triggers(loop.body, func))  # type: ignore[attr-defined]
+            if any(self._is_step_trigger(call) for call in calls):
+                self.hot_loops[loop] = self._loop_why(loop)
+            elif any(isinstance(callee, FuncInfo) and runs_step(callee)
+                     for callee in (self._local_callee(call) for call in calls)):
+                self.hot_loops[loop] = self._loop_why(loop)
+                only_via_calls.append((loop, calls))
+        # The innermost loop is the hot one: an epoch loop that calls a
+        # function holding its own batch loop is not (so an evaluation it also
+        # calls once per epoch is not per step either).
+        with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
+        for loop, calls in only_via_calls:
+            callees = [c for c in (self._local_callee(call) for call in calls) if isinstance(c, FuncInfo)]
+            if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees):
+                del self.hot_loops[loop]
         # Lightning-style step hooks run once per batch.
         for cls in self.class_info.values():
             for hook in LIGHTNING_STEP_HOOKS:
@@ -1515,6 +1559,20 @@ class FileContext:
             for call in calls:
                 if self.in_loop_body(call, loop):
                     self._mark_hot_call(call, why)
+
+    def _updates_when_called(self, info: FuncInfo, depth: int = 0) -> bool:
+        """Runs ``.backward()`` or an optimizer step outside its own loops
+        (full-batch training), directly or through local functions."""
+        for call in self._direct_triggers(info.node.body, info):
+            func = call.func
+            if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
+                    func.attr.value == "step" and self._is_step_trigger(call))):
+                return True
+            callee = self._local_callee(call)
+            if isinstance(callee, FuncInfo) and depth < 3 and callee is not info \
+                    and self._updates_when_called(callee, depth + 1):
+                return True
+        return False
 
     def _loop_why(self, loop: cst.CSTNode) -> str:
         if isinstance(loop, cst.For) and self._looks_like_loader(loop.iter):

@@ -108,6 +108,32 @@ class HostSync(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # mini-batch training: the evaluation run once per epoch is not per step
+        Valid("""
+import torch
+def train():
+    for batch in train_loader:
+        optimizer.zero_grad()
+        model(batch.x, batch.edge_index).sum().backward()
+        optimizer.step()
+@torch.no_grad()
+def test():
+    pred = model(data.x, data.edge_index).argmax(dim=-1)
+    return int((pred[data.test_mask] == data.y[data.test_mask]).sum())
+for epoch in range(100):
+    train()
+    acc = test()
+"""),
+        # a compound guard: the branch never runs under torch.compile
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if self.track and not torch.compiler.is_compiling():
+            self.norms.append(x.norm().item())
+        return x
+model = torch.compile(Net())
+"""),
         Valid("""
 import torch
 class Net(torch.nn.Module):
@@ -165,6 +191,25 @@ for epoch in range(10):
 """),
     )
     INVALID = (
+        # a MessagePassing layer inside a ModuleList of the compiled model
+        Invalid("""
+import torch
+from torch_geometric.nn import MessagePassing
+class Conv(MessagePassing):
+    def message(self, x_j):
+        if torch.isnan(x_j).any():
+            x_j = torch.nan_to_num(x_j)
+        return x_j
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList(Conv() for _ in range(3))
+    def forward(self, x, edge_index):
+        for conv in self.convs:
+            x = conv(x, edge_index)
+        return x
+model = torch.compile(Net())
+""", lines=(6,)),
         Invalid("""
 from tqdm import tqdm
 def train(model, loader, optimizer):
