@@ -1435,6 +1435,9 @@ class FileContext:
                     yield cls, call
                 elif isinstance(cls, ImportRef) and cls.name[:1].isupper():
                     yield cls, call
+                elif isinstance(func, cst.Name) and func.value in self.imports and cls is None \
+                        and self.lookup(func.value, call)[0] is None:
+                    yield self.imports[func.value], call  # an imported helper function
                 # model.encode(...) on a local class instance
                 if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
                     owner = self.class_of(func.value, call)

@@ -504,6 +504,9 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
     return results
 
 
+_FACT_ROUNDS = 4  # a chain of files a compiled model reaches through (train -> models -> layers -> ...)
+
+
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 progress=None) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
@@ -513,24 +516,35 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     paths = [str(p) for p in files]
     phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in paths], cache, progress)
     results = {r.path: r for r in phase1}
-    # resolve cross-file facts (the module map only when some file has any)
-    exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot or r.exported.fed]
-    modules = ModuleMap(paths) if exporting else None
+    # Resolve cross-file facts and lint the files they land on again; what
+    # those files then say travels on (train.py compiles models.Net, whose
+    # submodule lives in layers.py), for a few rounds at most.
     incoming: dict[str, ProjectFacts] = {}
-    for result in exporting:
-        for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot),
-                              ("fed", result.exported.fed)):
-            for ref, why in entries:
-                target = modules.resolve(result.path, ref)
-                if target is None or target[0] == result.path:
-                    continue
-                facts = incoming.setdefault(target[0], ProjectFacts())
-                where = f"{why}, from {Path(result.path).name}"
-                getattr(facts, kind).setdefault(target[1], where)
-    if incoming:
-        phase2 = _run(jobs, [(p, options_for(Path(p)), f, True) for p, f in incoming.items()], cache)
-        for r in phase2:
+    modules = None
+    exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot or r.exported.fed]
+    for _round in range(_FACT_ROUNDS):
+        if not exporting:
+            break
+        if modules is None:
+            modules = ModuleMap(paths)
+        changed: set[str] = set()
+        for result in exporting:
+            for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot),
+                                  ("fed", result.exported.fed)):
+                for ref, why in entries:
+                    target = modules.resolve(result.path, ref)
+                    if target is None or target[0] == result.path:
+                        continue
+                    facts = incoming.setdefault(target[0], ProjectFacts())
+                    if target[1] not in getattr(facts, kind):
+                        getattr(facts, kind)[target[1]] = f"{why}, from {Path(result.path).name}"
+                        changed.add(target[0])
+        if not changed:
+            break
+        again = _run(jobs, [(p, options_for(Path(p)), incoming[p], True) for p in sorted(changed)], cache)
+        for r in again:
             results[r.path] = r
+        exporting = [r for r in again if r.exported.compiled or r.exported.hot or r.exported.fed]
     out.facts = incoming
     for p in paths:
         r = results[p]

@@ -447,3 +447,44 @@ def test_factory_compiled_in_one_file_fed_batches_in_another(tmp_path: Path):
     (pkg / "train.py").write_text(train.replace("\ntrain(model, loader)", "\nmodel(data.x, data.edge_index)"))
     full_batch = run(["check", ".", "--output-format", "concise", "--select", "GNN007"], tmp_path)
     assert full_batch.exit_code == 0, full_batch.output
+
+
+def test_compiled_chain_crosses_three_files(tmp_path: Path):
+    """train.py compiles models.Net, whose forward calls a layer class and a
+    helper function from layers.py: facts travel train -> models -> layers."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(textwrap.dedent("""\
+        import torch
+
+        def drop_edges(edge_index, p):
+            keep = torch.where(torch.rand(edge_index.size(1)) >= p)[0]
+            return edge_index[:, keep]
+
+        class Layer(torch.nn.Module):
+            def forward(self, x):
+                if x.isnan().any():
+                    x = torch.nan_to_num(x)
+                return x
+    """))
+    (pkg / "models.py").write_text(textwrap.dedent("""\
+        import torch
+        from .layers import Layer, drop_edges
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+
+            def forward(self, x, edge_index):
+                edge_index = drop_edges(edge_index, 0.1)
+                return self.layer(x)
+    """))
+    (pkg / "train.py").write_text("import torch\nfrom .models import Net\nmodel = torch.compile(Net())\n")
+    result = run(["check", ".", "--output-format", "concise", "--no-cache"], tmp_path)
+    assert "pkg/layers.py:4:12: GNN008" in result.output, result.output
+    assert "pkg/layers.py:9:12: GNN001" in result.output, result.output
+    (pkg / "train.py").write_text("from .models import Net\nmodel = Net()\n")
+    assert run(["check", ".", "--output-format", "concise", "--no-cache"], tmp_path).exit_code == 0
