@@ -115,6 +115,17 @@ out = GCN(16, 32, 7)(x, adj.t())
 """),
     )
     INVALID = (
+        # two transforms applied by hand: only the one whose data reaches the compiled model
+        Invalid("""
+import torch
+import torch_geometric.transforms as T
+tf = T.Compose([T.NormalizeFeatures(), T.ToSparseTensor()])
+data = tf(base.clone()).to(device)
+model = torch.compile(GCN())
+out = model(data.x, data.adj_t)
+lp_data = T.ToSparseTensor(layout=torch.sparse_csr)(base.clone())
+lp_out = LabelPropagation(3, 0.9)(lp_data.y, lp_data.adj_t)
+""", lines=(4,)),
         Invalid("""
 import torch
 import torch_geometric.transforms as T
@@ -201,16 +212,56 @@ train(model, loader)
         if not adj_sinks:
             return
         if self._transforms:
-            call, why, _ = adj_sinks[0]
             for transform in self._transforms:
-                self.report(transform, _message("T.ToSparseTensor()", call, why, ctx,
-                                                via="its `adj_t`"))
+                applied = self._applied_to(transform)
+                # applied by hand to one object: only that object's adj_t counts
+                fed = [(c, w) for c, w, attr in adj_sinks
+                       if applied is None or (isinstance(attr.value, cst.Name) and attr.value.value in applied)]
+                if fed:
+                    self.report(transform, _message("T.ToSparseTensor()", fed[0][0], fed[0][1], ctx,
+                                                    via="its `adj_t`"))
             return
         for call, why, attr in adj_sinks:
             text = _short(ctx.module.code_for_node(attr))
             self.report(call, f"sparse adjacency `{text}` (a `SparseTensor` from `T.ToSparseTensor()`) is fed to "
                               f"{why}: dynamo cannot trace sparse tensors, so every call breaks the graph; "
                               f"load `edge_index` (or an `EdgeIndex`) instead of `adj_t`")
+
+    def _applied_to(self, transform: cst.Call) -> Optional[set[str]]:
+        """Names bound to what a transform is applied to by hand --
+        ``lp = T.ToSparseTensor()(data).to(device)``, or through
+        ``tf = T.Compose([..., T.ToSparseTensor()])`` and ``d = tf(data)`` --
+        or None when it is handed over (``transform=`` of a dataset or loader)."""
+        ctx = self.context
+        node: cst.CSTNode = transform
+        parent = ctx.parent.get(node)
+        while isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.Arg)) or (
+                isinstance(parent, cst.Call) and parent.func is not node
+                and (ctx.last_part(parent.func) or "") == "Compose"):
+            if isinstance(parent, cst.Arg) and parent.keyword is not None:
+                return None
+            node, parent = parent, ctx.parent.get(parent)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            applications = [parent]
+        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0].target, cst.Name):
+            name = parent.targets[0].target.value
+            applications = [c for c in dataflow.all_calls(ctx) if isinstance(c.func, cst.Name) and c.func.value == name]
+            if not applications:
+                return None
+        else:
+            return None
+        names: set[str] = set()
+        for call in applications:
+            outer: cst.CSTNode = call
+            up = ctx.parent.get(outer)
+            while isinstance(up, (cst.Attribute, cst.Call)) and (
+                    isinstance(up, cst.Call) or up.attr.value in ("to", "cuda", "cpu", "pin_memory")):
+                outer, up = up, ctx.parent.get(up)
+            if not (isinstance(up, cst.Assign) and len(up.targets) == 1 and isinstance(up.targets[0].target, cst.Name)):
+                return None  # used some other way: cannot tell
+            names.add(up.targets[0].target.value)
+        return names
 
     # ----------------------------------------------------------------------------
     def _creation(self, node: cst.Call) -> Optional[str]:
