@@ -500,7 +500,7 @@ class FileContext:
         self.compile_calls: list[cst.Call] = []
         self.method_compile_calls: list[cst.Call] = []
         self._kind_cache: dict[cst.CSTNode, str] = {}
-        self._returns_cache: dict[FuncInfo, str] = {}
+        self._returns_cache: dict = {}  # FuncInfo or (FuncInfo, tuple index) -> kind
         self._in_progress: set = set()
         self.preorder: list[cst.CSTNode] = []
         self.postorder: list[cst.CSTNode] = []
@@ -878,6 +878,10 @@ class FileContext:
             return UNKNOWN
         if how == "unpack":
             if isinstance(value, cst.Call) and self._local_callee(value) is not None:
+                callee = self._local_callee(value)
+                # `x, counts = collate(...)` with `return torch.cat(xs), counts`
+                if isinstance(callee, FuncInfo) and binding.index >= 0:
+                    return self._returned_element_kind(callee, binding.index)
                 return UNKNOWN
             kind = self.kind(value)
             return TENSOR if kind == TENSOR else UNKNOWN
@@ -969,7 +973,34 @@ class FileContext:
             if param.default is not None:
                 return UNKNOWN
             return TENSOR
+        if func is not None and func.cls is None and func.parent is None:
+            return self._param_kind_from_callers(param, func)
         return UNKNOWN
+
+    def _param_kind_from_callers(self, param: cst.Param, func: FuncInfo) -> str:
+        """TENSOR when every call of a module-level function in this file
+        passes a tensor for ``param`` (``node_saliency(model, x, counts)`` with
+        ``counts`` a tensor at each call site)."""
+        key = (func, param.name.value, "callers")
+        cached = self._returns_cache.get(key)
+        if cached is not None:
+            return cached
+        self._returns_cache[key] = UNKNOWN  # recursion guard
+        params = list(func.node.params.params)
+        position = next((i for i, p in enumerate(params) if p is param), -1)
+        callers = self._callers_of(func)
+        kinds = set()
+        for call in callers[:20]:
+            if any(a.star for a in call.args):
+                kinds.add(UNKNOWN)
+                break
+            keyword = [a for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+            positional = [a for a in call.args if a.keyword is None]
+            arg = keyword[0] if keyword else positional[position] if 0 <= position < len(positional) else None
+            kinds.add(self.kind(arg.value) if arg is not None else UNKNOWN)
+        result = TENSOR if callers and kinds == {TENSOR} else UNKNOWN
+        self._returns_cache[key] = result
+        return result
 
     def _attribute_kind(self, expr: cst.Attribute) -> str:
         attr = expr.attr.value
@@ -1166,6 +1197,25 @@ class FileContext:
                 if local is not None:
                     todo.append(local)
         return None
+
+    def _returned_element_kind(self, func: FuncInfo, index: int) -> str:
+        """The kind of element ``index`` of the tuples a function returns
+        (TENSOR only when every return agrees)."""
+        key = (func, index)
+        cached = self._returns_cache.get(key)
+        if cached is not None:
+            return cached
+        self._returns_cache[key] = UNKNOWN  # recursion guard
+        kinds = set()
+        for r in func.returns:
+            if not isinstance(r.value, cst.Tuple) or index >= len(r.value.elements) or \
+                    any(isinstance(e, cst.StarredElement) for e in r.value.elements):
+                kinds.add(UNKNOWN)
+                continue
+            kinds.add(self.kind(r.value.elements[index].value))
+        result = TENSOR if kinds == {TENSOR} and not func.is_async else UNKNOWN
+        self._returns_cache[key] = result
+        return result
 
     def returns_kind(self, func: FuncInfo) -> str:
         cached = self._returns_cache.get(func)

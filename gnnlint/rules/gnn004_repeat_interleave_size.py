@@ -68,6 +68,14 @@ class RepeatInterleaveSize(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # a caller passes a Python int: not known to be a tensor
+        Valid("""
+import torch
+def expand(x, repeats):
+    return x.repeat_interleave(repeats, dim=0)
+a = expand(torch.ones(3, 2), 2)
+b = expand(torch.ones(3, 2), torch.tensor([1, 2, 3]))
+"""),
         Valid("""
 import torch
 class Net(torch.nn.Module):
@@ -82,6 +90,17 @@ def expand(h, counts, num_nodes: int):
 """),
     )
     INVALID = (
+        # repeats: a parameter every caller passes a tensor for, unpacked from a collate's tuple
+        Invalid("""
+import torch
+def collate(xs):
+    counts = torch.tensor([x.size(0) for x in xs])
+    return torch.cat(xs), counts
+def batch_vector(num_graphs, counts):
+    return torch.arange(num_graphs).repeat_interleave(counts)
+x, counts = collate(graphs)
+batch = batch_vector(len(graphs), counts)
+""", lines=(7,)),
         Invalid("""
 import torch
 class Net(torch.nn.Module):
