@@ -1879,10 +1879,14 @@ class FileContext:
         return cached
 
     def _callers_of(self, func: FuncInfo) -> list[cst.Call]:
-        return [c for c in self._all_calls() if self._local_callee(c) is func
-                or (isinstance(c.func, cst.Attribute) and func.cls is not None
-                    and c.func.attr.value == func.name and not isinstance(c.func.value, cst.Call)
-                    and self.class_of(c.func.value, c) is func.cls)]
+        cache = self._returns_cache
+        key = (func, "callers_of")
+        if key not in cache:
+            cache[key] = [c for c in self._all_calls() if self._local_callee(c) is func
+                          or (isinstance(c.func, cst.Attribute) and func.cls is not None
+                              and c.func.attr.value == func.name and not isinstance(c.func.value, cst.Call)
+                              and self.class_of(c.func.value, c) is func.cls)]
+        return cache[key]
 
     def _is_ref_expr(self, expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
         kind = ref[0]
