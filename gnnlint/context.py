@@ -973,12 +973,12 @@ class FileContext:
             if param.default is not None:
                 return UNKNOWN
             return TENSOR
-        if func is not None and func.cls is None and func.parent is None:
+        if func is not None:
             return self._param_kind_from_callers(param, func)
         return UNKNOWN
 
     def _param_kind_from_callers(self, param: cst.Param, func: FuncInfo) -> str:
-        """TENSOR when every call of a module-level function in this file
+        """TENSOR when every call of a function or method in this file
         passes a tensor for ``param`` (``node_saliency(model, x, counts)`` with
         ``counts`` a tensor at each call site)."""
         key = (func, param.name.value, "callers")
@@ -988,6 +988,10 @@ class FileContext:
         self._returns_cache[key] = UNKNOWN  # recursion guard
         params = list(func.node.params.params)
         position = next((i for i, p in enumerate(params) if p is param), -1)
+        if func.cls is not None:  # a method called as obj.method(...): self is not an argument
+            decorators = {self.last_part(d.decorator) for d in func.node.decorators}
+            if "staticmethod" not in decorators:
+                position -= 1
         callers = self._callers_of(func)
         kinds = set()
         for call in callers[:20]:
@@ -1082,6 +1086,8 @@ class FileContext:
                     return UNKNOWN
                 return TENSOR
             if parts[1] == "nn" and len(parts) >= 4 and parts[2] == "functional":
+                return TENSOR
+            if resolved in _TORCH_UTILS_RETURNING_TENSORS:
                 return TENSOR
             if parts[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
                 return TENSOR  # a parameter is a tensor, not a module
@@ -1488,6 +1494,13 @@ class FileContext:
                 elif isinstance(func, cst.Name) and func.value in self.imports and cls is None \
                         and self.lookup(func.value, call)[0] is None:
                     yield self.imports[func.value], call  # an imported helper function
+                elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value in self.imports and cls is None:
+                    # `from . import ops` ... `ops.check_finite(x)`: a function of a sibling module
+                    ref = self.imports[func.value.value]
+                    if ref.name and ref.name[:1].islower() and "." not in ref.name:
+                        module = f"{ref.module}.{ref.name}" if ref.module else ref.name
+                        yield ImportRef(module, func.attr.value, ref.level), call
                 # model.encode(...) on a local class instance
                 if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
                     owner = self.class_of(func.value, call)
@@ -2799,6 +2812,12 @@ class _NoValue:
 
 
 _NO_VALUE = _NoValue()
+
+# torch.nn.utils functions that return a tensor (the total gradient norm...).
+_TORCH_UTILS_RETURNING_TENSORS = {
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.get_total_norm", "torch.nn.utils.parameters_to_vector",
+}
 
 # PyG loaders whose batches change size from one batch to the next. Not
 # DenseDataLoader (graphs padded to one size by ToDense) nor TemporalDataLoader

@@ -488,3 +488,25 @@ def test_compiled_chain_crosses_three_files(tmp_path: Path):
     assert "pkg/layers.py:9:12: GNN001" in result.output, result.output
     (pkg / "train.py").write_text("from .models import Net\nmodel = Net()\n")
     assert run(["check", ".", "--output-format", "concise", "--no-cache"], tmp_path).exit_code == 0
+
+
+def test_helper_called_through_a_sibling_module_name_is_compiled(tmp_path: Path):
+    """`from . import ops` then `ops.check_finite(x)` in a compiled forward."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text("import torch\n\ndef check_finite(x):\n    if not torch.isfinite(x).all():\n"
+                                "        raise FloatingPointError('non-finite')\n    return x\n")
+    (pkg / "model.py").write_text(textwrap.dedent("""\
+        import torch
+        from . import ops
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return ops.check_finite(x * 2)
+
+        model = torch.compile(Net())
+    """))
+    result = run(["check", ".", "--output-format", "concise", "--no-cache"], tmp_path)
+    assert "pkg/ops.py:4:8: GNN001" in result.output, result.output

@@ -2,7 +2,7 @@
 from gnnlint.rules import RuleInfo
 
 RULES = (
-    RuleInfo('GNN001', 'host-sync', 'gnn001_host_sync', (b'item(', b'tolist(', b'cpu(', b'numpy(', b'float(', b'int(', b'bool(', b'if ', b'while ', b'assert ', b'print('), 'compiled_or_hot', '', ''),
+    RuleInfo('GNN001', 'host-sync', 'gnn001_host_sync', (b'item(', b'tolist(', b'cpu(', b'numpy(', b'float(', b'int(', b'bool(', b'if ', b'while ', b'assert ', b'print(', b'f"', b"f'"), 'compiled_or_hot', '', ''),
     RuleInfo('GNN002', 'float-lr', 'gnn002_float_lr', (b'compile',), 'compiled', '>=2.3', ''),
     RuleInfo('GNN003', 'tuple-moduledict-key', 'gnn003_tuple_moduledict_key', (b'ModuleDict', b'ParameterDict', b'HeteroConv', b'convs'), 'compiled', '<2.5', ''),
     RuleInfo('GNN004', 'repeat-interleave-size', 'gnn004_repeat_interleave_size', (b'repeat_interleave',), None, '', ''),

@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.context import MODEL, SCALAR, TENSOR, UNKNOWN
+from gnnlint.context import BATCH, MODEL, SCALAR, TENSOR, UNKNOWN
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 
 # Methods that copy a tensor to the host. `.tolist()` also exists on numpy
@@ -104,10 +104,18 @@ class HostSync(Rule):
     summary = "Device-to-host sync (`.item()`, `float(t)`, tensor truthiness…) in a compiled region or a hot loop"
     region = "compiled_or_hot"
     triggers = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
-                b"if ", b"while ", b"assert ", b"print(")
+                b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'")
     fix_applicability = "unsafe"
 
     VALID = (
+        # a Data object's string attribute in an f-string
+        Valid("""
+import torch
+for batch in loader:
+    model(batch.x, batch.edge_index).sum().backward()
+    optimizer.step()
+    key = f"{batch.split}_mask"
+"""),
         # mini-batch training: the evaluation run once per epoch is not per step
         Valid("""
 import torch
@@ -191,6 +199,31 @@ for epoch in range(10):
 """),
     )
     INVALID = (
+        # an f-string of the loss in the step loop (a progress bar every 10 steps)
+        Invalid("""
+import torch
+for step, batch in enumerate(loader):
+    loss = model(batch.x, batch.edge_index).sum()
+    loss.backward()
+    optimizer.step()
+    if step % 10 == 0:
+        pbar.set_postfix(loss=f"{loss:.4f}")
+""", lines=(8,)),
+        # a metric helper's method that every caller hands a tensor
+        Invalid("""
+import torch
+class Mean:
+    def __init__(self):
+        self.values = []
+    def update(self, value):
+        self.values.append(float(value))
+meter = Mean()
+for batch in loader:
+    model(batch.x, batch.edge_index).sum().backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    meter.update(norm)
+""", lines=(7,)),
         # a MessagePassing layer inside a ModuleList of the compiled model
         Invalid("""
 import torch
@@ -407,6 +440,26 @@ def train():
                 if self.context.is_tensor(arg.value) or self._formats_tensor(arg.value):
                     self._flag(node, "printing a tensor")
                     return
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        # f"{loss:.4f}" reads the value back like .item() does; print(f"...")
+        # is reported once, as printing
+        parent = self.context.parent.get(node)
+        while isinstance(parent, cst.ConcatenatedString):
+            parent = self.context.parent.get(parent)
+        if isinstance(parent, cst.Arg):
+            call = self.context.parent.get(parent)
+            if isinstance(call, cst.Call) and self.context.resolve(call.func) in _LOGGING_FUNCS:
+                return
+        if any(isinstance(part, cst.FormattedStringExpression) and self._formats_as_tensor(part.expression)
+               for part in node.parts):
+            self._flag(node, "formatting a tensor in an f-string")
+
+    def _formats_as_tensor(self, expr: cst.BaseExpression) -> bool:
+        # a Data object's own attributes are often strings (`batch.split`)
+        if isinstance(expr, cst.Attribute) and self.context.kind(expr.value) == BATCH:
+            return False
+        return self.context.is_tensor(expr)
 
     def _chained_from_tensor(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
