@@ -1739,21 +1739,52 @@ class FileContext:
                 return self.literal_value(binding.value, binding.value, depth + 1)
         return _NO_VALUE
 
+    def _star_kwarg(self, site_node: cst.CSTNode, name: str):
+        """``name`` passed through ``**kwargs`` to a compile call: its value
+        expression, None when the kwargs dicts surely lack it (or there are
+        none), ``_NO_VALUE`` when a ``**`` argument cannot be read."""
+        call = self.compile_call_node(site_node)
+        for arg in call.args if call is not None else ():
+            if arg.star != "**":
+                continue
+            value = arg.value
+            if isinstance(value, cst.Name):
+                binding = self._feed_binding(value.value, value)
+                value = binding.value if binding is not None and binding.how == "assign" else None
+            if isinstance(value, cst.Dict):
+                for element in value.elements:
+                    if not isinstance(element, cst.DictElement):
+                        return _NO_VALUE
+                    if self.literal_value(element.key) == name:
+                        return element.value
+                continue
+            if isinstance(value, cst.Call) and self.resolve(value.func) == "dict" and \
+                    all(a.keyword is not None for a in value.args):
+                for a in value.args:
+                    if a.keyword.value == name:
+                        return a.value
+                continue
+            return _NO_VALUE
+        return None
+
     def compile_dynamic(self, site_node: cst.CSTNode) -> object:
         """``dynamic=`` of a compile site: True/False/None (not given or
-        None), or ``_NO_VALUE`` when it is an expression gnnlint cannot read."""
+        None), or ``_NO_VALUE`` when it is an expression gnnlint cannot read
+        (also through ``**kwargs``)."""
         arg = self.compile_kwarg(site_node, "dynamic")
-        if arg is None:
-            return None
-        value = self.literal_value(arg.value, arg.value)
+        expr = arg.value if arg is not None else self._star_kwarg(site_node, "dynamic")
+        if expr is None or expr is _NO_VALUE:
+            return expr
+        value = self.literal_value(expr, expr)
         return value if value in (True, False, None) else _NO_VALUE
 
     def cudagraphs_setting(self, site_node: cst.CSTNode) -> Optional[str]:
         """How a compile site turns on CUDA graphs: "reduce-overhead",
         "max-autotune", "options" (``options={"triton.cudagraphs": True}``)."""
         arg = self.compile_kwarg(site_node, "mode")
-        if arg is not None:
-            mode = self.literal_value(arg.value, arg.value)
+        expr = arg.value if arg is not None else self._star_kwarg(site_node, "mode")
+        if expr is not None and expr is not _NO_VALUE:
+            mode = self.literal_value(expr, expr)
             if mode in ("reduce-overhead", "max-autotune"):
                 return mode
         arg = self.compile_kwarg(site_node, "options")

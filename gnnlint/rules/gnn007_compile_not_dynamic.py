@@ -158,6 +158,15 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
     torch._dynamo.mark_dynamic(batch.edge_index, 1)
     model(batch.x, batch.edge_index)
 """),
+        # dynamic=True through **kwargs
+        Valid("""
+import torch
+from torch_geometric.loader import DataLoader
+COMPILE_KWARGS = {"dynamic": True, "mode": "max-autotune-no-cudagraphs"}
+model = torch.compile(GIN(), **COMPILE_KWARGS)
+for data in DataLoader(dataset, batch_size=32):
+    model(data.x, data.edge_index, data.batch)
+"""),
         # marked by a per-batch helper the loop calls
         Valid("""
 import torch
