@@ -588,6 +588,11 @@ def _dtype_is_bool(ctx: FileContext, call: cst.Call) -> bool:
     return False
 
 
+# PyG functions returning a boolean mask as one element of a tuple: name -> indexes
+_PYG_MASK_OUTPUTS = {"to_dense_batch": (1,), "remove_isolated_nodes": (2,), "dropout_node": (1, 2),
+                     "dropout_edge": (1,)}
+
+
 def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
     if depth > 6:
         return False
@@ -629,6 +634,10 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if binding is not None and binding.how == "assign" and binding.value is not None:
             if is_bool_mask(ctx, binding.value, depth + 1):
                 return True
+        if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call) \
+                and binding.index in _PYG_MASK_OUTPUTS.get((ctx.resolve(binding.value.func) or "").split(".")[-1], ()) \
+                and (ctx.resolve(binding.value.func) or "").startswith("torch_geometric"):
+            return True  # `dense, mask = to_dense_batch(x, batch)`
         if not _mask_named(expr):
             return False
         kind = ctx.kind(expr)

@@ -53,6 +53,7 @@ def _s(keyword: str, position: int) -> SizeArg:
 
 _POOL = "nn/pool/glob.py -> utils/_scatter.py:48 `dim_size = int(index.max()) + 1`"
 _MAYBE = "utils/num_nodes.py:32 `int(edge_index.max()) + 1`"
+_BATCH_TO_PTR = "nn/pool/__init__.py:37 `int(batch.max()) + 1` (`_batch_to_ptr`)"
 
 TABLE: tuple[SizeInference, ...] = (
     # global pooling: scatter(x, batch, dim_size=size)
@@ -63,6 +64,13 @@ TABLE: tuple[SizeInference, ...] = (
                   "nn/pool/max_pool.py:50 `int(batch.max().item()) + 1`", needs=_s("batch", 2)),
     SizeInference("avg_pool_x", (_s("batch_size", 3),), "number of graphs",
                   "nn/pool/avg_pool.py:48 `int(batch.max().item()) + 1`", needs=_s("batch", 2)),
+    # point-cloud graph construction and sampling: batch -> ptr
+    SizeInference("knn_graph", (_s("batch_size", 7),), "number of examples", _BATCH_TO_PTR, needs=_s("batch", 2)),
+    SizeInference("radius_graph", (_s("batch_size", 7),), "number of examples", _BATCH_TO_PTR,
+                  needs=_s("batch", 2)),
+    SizeInference("knn", (_s("batch_size", 7),), "number of examples", _BATCH_TO_PTR, needs=_s("batch_x", 3)),
+    SizeInference("radius", (_s("batch_size", 7),), "number of examples", _BATCH_TO_PTR, needs=_s("batch_x", 3)),
+    SizeInference("fps", (_s("batch_size", 4),), "number of examples", _BATCH_TO_PTR, needs=_s("batch", 1)),
     # utils
     SizeInference("scatter", (_s("dim_size", 3),), "output size along `dim`",
                   "utils/_scatter.py:48 `int(index.max()) + 1`"),

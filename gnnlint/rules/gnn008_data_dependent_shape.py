@@ -112,6 +112,16 @@ model = torch.compile(GCN(16, 32, 7))
 """),
     )
     INVALID = (
+        # the mask to_dense_batch returns
+        Invalid("""
+import torch
+from torch_geometric.utils import to_dense_batch
+class Select(torch.nn.Module):
+    def forward(self, score, batch):
+        dense, valid = to_dense_batch(score, batch, fill_value=0.0, max_num_nodes=32, batch_size=8)
+        return dense[valid]
+model = torch.compile(Select())
+""", lines=(7,)),
         Invalid("""
 import torch
 def drop(edge_index, p):

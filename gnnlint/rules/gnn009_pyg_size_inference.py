@@ -95,6 +95,16 @@ model = torch.compile(Net())
 """),
     )
     INVALID = (
+        # knn_graph over a batch of point clouds without batch_size
+        Invalid("""
+import torch
+from torch_geometric.nn import knn_graph
+class PointNet(torch.nn.Module):
+    def forward(self, pos, batch):
+        edge_index = knn_graph(pos, k=16, batch=batch, loop=True)
+        return edge_index
+model = torch.compile(PointNet())
+""", lines=(6,)),
         Invalid("""
 import torch
 from torch_geometric.nn import global_mean_pool
