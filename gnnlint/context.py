@@ -974,8 +974,34 @@ class FileContext:
                 return UNKNOWN
             return TENSOR
         if func is not None:
+            cls = self._param_class_from_callers(param, func, 0)
+            if isinstance(cls, ClassInfo) and self.is_module_class(cls):
+                return MODEL  # every caller passes a model of a local module class
             return self._param_kind_from_callers(param, func)
         return UNKNOWN
+
+    def _param_class_from_callers(self, param, func: FuncInfo, depth: int):
+        """The local class every in-file caller passes for ``param``
+        (``test(model, evaluator)`` with ``evaluator = HitsEvaluator()``)."""
+        if not isinstance(param, cst.Param) or func.cls is not None:
+            return None
+        key = (func, param.name.value, "class")
+        if key in self._returns_cache:
+            return self._returns_cache[key]
+        self._returns_cache[key] = None  # recursion guard
+        params = list(func.node.params.params)
+        position = next((i for i, p in enumerate(params) if p is param), -1)
+        found = set()
+        callers = self._callers_of(func)
+        for call in callers[:20]:
+            keyword = [a for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            arg = keyword[0] if keyword else positional[position] if 0 <= position < len(positional) else None
+            found.add(self.class_of(arg.value, call, depth + 1) if arg is not None else None)
+        result = found.pop() if len(found) == 1 and callers else None
+        result = result if isinstance(result, ClassInfo) else None
+        self._returns_cache[key] = result
+        return result
 
     def _param_kind_from_callers(self, param: cst.Param, func: FuncInfo) -> str:
         """TENSOR when every call of a function or method in this file
@@ -1280,9 +1306,9 @@ class FileContext:
             return None
         if isinstance(expr, cst.Name):
             binding, func = self.lookup(expr.value, at or expr)
+            if binding is not None and binding.how == "param" and func is not None and depth < 3:
+                return self._param_class_from_callers(binding.node, func, depth)
             if binding is None or binding.how != "assign":
-                if binding is not None and binding.how == "class":
-                    return None
                 return None
             return self.class_of(binding.value, binding.value, depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":

@@ -20,8 +20,8 @@ _LOOP_HEADER_RE = re.compile(
     rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
     rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
     rb"|\bfor\s+(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b")
-_MODEL_CALL_RE = re.compile(  # FileContext's _MODEL_NAMES, called
-    rb"(?<!\w)(?:\w+_)?(?:model|net|gnn|encoder|decoder|classifier|module)\s*"
+_MODEL_CALL_RE = re.compile(  # FileContext's _MODEL_NAMES (and other model-ish names), called
+    rb"(?<!\w)(?:\w+_)?(?:model|net|gnn|encoder|decoder|classifier|module|predictor|regressor|scorer)\s*"
     rb"(?:\(|\.(?:forward|encode|decode|inference|predict|embed)\()")
 _LOOP_BODY_LINES = 25
 

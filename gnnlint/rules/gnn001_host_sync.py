@@ -199,6 +199,22 @@ for epoch in range(10):
 """),
     )
     INVALID = (
+        # an evaluator passed into test() and updated per batch; the model is a parameter too
+        Invalid("""
+import torch
+class LinkPredictor(torch.nn.Module):
+    def forward(self, a, b):
+        return (a * b).sum(-1)
+class Hits:
+    def __init__(self):
+        self.scores = []
+    def update(self, out):
+        self.scores.append(out.detach().cpu())
+def test(predictor, evaluator, h, loader):
+    for perm in loader:
+        evaluator.update(predictor(h[perm], h[perm]))
+test(LinkPredictor(), Hits(), h, DataLoader(range(100), 10))
+""", lines=(10,)),
         # an f-string of the loss in the step loop (a progress bar every 10 steps)
         Invalid("""
 import torch
