@@ -1948,14 +1948,33 @@ class FileContext:
             self._feed_all_calls = cached
         return cached
 
+    def _callers_index(self) -> tuple[dict, dict, dict]:
+        """Every call once: by the local function it resolves to, and the
+        attribute calls (``obj.method(...)``) by method name."""
+        index = getattr(self, "_callers_idx", None)
+        if index is None:
+            by_callee: dict = {}
+            by_attr: dict = {}
+            for c in self._all_calls():
+                callee = self._local_callee(c)
+                if callee is not None:
+                    by_callee.setdefault(callee, []).append(c)
+                if isinstance(c.func, cst.Attribute) and not isinstance(c.func.value, cst.Call):
+                    by_attr.setdefault(c.func.attr.value, []).append(c)
+            order = {id(c): i for i, c in enumerate(self._all_calls())}
+            index = self._callers_idx = (by_callee, by_attr, order)
+        return index
+
     def _callers_of(self, func: FuncInfo) -> list[cst.Call]:
         cache = self._returns_cache
         key = (func, "callers_of")
         if key not in cache:
-            cache[key] = [c for c in self._all_calls() if self._local_callee(c) is func
-                          or (isinstance(c.func, cst.Attribute) and func.cls is not None
-                              and c.func.attr.value == func.name and not isinstance(c.func.value, cst.Call)
-                              and self.class_of(c.func.value, c) is func.cls)]
+            by_callee, by_attr, order = self._callers_index()
+            calls = list(by_callee.get(func, ()))
+            if func.cls is not None:
+                calls += [c for c in by_attr.get(func.name, ()) if c not in calls
+                          and self.class_of(c.func.value, c) is func.cls]
+            cache[key] = sorted(calls, key=lambda c: order.get(id(c), 0))
         return cache[key]
 
     def _is_ref_expr(self, expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
