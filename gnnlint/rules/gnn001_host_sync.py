@@ -20,8 +20,9 @@ class HostSync(Rule):
     ## What it does
     Flags device-to-host synchronisations — `.item()`, `.tolist()`, `.cpu()`,
     `.numpy()`, `float(t)` / `int(t)` / `bool(t)`, using a tensor as a
-    condition (`if loss > best:`, `if mask.any():`) and `print(t)` — where they
-    run under `torch.compile` or once per training/inference step.
+    condition (`if loss > best:`, `if mask.any():`), `print(t)` and f-strings
+    of a tensor (`f"{loss:.4f}"`) — where they run under `torch.compile` or
+    once per training/inference step.
 
     ## Why is this bad?
     Inside a compiled region, each of these is a **graph break**: dynamo stops
@@ -32,8 +33,10 @@ class HostSync(Rule):
     overlap of CPU and GPU work that makes small-graph GNN training fast.
 
     gnnlint only flags values it can tell are tensors (results of torch calls,
-    model outputs, criterion results, attributes of a PyG batch, and what is
-    computed from them); when unsure, it stays quiet. Calls once per epoch
+    model outputs, criterion results, attributes of a PyG batch, what is
+    computed from them, and parameters every caller in the file passes a
+    tensor for); when unsure, it stays quiet. In mini-batch training the hot
+    loop is the batch loop: an epoch loop around it is not one. Calls once per epoch
     outside the batch loop, after training, in preprocessing, on Python or
     numpy numbers, and in branches guarded by `torch.compiler.is_compiling()`
     are not flagged.
