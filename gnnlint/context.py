@@ -1299,6 +1299,14 @@ class FileContext:
             local = self._local_callee(expr)
             if isinstance(local, ClassInfo):
                 return local
+            if isinstance(local, FuncInfo) and local.returns and not local.is_async:
+                # a factory: `def build(...): return DegreeAugmented(gnn)`
+                found = {self.class_of(r.value, r.value, depth + 1) if r.value is not None else None
+                         for r in local.returns}
+                if len(found) == 1:
+                    only = found.pop()
+                    if isinstance(only, ClassInfo):
+                        return only
             if isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].isupper():
                 return self.imports[func.value]
             if resolved and resolved[:1] != "" and (self.last_part(func) or "")[:1].isupper():

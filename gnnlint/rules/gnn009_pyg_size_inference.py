@@ -95,6 +95,19 @@ model = torch.compile(Net())
 """),
     )
     INVALID = (
+        # the compiled model comes from a local factory function
+        Invalid("""
+import torch
+from torch_geometric.utils import degree
+class DegreeAugmented(torch.nn.Module):
+    def forward(self, x, edge_index):
+        deg = degree(edge_index[0], dtype=x.dtype)
+        return torch.cat([x, deg.unsqueeze(-1)], dim=-1)
+def build():
+    return DegreeAugmented()
+model = build()
+compiled = torch.compile(model, dynamic=True)
+""", lines=(6,)),
         # knn_graph over a batch of point clouds without batch_size
         Invalid("""
 import torch
