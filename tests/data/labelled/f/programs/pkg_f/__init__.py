@@ -1,0 +1,1 @@
+"""Graph classification with score-based top-k node selection."""
