@@ -500,7 +500,8 @@ class FileContext:
         self.compile_calls: list[cst.Call] = []
         self.method_compile_calls: list[cst.Call] = []
         self._kind_cache: dict[cst.CSTNode, str] = {}
-        self._returns_cache: dict = {}  # FuncInfo or (FuncInfo, tuple index) -> kind
+        self._returns_cache: dict[FuncInfo, str] = {}
+        self._memo: dict[tuple, object] = {}  # per-file answers of the caller/return analyses
         self._in_progress: set = set()
         self.preorder: list[cst.CSTNode] = []
         self.postorder: list[cst.CSTNode] = []
@@ -980,57 +981,58 @@ class FileContext:
             return self._param_kind_from_callers(param, func)
         return UNKNOWN
 
+    def _args_for_param(self, param: cst.Param, func: FuncInfo) -> Optional[list]:
+        """The expression every in-file call of ``func`` passes for ``param``
+        (the parameter's default or a ``*args`` call: None for that call), or
+        None when there is no caller. The first 20 callers are read."""
+        callers = self._callers_of(func)
+        if not callers:
+            return None
+        position = next((i for i, p in enumerate(func.node.params.params) if p is param), -1)
+        if func.cls is not None and "staticmethod" not in {
+                self.last_part(d.decorator) for d in func.node.decorators}:
+            position -= 1  # obj.method(...): self is not an argument
+        out = []
+        for call in callers[:20]:
+            keyword = [a for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+            positional = [a for a in call.args if a.keyword is None]
+            if keyword:
+                out.append(keyword[0].value)
+            elif any(a.star for a in positional[:position + 1]) or not 0 <= position < len(positional):
+                out.append(None)
+            else:
+                out.append(positional[position].value)
+        return out
+
+    def _memoised(self, key: tuple, compute, guard):
+        """``compute()`` once per key; ``guard`` answers a recursive question."""
+        if key not in self._memo:
+            self._memo[key] = guard
+            self._memo[key] = compute()
+        return self._memo[key]
+
     def _param_class_from_callers(self, param, func: FuncInfo, depth: int):
         """The local class every in-file caller passes for ``param``
         (``test(model, evaluator)`` with ``evaluator = HitsEvaluator()``)."""
-        if not isinstance(param, cst.Param) or func.cls is not None:
+        if not isinstance(param, cst.Param):
             return None
-        key = (func, param.name.value, "class")
-        if key in self._returns_cache:
-            return self._returns_cache[key]
-        self._returns_cache[key] = None  # recursion guard
-        params = list(func.node.params.params)
-        position = next((i for i, p in enumerate(params) if p is param), -1)
-        found = set()
-        callers = self._callers_of(func)
-        for call in callers[:20]:
-            keyword = [a for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
-            positional = [a for a in call.args if a.keyword is None and not a.star]
-            arg = keyword[0] if keyword else positional[position] if 0 <= position < len(positional) else None
-            found.add(self.class_of(arg.value, call, depth + 1) if arg is not None else None)
-        result = found.pop() if len(found) == 1 and callers else None
-        result = result if isinstance(result, ClassInfo) else None
-        self._returns_cache[key] = result
-        return result
+
+        def compute():
+            args = self._args_for_param(param, func)
+            found = {self.class_of(a, a, depth + 1) if a is not None else None for a in args or [None]}
+            only = found.pop() if len(found) == 1 else None
+            return only if isinstance(only, ClassInfo) else None
+        return self._memoised((func, param.name.value, "class"), compute, None)
 
     def _param_kind_from_callers(self, param: cst.Param, func: FuncInfo) -> str:
         """TENSOR when every call of a function or method in this file
         passes a tensor for ``param`` (``node_saliency(model, x, counts)`` with
         ``counts`` a tensor at each call site)."""
-        key = (func, param.name.value, "callers")
-        cached = self._returns_cache.get(key)
-        if cached is not None:
-            return cached
-        self._returns_cache[key] = UNKNOWN  # recursion guard
-        params = list(func.node.params.params)
-        position = next((i for i, p in enumerate(params) if p is param), -1)
-        if func.cls is not None:  # a method called as obj.method(...): self is not an argument
-            decorators = {self.last_part(d.decorator) for d in func.node.decorators}
-            if "staticmethod" not in decorators:
-                position -= 1
-        callers = self._callers_of(func)
-        kinds = set()
-        for call in callers[:20]:
-            if any(a.star for a in call.args):
-                kinds.add(UNKNOWN)
-                break
-            keyword = [a for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
-            positional = [a for a in call.args if a.keyword is None]
-            arg = keyword[0] if keyword else positional[position] if 0 <= position < len(positional) else None
-            kinds.add(self.kind(arg.value) if arg is not None else UNKNOWN)
-        result = TENSOR if callers and kinds == {TENSOR} else UNKNOWN
-        self._returns_cache[key] = result
-        return result
+        def compute():
+            args = self._args_for_param(param, func)
+            kinds = {self.kind(a) if a is not None else UNKNOWN for a in args or [None]}
+            return TENSOR if kinds == {TENSOR} else UNKNOWN
+        return self._memoised((func, param.name.value, "kind"), compute, UNKNOWN)
 
     def _attribute_kind(self, expr: cst.Attribute) -> str:
         attr = expr.attr.value
@@ -1233,21 +1235,16 @@ class FileContext:
     def _returned_element_kind(self, func: FuncInfo, index: int) -> str:
         """The kind of element ``index`` of the tuples a function returns
         (TENSOR only when every return agrees)."""
-        key = (func, index)
-        cached = self._returns_cache.get(key)
-        if cached is not None:
-            return cached
-        self._returns_cache[key] = UNKNOWN  # recursion guard
-        kinds = set()
-        for r in func.returns:
-            if not isinstance(r.value, cst.Tuple) or index >= len(r.value.elements) or \
-                    any(isinstance(e, cst.StarredElement) for e in r.value.elements):
-                kinds.add(UNKNOWN)
-                continue
-            kinds.add(self.kind(r.value.elements[index].value))
-        result = TENSOR if kinds == {TENSOR} and not func.is_async else UNKNOWN
-        self._returns_cache[key] = result
-        return result
+        def compute():
+            kinds = set()
+            for r in func.returns:
+                if not isinstance(r.value, cst.Tuple) or index >= len(r.value.elements) or \
+                        any(isinstance(e, cst.StarredElement) for e in r.value.elements):
+                    kinds.add(UNKNOWN)
+                    continue
+                kinds.add(self.kind(r.value.elements[index].value))
+            return TENSOR if kinds == {TENSOR} and not func.is_async else UNKNOWN
+        return self._memoised((func, index, "returned"), compute, UNKNOWN)
 
     def returns_kind(self, func: FuncInfo) -> str:
         cached = self._returns_cache.get(func)
@@ -1974,16 +1971,14 @@ class FileContext:
         return index
 
     def _callers_of(self, func: FuncInfo) -> list[cst.Call]:
-        cache = self._returns_cache
-        key = (func, "callers_of")
-        if key not in cache:
+        def compute():
             by_callee, by_attr, order = self._callers_index()
             calls = list(by_callee.get(func, ()))
             if func.cls is not None:
                 calls += [c for c in by_attr.get(func.name, ()) if c not in calls
                           and self.class_of(c.func.value, c) is func.cls]
-            cache[key] = sorted(calls, key=lambda c: order.get(id(c), 0))
-        return cache[key]
+            return sorted(calls, key=lambda c: order.get(id(c), 0))
+        return self._memoised((func, "callers"), compute, [])
 
     def _is_ref_expr(self, expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
         kind = ref[0]

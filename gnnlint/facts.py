@@ -62,12 +62,6 @@ def possible_regions(data: bytes, assume_compiled: str = "detected") -> frozense
     return frozenset()
 
 
-def may_have_region(data: bytes, region: str, assume_compiled: str = "detected") -> bool:
-    """Can this file contain a compiled region, or a hot loop when ``region``
-    is "compiled_or_hot"? (see ``possible_regions``)."""
-    return region in possible_regions(data, assume_compiled)
-
-
 @dataclass(frozen=True)
 class ImportRef:
     """A name imported from another module: ``from <level dots><module> import <name>``."""

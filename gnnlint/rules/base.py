@@ -73,7 +73,7 @@ class Rule(cst.BatchableCSTVisitor):
     # Where the hazard can only happen: "compiled" (a compiled region),
     # "compiled_or_hot" (a compiled region or a hot loop) or None (anywhere).
     # The engine skips the rule on files that cannot have such a region
-    # (see ``facts.may_have_region``), on top of ``triggers``.
+    # (see ``facts.possible_regions``), on top of ``triggers``.
     region: ClassVar[str | None] = None
     # Highest applicability this rule's fixes can have (None: never fixes).
     fix_applicability: ClassVar[str | None] = None
