@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from gnnlint import __version__
-from gnnlint.facts import ExportedFacts, ImportRef
+from gnnlint.facts import FACT_KINDS, ExportedFacts, ImportRef
 
 CACHE_DIR_NAME = ".gnnlint_cache"
 
@@ -57,8 +57,7 @@ class Cache:
                 options.pyg_version, __version__, self._rules_key)).encode()
         h.update(options_key)
         if facts is not None and not facts.is_empty():
-            h.update(json.dumps([sorted(facts.compiled.items()), sorted(facts.hot.items()),
-                                 sorted(facts.fed.items())]).encode())
+            h.update(json.dumps([sorted(getattr(facts, kind).items()) for kind in FACT_KINDS]).encode())
         return h.hexdigest()
 
     @property
@@ -91,11 +90,8 @@ class Cache:
                 values = {k: v for k, v in f.items() if k != "fix"}
                 values["path"] = path  # the same bytes may live under another name
                 findings.append(Finding(**values, fix=fix))
-            exported = ExportedFacts(
-                compiled=[(ImportRef(**r), why) for r, why in raw["exported"]["compiled"]],
-                hot=[(ImportRef(**r), why) for r, why in raw["exported"]["hot"]],
-                fed=[(ImportRef(**r), why) for r, why in raw["exported"].get("fed", [])],
-            )
+            exported = ExportedFacts(**{kind: [(ImportRef(**r), why) for r, why in raw["exported"][kind]]
+                                        for kind in FACT_KINDS})
             return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)))
         except (ValueError, KeyError, TypeError):
             return None
@@ -105,11 +101,8 @@ class Cache:
         entries.pop(key, None)  # re-insert: dict order is the age order
         entries[key] = {
             "findings": [asdict(f) for f in result.findings],
-            "exported": {
-                "compiled": [[asdict(r), why] for r, why in result.exported.compiled],
-                "hot": [[asdict(r), why] for r, why in result.exported.hot],
-                "fed": [[asdict(r), why] for r, why in result.exported.fed],
-            },
+            "exported": {kind: [[asdict(r), why] for r, why in getattr(result.exported, kind)]
+                         for kind in FACT_KINDS},
             "parsed": result.parsed,
         }
         if result.too_big:

@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 from typing import TYPE_CHECKING
 
 from gnnlint.elide import elide_constant_tables
-from gnnlint.facts import ContextOptions, ExportedFacts, ProjectFacts, possible_regions
+from gnnlint.facts import FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
@@ -403,16 +403,22 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
         return FileResult(path, error=f"{path}: too deeply nested to analyse")
 
 
+def _worker_pool(jobs: int):
+    """A process pool of ``jobs`` workers forked after libcst and the rules
+    are imported (so each worker starts with them)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
+
+    all_rules()
+    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+
+
 def parallel_map(jobs: int, func, items: list) -> list:
     """``[func(i) for i in items]``, in worker processes when there are
     enough items to pay for a pool (the fixer's per-file jobs)."""
     if jobs > 1 and len(items) >= _PARALLEL_MIN_FILES:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
-
-        all_rules()  # import libcst and the rules once, before the workers fork
-        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with _worker_pool(jobs) as pool:
             return list(pool.map(func, items, chunksize=1))
     return [func(item) for item in items]
 
@@ -486,12 +492,7 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
         (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
     costly.sort(key=lambda job: -len(job[2][1]))
     if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
-
-        all_rules()  # import libcst and the rules once, before the workers fork
-        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with _worker_pool(jobs) as pool:
             futures = [(index, key, pool.submit(_lint_job, args)) for index, key, args in costly]
             # the cheap files (syntax check only) while the workers parse
             for index, key, args in cheap:
@@ -521,7 +522,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     # submodule lives in layers.py), for a few rounds at most.
     incoming: dict[str, ProjectFacts] = {}
     modules = None
-    exporting = [r for r in phase1 if r.exported.compiled or r.exported.hot or r.exported.fed]
+    exporting = [r for r in phase1 if not r.exported.is_empty()]
     for _round in range(_FACT_ROUNDS):
         if not exporting:
             break
@@ -529,9 +530,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             modules = ModuleMap(paths)
         changed: set[str] = set()
         for result in exporting:
-            for kind, entries in (("compiled", result.exported.compiled), ("hot", result.exported.hot),
-                                  ("fed", result.exported.fed)):
-                for ref, why in entries:
+            for kind in FACT_KINDS:
+                for ref, why in getattr(result.exported, kind):
                     target = modules.resolve(result.path, ref)
                     if target is None or target[0] == result.path:
                         continue
@@ -544,7 +544,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         again = _run(jobs, [(p, options_for(Path(p)), incoming[p], True) for p in sorted(changed)], cache)
         for r in again:
             results[r.path] = r
-        exporting = [r for r in again if r.exported.compiled or r.exported.hot or r.exported.fed]
+        exporting = [r for r in again if not r.exported.is_empty()]
     out.facts = incoming
     for p in paths:
         r = results[p]

@@ -71,6 +71,11 @@ class ImportRef:
     level: int = 0
 
 
+# What files tell each other: a class/function compiled, run every step, or
+# (a factory's result) fed a loader's batches. Field names of both classes below.
+FACT_KINDS = ("compiled", "hot", "fed")
+
+
 @dataclass
 class ProjectFacts:
     """What other files say about this file's classes and functions.
@@ -86,7 +91,7 @@ class ProjectFacts:
     fed: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
-        return not self.compiled and not self.hot and not self.fed
+        return not any(getattr(self, kind) for kind in FACT_KINDS)
 
 
 @dataclass
@@ -97,6 +102,9 @@ class ExportedFacts:
     hot: list[tuple[ImportRef, str]] = field(default_factory=list)
     # imported functions whose result this file feeds variable-size batches
     fed: list[tuple[ImportRef, str]] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not any(getattr(self, kind) for kind in FACT_KINDS)
 
 
 @dataclass(frozen=True)
