@@ -34,15 +34,17 @@ MIN_LITERAL_LINES = 50
 _BRACKETS = {ast.Dict: (b"{", b"}"), ast.List: (b"[", b"]"), ast.Tuple: (b"(", b")")}
 
 
-def elide_constant_tables(data: bytes) -> bytes:
+def elide_constant_tables(data: bytes, tree: "ast.Module | None" = None) -> bytes:
     """``data`` with its big all-constant dict/list/tuple literals emptied
     (positions outside them unchanged), or ``data`` itself when there are
-    none, the file is small, not UTF-8, or does not compile."""
+    none, the file is small, not UTF-8, or does not compile. ``tree``: the
+    file's ``ast``, when the caller has already parsed it."""
     if len(data) < MIN_FILE_BYTES or b"\n" not in data:
         return data
     try:
         data.decode("utf-8")  # ast's columns are UTF-8 offsets: other codecs are left alone
-        tree = compile(data, "<elide>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        if tree is None:
+            tree = compile(data, "<elide>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, UnicodeDecodeError, MemoryError, RecursionError):
         return data
     spans: list = []

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from typing import TYPE_CHECKING
 
-from gnnlint.elide import elide_constant_tables
+from gnnlint import elide
 from gnnlint.facts import FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -172,16 +172,23 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     result = FileResult(path)
     rules = rule_classes(active_rules(options) if rules is None else rules)
     source = data
-    data = elide_constant_tables(data)  # same positions, a fraction of the memory
     limit = options.max_parse_bytes
-    if limit and len(data) > limit:
-        # too big for libcst: Python's parser still reports a syntax error
+    tree = c_error = None
+    if len(source) >= elide.MIN_FILE_BYTES or (limit and len(source) > limit):
+        # one C-parser pass serves both the elision and the size limit
         try:
-            compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
+            c_error = exc
+        except (MemoryError, RecursionError):
+            pass
+    if tree is not None:
+        data = elide.elide_constant_tables(source, tree)  # same positions, a fraction of the memory
+    if limit and len(data) > limit:
+        if c_error is not None:  # too big for libcst: Python's parser still reports the syntax error
             result.parsed = True
             if SYNTAX_ERROR_CODE in options.codes:
-                result.findings.append(_syntax_error(path, exc))
+                result.findings.append(_syntax_error(path, c_error))
             return result
         return FileResult(path, error=too_big_message(path, len(data), len(source), limit), too_big=len(data))
     result.parsed_bytes = len(data)
