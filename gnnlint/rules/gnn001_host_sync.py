@@ -13,6 +13,9 @@ from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 _SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
 _CASTS = {"float", "int", "bool"}
 _LOGGING_FUNCS = {"print"}
+# PyG Data attributes that are tensors by convention
+_DATA_TENSOR_ATTRS = {"x", "y", "edge_index", "edge_attr", "edge_weight", "batch", "ptr", "pos",
+                      "n_id", "e_id", "train_mask", "val_mask", "test_mask", "edge_label", "edge_label_index"}
 
 
 class HostSync(Rule):
@@ -470,13 +473,13 @@ def train():
             call = self.context.parent.get(parent)
             if isinstance(call, cst.Call) and self.context.resolve(call.func) in _LOGGING_FUNCS:
                 return
-        if any(isinstance(part, cst.FormattedStringExpression) and self._formats_as_tensor(part.expression)
-               for part in node.parts):
+        if self._formats_tensor(node):
             self._flag(node, "formatting a tensor in an f-string")
 
     def _formats_as_tensor(self, expr: cst.BaseExpression) -> bool:
-        # a Data object's own attributes are often strings (`batch.split`)
-        if isinstance(expr, cst.Attribute) and self.context.kind(expr.value) == BATCH:
+        # a Data object's custom attributes are often strings (`batch.split`)
+        if isinstance(expr, cst.Attribute) and expr.attr.value not in _DATA_TENSOR_ATTRS \
+                and self.context.kind(expr.value) == BATCH:
             return False
         return self.context.is_tensor(expr)
 
@@ -487,7 +490,7 @@ def train():
     def _formats_tensor(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.FormattedString):
             return any(isinstance(part, cst.FormattedStringExpression)
-                       and self.context.is_tensor(part.expression) for part in expr.parts)
+                       and self._formats_as_tensor(part.expression) for part in expr.parts)
         if isinstance(expr, cst.ConcatenatedString):
             return self._formats_tensor(expr.left) or self._formats_tensor(expr.right)
         return False
