@@ -634,10 +634,11 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if binding is not None and binding.how == "assign" and binding.value is not None:
             if is_bool_mask(ctx, binding.value, depth + 1):
                 return True
-        if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call) \
-                and binding.index in _PYG_MASK_OUTPUTS.get((ctx.resolve(binding.value.func) or "").split(".")[-1], ()) \
-                and (ctx.resolve(binding.value.func) or "").startswith("torch_geometric"):
-            return True  # `dense, mask = to_dense_batch(x, batch)`
+        if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call):
+            resolved = ctx.resolve(binding.value.func) or ""
+            if resolved.startswith("torch_geometric") and \
+                    binding.index in _PYG_MASK_OUTPUTS.get(resolved.split(".")[-1], ()):
+                return True  # `dense, mask = to_dense_batch(x, batch)`
         if not _mask_named(expr):
             return False
         kind = ctx.kind(expr)
