@@ -53,6 +53,8 @@ def _common_options(func):
                      help="Output format (default: full on a terminal, concise otherwise)."),
         click.option("-o", "--output-file", type=click.Path(path_type=Path), help="Write the report to this file."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
+        click.option("--severity", type=click.Choice(["info", "warning", "error"]), default=None,
+                     help="Report only findings of this severity or higher (info < warning < error; default info)."),
         click.option("--statistics", is_flag=True, help="Print counts per rule instead of the findings."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the cache."),
         click.option("--cache-dir", type=click.Path(path_type=Path), envvar="GNNLINT_CACHE_DIR", help="Cache directory (default .gnnlint_cache)."),
@@ -113,7 +115,8 @@ def _settings(kw: dict):
     for key in ("exclude", "extend_exclude"):
         if kw.get(key):
             overrides[key] = [p for value in kw[key] for p in value.split(",") if p]
-    for key in ("respect_gitignore", "assume_compiled", "torch_version", "pyg_version", "max_file_size"):
+    for key in ("respect_gitignore", "assume_compiled", "torch_version", "pyg_version", "max_file_size",
+                "severity"):
         if kw.get(key) is not None:
             overrides[key] = kw[key]
     if kw.get("cache_dir") is not None:
@@ -148,7 +151,10 @@ def _run(**kw) -> int:
         raise _fail(str(exc))
     if result is None:
         return 2
-    findings = result
+    from gnnlint.finding import at_least
+
+    # --severity / `severity`: what is reported and counted for the exit code
+    findings = at_least(result, settings.severity)
     if output_file:
         try:
             output_file.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from gnnlint.finding import SEVERITIES
+
 try:  # Python 3.11+
     import tomllib as _toml
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -93,6 +95,8 @@ class Settings:
     # libcst needs ~570 bytes of memory per byte of source (770 MB for
     # torch's 1.4 MB common_methods_invocations.py).
     max_file_size: int = 1024
+    # Report only findings of this severity or higher (info < warning < error).
+    severity: str = "info"
     verify: VerifySettings = field(default_factory=VerifySettings)
     project_root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
@@ -453,6 +457,7 @@ _FILE_KEYS = {
     "pyg-version": "pyg_version",
     "cache-dir": "cache_dir",
     "max-file-size": "max_file_size",
+    "severity": "severity",
     "verify": "verify",
 }
 _VERIFY_KEYS = ("targets", "backend", "timeout")
@@ -461,6 +466,7 @@ _STR_LISTS = _CODE_LISTS + ("exclude", "extend_exclude")
 _OPT_STRS = ("torch_version", "pyg_version", "cache_dir")
 _OVERRIDE_KEYS = frozenset(_STR_LISTS + _OPT_STRS) | {
     "max_file_size",
+    "severity",
     "respect_gitignore",
     "assume_compiled",
     "per_file_ignores",
@@ -587,6 +593,8 @@ def _parse_table(table: Any, path: Path, known: list[str]) -> tuple[dict, Verify
             values[name] = value
         elif name == "assume_compiled":
             values[name] = _check_choice(value, name, ASSUME_COMPILED_VALUES, where)
+        elif name == "severity":
+            values[name] = _check_choice(value, name, SEVERITIES, where)
         elif name in ("torch_version", "pyg_version"):
             values[name] = _check_version(value, name, where)
         elif name == "cache_dir":
@@ -655,6 +663,8 @@ def _parse_overrides(overrides: Mapping[str, Any], known: list[str]) -> dict[str
             values[name] = value
         elif name == "assume_compiled":
             values[name] = _check_choice(value, name, ASSUME_COMPILED_VALUES, where)
+        elif name == "severity":
+            values[name] = _check_choice(value, name, SEVERITIES, where)
         elif name in ("torch_version", "pyg_version"):
             values[name] = _check_version(value, name, where)
         elif name == "cache_dir":
@@ -736,6 +746,7 @@ def load_settings(
         "pyg_version",
         "cache_dir",
         "max_file_size",
+        "severity",
         "per_file_ignores",
     ):
         if name in cli:

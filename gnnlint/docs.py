@@ -22,6 +22,17 @@ def _fix_line(rule: type[Rule]) -> str:
     return f"Fix: available ({rule.fix_applicability})"
 
 
+_SEVERITY_MEANING = {
+    "error": "wrong results, or the compiled code silently runs eagerly",
+    "warning": "a cost on every call",
+    "info": "a one-off cost",
+}
+
+
+def _severity_line(rule: type[Rule]) -> str:
+    return f"Severity: {rule.severity} ({_SEVERITY_MEANING.get(rule.severity, '')})"
+
+
 def _versions_line(rule: type[Rule]) -> str:
     parts = []
     if rule.torch_versions:
@@ -35,7 +46,7 @@ def rule_page(rule: type[Rule]) -> str:
     return (
         f"# {rule.code} {rule.name}\n\n"
         f"{rule.summary}\n\n"
-        f"{_fix_line(rule)} · {_versions_line(rule)}\n\n"
+        f"{_fix_line(rule)} · {_versions_line(rule)} · {_severity_line(rule)}\n\n"
         f"{rule.doc()}\n"
     )
 
@@ -50,6 +61,7 @@ def _rule_dict(rule: type[Rule], with_doc: bool = False) -> dict:
         "name": rule.name,
         "summary": rule.summary,
         "fix": rule.fix_applicability,
+        "severity": rule.severity,
         "torch_versions": rule.torch_versions or None,
         "pyg_versions": rule.pyg_versions or None,
     }
@@ -59,13 +71,13 @@ def _rule_dict(rule: type[Rule], with_doc: bool = False) -> dict:
 
 
 def rules_table_text() -> str:
-    rows = [("code", "name", "fix", "summary")]
+    rows = [("code", "name", "fix", "severity", "summary")]
     for rule in all_rules():
-        rows.append((rule.code, rule.name, rule.fix_applicability or "-", rule.summary))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        rows.append((rule.code, rule.name, rule.fix_applicability or "-", rule.severity, rule.summary))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = []
     for r in rows:
-        lines.append("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])
+        lines.append("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
     return "\n".join(lines)
 
 
@@ -75,11 +87,11 @@ def rules_table_json() -> str:
 
 def index_page() -> str:
     lines = ["# gnnlint rules", "", "Generated from the rule classes by `python -m gnnlint.docs`.", "",
-             "| code | name | fix | summary |", "|---|---|---|---|"]
+             "| code | name | fix | severity | summary |", "|---|---|---|---|---|"]
     for rule in all_rules():
         summary = rule.summary.replace("|", "\\|")
         lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.fix_applicability or '-'} "
-                     f"| {summary} |")
+                     f"| {rule.severity} | {summary} |")
     return "\n".join(lines) + "\n"
 
 

@@ -226,7 +226,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
             path=path, line=rng.start.line, col=rng.start.column + 1,
             end_line=rng.end.line, end_col=rng.end.column + 1,
             code=visitor.code, name=visitor.name, message=report.message,
-            fix=fix, noqa_line=stmt_line if stmt_line != rng.start.line else 0,
+            severity=report.severity or visitor.severity, fix=fix, noqa_line=stmt_line if stmt_line != rng.start.line else 0,
         ))
     result.findings = _drop_nested_duplicates(result.findings)
     return result

@@ -5,6 +5,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 Applicability = Literal["safe", "unsafe", "display-only"]
+Severity = Literal["error", "warning", "info"]
+
+# Lowest to highest. error: wrong results or the compiled code silently runs
+# eagerly; warning: a cost paid on every call (a graph break, a sync);
+# info: a one-off cost (one extra compile).
+SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
+
+
+def severity_rank(severity: str) -> int:
+    """0 for info, 1 for warning, 2 for error (an unknown value ranks as error)."""
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES) - 1
+
+
+def at_least(findings, minimum: str) -> list:
+    """The findings whose severity is ``minimum`` or higher."""
+    floor = severity_rank(minimum)
+    return [f for f in findings if severity_rank(f.severity) >= floor]
 
 
 @dataclass(frozen=True)
@@ -41,7 +58,7 @@ class Finding:
     code: str
     name: str
     message: str
-    severity: Literal["error", "warning"] = "error"
+    severity: Severity = "error"
     fix: Fix | None = None
     # Line a `# noqa` must sit on to suppress this finding (first line of the
     # enclosing statement); 0 means "the finding's own line".

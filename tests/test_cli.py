@@ -62,9 +62,9 @@ def test_concise_format_sorted_and_one_based(project: Path):
     result = run(["check", ".", "--no-cache", "--output-format", "concise"], project)
     lines = [l for l in result.output.splitlines() if l.startswith("hazard.py")]
     assert lines == [
-        "hazard.py:5:20: GNN001 `.item()` breaks the graph in the compiled forward of `GCN`; keep the value "
+        "hazard.py:5:20: GNN001 warning: `.item()` breaks the graph in the compiled forward of `GCN`; keep the value "
         "on the device or move it out of the compiled code",
-        "hazard.py:8:1: GNN010 [*] the result of `torch.compile(model)` is discarded, so `model` is never "
+        "hazard.py:8:1: GNN010 [*] error: the result of `torch.compile(model)` is discarded, so `model` is never "
         "compiled; assign it: `model = torch.compile(model)`",
     ]
     assert "Found 2 findings (1 fixable" in result.output
@@ -85,7 +85,7 @@ def test_output_format_env_and_file(project: Path, tmp_path: Path):
 
 def test_github_format(project: Path):
     result = run(["check", "hazard.py", "--no-cache", "--output-format", "github"], project)
-    assert result.output.startswith("::error title=gnnlint (GNN001),file=hazard.py,line=5,col=20,endLine=5,endColumn=")
+    assert result.output.startswith("::warning title=gnnlint (GNN001),file=hazard.py,line=5,col=20,endLine=5,endColumn=")
 
 
 def test_select_ignore_prefix(project: Path):
@@ -510,3 +510,24 @@ def test_helper_called_through_a_sibling_module_name_is_compiled(tmp_path: Path)
     """))
     result = run(["check", ".", "--output-format", "concise", "--no-cache"], tmp_path)
     assert "pkg/ops.py:4:8: GNN001" in result.output, result.output
+
+
+def test_severity_filter_from_cli_and_config(project: Path):
+    """HAZARD has a warning (GNN001: a break per call) and an error (GNN010:
+    never compiled). --severity / `severity` keep that level and above; the
+    exit code follows what is reported."""
+    def codes(*args):
+        result = run(["check", "hazard.py", "--no-cache", "--output-format", "json", *args], project)
+        return result.exit_code, sorted(d["code"] for d in json.loads(result.output))
+
+    assert codes() == (1, ["GNN001", "GNN010"])
+    assert codes("--severity", "warning") == (1, ["GNN001", "GNN010"])
+    assert codes("--severity", "error") == (1, ["GNN010"])
+    (project / "pyproject.toml").write_text('[tool.gnnlint]\nseverity = "error"\n')
+    assert codes() == (1, ["GNN010"])
+    assert codes("--severity", "info") == (1, ["GNN001", "GNN010"])  # the command line wins
+    (project / "hazard.py").write_text(HAZARD.replace("torch.compile(model)", "model = torch.compile(model)"))
+    assert codes() == (0, [])  # only a warning left, below the configured minimum
+    (project / "pyproject.toml").write_text('[tool.gnnlint]\nseverity = "fatal"\n')
+    result = run(["check", "hazard.py", "--no-cache"], project)
+    assert result.exit_code == 2 and "'severity' must be one of 'info', 'warning', 'error'" in result.output

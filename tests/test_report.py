@@ -123,16 +123,16 @@ def test_sort_findings_orders_by_path_line_col_code():
 
 def test_concise_exact_lines():
     assert run("concise", findings_unsorted()) == (
-        "models.py:2:1: GNN010 [*] result of `torch.compile` is discarded\n"
-        "train.py:4:2: GNN008 data-dependent shape\n"
-        "train.py:5:11: GNN001 device sync every batch: `loss.item()`\n"
+        "models.py:2:1: GNN010 [*] error: result of `torch.compile` is discarded\n"
+        "train.py:4:2: GNN008 warning: data-dependent shape\n"
+        "train.py:5:11: GNN001 error: device sync every batch: `loss.item()`\n"
         "Found 3 findings (1 fixable with `gnnlint check --fix`).\n"
     )
 
 
 def test_concise_markup_like_text_is_literal():
     out = run("concise", [f_print(message="index [bold]x[/bold] :smile:")])
-    assert "train.py:4:2: GNN008 index [bold]x[/bold] :smile:\n" in out
+    assert "train.py:4:2: GNN008 warning: index [bold]x[/bold] :smile:\n" in out
 
 
 @pytest.mark.parametrize(
@@ -188,7 +188,7 @@ def _caret_under(rows: list[str], source_prefix: str, target: str) -> tuple[int,
 def test_full_header_snippet_and_caret_with_tabs():
     out = run("full", [f_item()])
     rows = _rows(out)
-    assert rows[0] == "train.py:5:11: GNN001 device sync every batch: `loss.item()`"
+    assert rows[0] == "train.py:5:11: GNN001 error: device sync every batch: `loss.item()`"
     # Tabs are expanded; no raw tab reaches the output.
     assert "\t" not in out
     col, start, width = _caret_under(rows, "5 |", "loss.item()")
@@ -224,7 +224,7 @@ def test_full_multiline_span_underlines_each_line():
     assert rows[i3 + 1] == "  |     " + "^" * len("dynamic=True,")
     i4 = rows.index("4 | )")
     assert rows[i4 + 1] == "  | ^ GNN010"
-    assert rows[0] == "models.py:2:1: GNN010 [*] result of `torch.compile` is discarded"
+    assert rows[0] == "models.py:2:1: GNN010 [*] error: result of `torch.compile` is discarded"
 
 
 def test_full_gutter_width_follows_largest_line_number():
@@ -242,7 +242,7 @@ def test_full_without_source_or_with_show_source_false_prints_no_snippet():
     for kw in ({"sources": {}}, {"show_source": False}):
         out = run("full", [f_print()], **kw)
         assert out == (
-            "train.py:4:2: GNN008 data-dependent shape\n"
+            "train.py:4:2: GNN008 warning: data-dependent shape\n"
             "\n"
             "Found 1 finding.\n"
         )
@@ -276,7 +276,7 @@ def test_concise_color_and_no_wrapping():
     long = "x" * 500
     out = run("concise", [f_print(message=long)], color=True)
     assert ANSI.search(out)
-    assert ANSI.sub("", out).splitlines()[0] == f"train.py:4:2: GNN008 {long}"
+    assert ANSI.sub("", out).splitlines()[0] == f"train.py:4:2: GNN008 warning: {long}"
 
 
 def test_full_show_fixes_prints_diff():
@@ -472,6 +472,7 @@ def test_sarif_rule_descriptors_from_rule_classes(monkeypatch, sarif_validator):
         name = "fake-rule"
         summary = "A fake rule"
         fix_applicability = "safe"
+        severity = "info"
 
         @classmethod
         def doc(cls):
@@ -481,6 +482,7 @@ def test_sarif_rule_descriptors_from_rule_classes(monkeypatch, sarif_validator):
         code = "GNN043"
         name = "other-rule"
         fix_applicability = None
+        severity = "error"
 
     monkeypatch.setattr(rules_pkg, "all_rules", lambda: (FakeRule, OtherRule))
     log = _sarif([f_item(code="GNN043", name="other-rule")])
@@ -495,6 +497,9 @@ def test_sarif_rule_descriptors_from_rule_classes(monkeypatch, sarif_validator):
     assert fake["help"]["markdown"].endswith("Do this instead.")
     assert fake["properties"]["fixAvailability"] == "safe"
     assert rules[2]["properties"]["fixAvailability"] == "none"
+    # each rule's default severity is its SARIF default level
+    assert fake["defaultConfiguration"] == {"level": "note"}
+    assert rules[2]["defaultConfiguration"] == {"level": "error"}
     assert log["runs"][0]["results"][0]["ruleIndex"] == 2
 
 
@@ -581,3 +586,25 @@ def test_statistics_json_and_empty():
 )
 def test_empty_outputs(fmt, expected):
     assert run(fmt, []) == expected
+
+
+# ------------------------------------------------------------------- severity
+
+
+@pytest.mark.parametrize("severity,github,sarif", [
+    ("error", "::error ", "error"), ("warning", "::warning ", "warning"), ("info", "::notice ", "note")])
+def test_every_format_carries_the_severity(severity, github, sarif):
+    finding = [f_print(severity=severity)]
+    assert run("concise", finding).startswith(f"train.py:4:2: GNN008 {severity}: data-dependent shape\n")
+    assert run("github", finding).startswith(github)
+    assert json.loads(run("json", finding))[0]["severity"] == severity
+    assert _sarif(finding)["runs"][0]["results"][0]["level"] == sarif
+
+
+def test_at_least_keeps_the_minimum_and_above():
+    from gnnlint.finding import at_least
+
+    findings = [f_print(severity=s) for s in ("info", "warning", "error")]
+    assert [f.severity for f in at_least(findings, "info")] == ["info", "warning", "error"]
+    assert [f.severity for f in at_least(findings, "warning")] == ["warning", "error"]
+    assert [f.severity for f in at_least(findings, "error")] == ["error"]

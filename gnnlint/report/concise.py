@@ -1,4 +1,9 @@
-"""``concise``: one ``path:line:col: CODE [*] message`` line per finding, then the summary."""
+"""``concise``: one ``path:line:col: CODE [*] severity: message`` line per finding, then the summary.
+
+The severity sits where compilers put it (``error:``/``warning:``/``info:``
+before the message), after ruff's ``CODE [*]``, so tools that match
+``path:line:col: CODE`` keep working.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
@@ -10,12 +15,15 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
+SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
+
+
 def plain_header(f: Finding) -> str:
-    return f"{f.path}:{f.line}:{f.col}: {f.code} {'[*] ' if f.fixable else ''}{f.message}"
+    return f"{f.path}:{f.line}:{f.col}: {f.code} {'[*] ' if f.fixable else ''}{f.severity}: {f.message}"
 
 
 def header(f: Finding) -> "Text":
-    """``path:line:col: CODE [*] message`` with ruff's colours."""
+    """``path:line:col: CODE [*] severity: message`` with ruff's colours."""
     from rich.text import Text
 
     t = Text()
@@ -31,6 +39,8 @@ def header(f: Finding) -> "Text":
     if f.fixable:
         t.append("[*]", style="cyan")
         t.append(" ")
+    t.append(f"{f.severity}:", style=SEVERITY_STYLES.get(f.severity, ""))
+    t.append(" ")
     t.append(f.message)
     return t
 

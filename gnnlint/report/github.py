@@ -2,6 +2,9 @@
 
     ::error title=gnnlint (GNN001),file=train.py,line=3,col=5,endLine=3,endColumn=9::GNN001 message
 
+The command is the finding's severity: ``::error``, ``::warning``, or
+``::notice`` for ``info``.
+
 Values are escaped as GitHub's toolkit does: ``%``, ``\\r``, ``\\n`` everywhere,
 and ``:`` and ``,`` in properties too.
 """
@@ -13,6 +16,10 @@ from gnnlint.finding import Finding
 from gnnlint.report import sort_findings
 
 
+# finding severity -> workflow command
+LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
 def escape_data(value: str) -> str:
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -22,7 +29,7 @@ def escape_property(value: str) -> str:
 
 
 def annotation(f: Finding) -> str:
-    level = "warning" if f.severity == "warning" else "error"
+    level = LEVELS.get(f.severity, "error")
     props = [
         ("title", f"gnnlint ({f.code})"),
         ("file", f.path),

@@ -40,7 +40,12 @@ def _first_paragraph(doc: str) -> str:
     return " ".join(line.strip() for line in para.splitlines())
 
 
-def _descriptor(code: str, name: str, summary: str, doc: str, fix: str | None) -> dict[str, Any]:
+# finding severity -> SARIF result level
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _descriptor(code: str, name: str, summary: str, doc: str, fix: str | None,
+                severity: str = "error") -> dict[str, Any]:
     entry: dict[str, Any] = {
         "id": code,
         "name": name,
@@ -52,7 +57,7 @@ def _descriptor(code: str, name: str, summary: str, doc: str, fix: str | None) -
     entry["helpUri"] = rule_url(code)
     if doc.strip():
         entry["help"] = {"text": doc.strip(), "markdown": doc.strip()}
-    entry["defaultConfiguration"] = {"level": "error"}
+    entry["defaultConfiguration"] = {"level": LEVELS.get(severity, "error")}
     entry["properties"] = {
         "fixAvailability": fix or "none",
         "fixable": fix == "safe",
@@ -71,7 +76,8 @@ def rule_descriptors() -> list[dict[str, Any]]:
         if rule.code == SYNTAX_ERROR_CODE:
             continue
         rules.append(
-            _descriptor(rule.code, rule.name, rule.summary, rule.doc(), rule.fix_applicability)
+            _descriptor(rule.code, rule.name, rule.summary, rule.doc(), rule.fix_applicability,
+                        rule.severity)
         )
     return rules
 
@@ -125,7 +131,7 @@ def build_sarif(
         result: dict[str, Any] = {"ruleId": f.code}
         if f.code in index:
             result["ruleIndex"] = index[f.code]
-        result["level"] = "warning" if f.severity == "warning" else "error"
+        result["level"] = LEVELS.get(f.severity, "error")
         result["message"] = {"text": f.message}
         result["locations"] = [
             {

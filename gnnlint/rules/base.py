@@ -62,6 +62,8 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: FixSpec | None = None
+    # None: the rule's default ``severity``.
+    severity: str | None = None
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -75,6 +77,11 @@ class Rule(cst.BatchableCSTVisitor):
     # The engine skips the rule on files that cannot have such a region
     # (see ``facts.possible_regions``), on top of ``triggers``.
     region: ClassVar[str | None] = None
+    # Default severity of a finding (``report(severity=...)`` overrides it
+    # for one finding): "error" when the code gives wrong results or silently
+    # runs eagerly, "warning" for a cost paid on every call (a graph break, a
+    # device sync), "info" for a one-off cost (one extra compile).
+    severity: ClassVar[str] = "warning"
     # Highest applicability this rule's fixes can have (None: never fixes).
     fix_applicability: ClassVar[str | None] = None
     # Versions in which the hazard exists, as specifier strings such as
@@ -89,8 +96,9 @@ class Rule(cst.BatchableCSTVisitor):
         self.context = context
         self.reports: list[Report] = []
 
-    def report(self, node: cst.CSTNode, message: str, fix: FixSpec | None = None) -> None:
-        self.reports.append(Report(node, message, fix))
+    def report(self, node: cst.CSTNode, message: str, fix: FixSpec | None = None,
+               severity: str | None = None) -> None:
+        self.reports.append(Report(node, message, fix, severity))
 
     @classmethod
     def doc(cls) -> str:

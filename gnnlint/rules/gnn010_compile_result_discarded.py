@@ -47,6 +47,7 @@ class CompileResultDiscarded(Rule):
 
     code = "GNN010"
     name = "compile-result-discarded"
+    severity = "error"  # the model is never compiled: everything runs eagerly
     summary = "`torch.compile(model)` whose result is discarded, or deprecated `torch_geometric.compile`"
     region = "compiled"
     triggers = (b"compile",)

@@ -75,6 +75,7 @@ class HiddenCompileErrors(Rule):
 
     code = "GNN011"
     name = "hidden-compile-errors"
+    severity = "error"  # compile failures are hidden and the code runs eagerly
     summary = "`suppress_errors = True` or a raised dynamo recompile limit hides compile failures"
     triggers = (b"suppress_errors", b"cache_size_limit", b"recompile_limit", b"SUPPRESS_ERRORS")
 
