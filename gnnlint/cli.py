@@ -75,6 +75,12 @@ def _common_options(func):
         click.option("--max-file-size", type=click.IntRange(min=0), default=None,
                      help="Skip (and report) a file to parse that is larger than this many KiB; 0: no limit (default 1024)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: CPU count)."),
+        click.option("--project-facts/--no-project-facts", default=True,
+                     help="Read the whole project (from its root) for what other files say about the named ones: "
+                          "what they compile, run every step, feed (default: on; findings do not depend on "
+                          "which files are named)."),
+        click.option("--absolute-paths", is_flag=True,
+                     help="Name files by absolute path (default: relative to the project root)."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line."),
         click.option("-v", "--verbose", is_flag=True,
                      help="Print how many files were checked, parsed and answered from the cache (stderr)."),
@@ -121,11 +127,35 @@ def _settings(kw: dict):
             overrides[key] = kw[key]
     if kw.get("cache_dir") is not None:
         overrides["cache_dir"] = str(kw["cache_dir"])
+    # The project root is looked for from the current directory, unless
+    # every path named lies outside it (an editor naming an absolute path).
+    named = [p for p in (kw.get("paths") or ()) if p != "-"]
+    if kw.get("stdin_filename") and "-" in (kw.get("paths") or ()):
+        named = [kw["stdin_filename"]]
+    cwd = Path.cwd()
+    start = None
+    if named and all(not _is_within(os.path.abspath(p), str(cwd)) for p in named):
+        start = Path(os.path.abspath(named[0]))
+        start = start if start.is_dir() else start.parent
     try:
-        return load_settings(cwd=Path.cwd(), config_path=kw.get("config_path"),
-                             isolated=kw.get("isolated", False), overrides=overrides)
+        settings = load_settings(cwd=cwd, config_path=kw.get("config_path"), start=start,
+                                 isolated=kw.get("isolated", False), overrides=overrides)
+        if start is None and named and settings.root_marker == "cwd":
+            # nothing marks a project around the current directory: the
+            # named file's own project, if it has one (never all of /tmp)
+            first = Path(os.path.abspath(named[0]))
+            first = first if first.is_dir() else first.parent
+            theirs = load_settings(cwd=cwd, config_path=kw.get("config_path"), start=first,
+                                   isolated=kw.get("isolated", False), overrides=overrides)
+            if theirs.root_marker != "cwd":
+                settings = theirs
+        return settings
     except ConfigError as exc:
         raise _fail(str(exc))
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _run(**kw) -> int:
@@ -138,8 +168,15 @@ def _run(**kw) -> int:
     paths = list(kw.get("paths") or ()) or ["."]
     try:
         if paths == ["-"]:
-            result, sources = _check_stdin(settings, kw)
-            fix_outcome = None
+            result, sources, fix_outcome = _check_stdin(settings, kw)
+            if fix_outcome is not None and not kw.get("diff"):
+                # as editors use it (ruff's habit): the fixed source on
+                # stdout, the findings that remain on stderr
+                sys.stdout.buffer.write(fix_outcome.source)
+                sys.stdout.flush()
+                if not output_file:
+                    out_stream = sys.stderr
+                    fmt = kw.get("output_format") or "concise"
         elif kw.get("fix") or kw.get("diff"):
             result, sources, fix_outcome = _fix(paths, settings, kw)
             if fix_outcome is None:
@@ -181,16 +218,56 @@ def _run(**kw) -> int:
     return 0
 
 
+def _path_base(fmt: str, settings) -> str:
+    """The folder reported paths are relative to: the project root; for
+    GitHub annotations the repository's root (``$GITHUB_WORKSPACE``, else the
+    git root), which is what GitHub resolves them against whatever the job's
+    ``working-directory``."""
+    from gnnlint.discover import _find_git_root
+
+    root = os.path.abspath(settings.project_root)
+    if fmt == "github":
+        workspace = os.environ.get("GITHUB_WORKSPACE")
+        if workspace and _is_within(root, os.path.abspath(workspace)):
+            return os.path.abspath(workspace)
+        return _find_git_root(root) or root
+    return root
+
+
+def _display_path(base: str, absolute: bool):
+    """path (as the run named it) -> as reported: relative to ``base`` (POSIX
+    separators kept native), absolute with --absolute-paths or outside it."""
+    cwd = os.getcwd()
+
+    def rename(path: str) -> str:
+        if path == "-":
+            return path
+        full = os.path.normpath(os.path.join(cwd, path))
+        if absolute or not _is_within(full, base):
+            return full
+        return os.path.relpath(full, base)
+
+    return rename
+
+
 def _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings) -> None:
+    from dataclasses import replace
+
     from gnnlint.report import ReportContext, render, render_statistics
 
     if kw.get("statistics"):
         render_statistics(findings, out_stream, "json" if fmt == "json" else "text")
         return
+    base = _path_base(fmt, settings)
+    rename = _display_path(base, kw.get("absolute_paths", False))
+    findings = [replace(f, path=rename(f.path)) for f in findings]
+    sources = {rename(path): text for path, text in sources.items()}
+    fixed_findings = [replace(f, path=rename(f.path)) for f in fix_outcome.fixed] if fix_outcome is not None else []
     hidden = 0
     if not kw.get("unsafe_fixes"):
         hidden = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
     ctx = ReportContext(
+        root=base,
         sources=sources,
         color=_color_for(out_stream) and fmt == "full",
         show_source=kw.get("show_source", True),
@@ -202,7 +279,7 @@ def _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings) -> No
     render(fmt, findings, out_stream, ctx)
     if fix_outcome is not None and kw.get("show_fixes") and fix_outcome.fixed and fmt in ("full", "concise"):
         out_stream.write(f"\nFixed {len(fix_outcome.fixed)} finding(s):\n")
-        for f in fix_outcome.fixed:
+        for f in fixed_findings:
             out_stream.write(f"  {f.path}:{f.line}:{f.col}: {f.code} {f.fix.message if f.fix else ''}\n")
 
 
@@ -240,7 +317,8 @@ def _force_excluded(path: Path, settings) -> bool:
 
 
 def _check_paths(paths, settings, kw):
-    from gnnlint.engine import apply_noqa, check_files_cached
+    from gnnlint.config import ConfigError
+    from gnnlint.engine import apply_noqa, check_project
 
     files, warnings = _discover(paths, settings, kw.get("force_exclude", False))
     if not files:
@@ -252,8 +330,11 @@ def _check_paths(paths, settings, kw):
 
     started = time.perf_counter()
     try:
-        result = check_files_cached(files, settings, jobs=jobs, use_cache=not kw.get("no_cache"),
-                                    progress=sys.stderr.isatty() and not kw.get("quiet"))
+        result = check_project(files, settings, project_facts=kw.get("project_facts", True), jobs=jobs,
+                               use_cache=not kw.get("no_cache"),
+                               progress=sys.stderr.isatty() and not kw.get("quiet"))
+    except ConfigError as exc:  # a bad [tool.gnnlint] below the root: a config error, not ours
+        raise _fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - an internal error names the file and exits 2
         raise _fail(f"internal error: {exc}")
     for error in result.errors:
@@ -275,19 +356,49 @@ def _check_paths(paths, settings, kw):
 
 
 def _check_stdin(settings, kw):
-    from gnnlint.engine import apply_noqa, decode_source, lint_one, options_from_settings
+    """Lint (and with --fix/--diff, fix) the source read from stdin as the
+    file --stdin-filename names, with that file's project facts: the buffer
+    replaces the file on disk. Returns (findings, sources, fix outcome or
+    None); the outcome's ``source`` is the fixed source."""
+    from types import SimpleNamespace
+
+    from gnnlint.engine import apply_noqa, check_project, decode_source, lint_one, options_resolver
 
     name = kw.get("stdin_filename") or "-"
     data = sys.stdin.buffer.read()
+    fixing = kw.get("fix") or kw.get("diff")
     try:
         text = decode_source(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         _warn(f"{name}: cannot decode: {exc}")
-        return None, {}
-    options = options_from_settings(settings, Path(name))
-    result = lint_one(name, data, options, None)
-    sources = {name: text}
-    return apply_noqa(result.findings, sources), sources
+        return None, {}, None
+    if name != "-" and kw.get("force_exclude") and _force_excluded(Path(name), settings):
+        # excluded: nothing to report, and an editor gets its buffer back unchanged
+        return [], {}, (SimpleNamespace(fixed=[], diffs=[], errors=[], source=data) if fixing else None)
+    options = options_resolver(settings)(Path(name))
+    facts = None
+    if name == "-":
+        raw = lint_one(name, data, options, None).findings
+    else:
+        result = check_project([Path(name)], settings, project_facts=kw.get("project_facts", True),
+                               use_cache=not kw.get("no_cache"), contents={str(Path(name)): data})
+        for error in result.errors + result.internal_errors:
+            _warn(error)
+        raw = result.findings
+        facts = result.facts.get(str(Path(name)))
+    if not fixing:
+        sources = {name: text}
+        return apply_noqa(raw, sources), sources, None
+    from gnnlint.fix import fix_source, unified_diff
+
+    fixable = frozenset(settings.for_path(name).fixable_codes) if name != "-" else frozenset(settings.fixable_codes)
+    fixed = fix_source(name, data, options, facts, unsafe=kw.get("unsafe_fixes", False), fixable=fixable,
+                       findings=raw)
+    for error in fixed.errors:
+        _warn(error)
+    diffs = [unified_diff(name, fixed.original_text, fixed.text)] if fixed.changed else []
+    outcome = SimpleNamespace(fixed=fixed.applied, diffs=diffs, errors=fixed.errors, source=fixed.fixed)
+    return fixed.remaining, {name: fixed.text}, outcome
 
 
 def _fix(paths, settings, kw):
@@ -299,6 +410,7 @@ def _fix(paths, settings, kw):
 
         return ([] if not warnings else None), {}, SimpleNamespace(fixed=[], diffs=[], errors=[])
     outcome = fix_paths(files, settings, unsafe=kw.get("unsafe_fixes", False), diff=kw.get("diff", False),
+                        project_facts=kw.get("project_facts", True),
                         jobs=kw.get("jobs") or os.cpu_count() or 1)
     for error in outcome.errors:
         _warn(error)

@@ -102,9 +102,30 @@ class Settings:
     config_path: Path | None = None
     # Directory relative paths are resolved against (the CLI's cwd).
     cwd: Path = field(default_factory=Path.cwd)
+    # Later rule-selection layers, applied in order on top of select /
+    # extend-select / ignore (ruff's): a config that ``extend``s another, then
+    # the command line. Each is (select or None, extend-select, ignore); a
+    # layer with a select starts afresh, one without adds and removes codes,
+    # so ``--extend-select`` re-enables a code the config ignores.
+    layers: list = field(default_factory=list)
+    # Where each value came from (field -> "path" or "command line"), for
+    # --show-settings; the hierarchy of configs below the project root.
+    origins: dict = field(default_factory=dict)
+    hierarchy: Any = None
+    # what marks the project root: "config", "pyproject", "git", "--config",
+    # or "cwd" (nothing found: the current directory)
+    root_marker: str = "cwd"
 
     def __post_init__(self) -> None:
         self._memo: dict[str, Any] = {}
+
+    def for_path(self, path: Path | str) -> "Settings":
+        """The settings of ``path``: those of its closest [tool.gnnlint]
+        between its folder and the project root (ruff's hierarchical
+        configuration), these when there is none or --config/--isolated."""
+        if self.hierarchy is None:
+            return self
+        return self.hierarchy.settings_for(_absolute(path, self.cwd))
 
     # -- codes ---------------------------------------------------------------
 
@@ -120,12 +141,17 @@ class Settings:
     @property
     def enabled_codes(self) -> frozenset[str]:
         """Codes enabled for every file (before per-file-ignores)."""
-        key = (tuple(self.select), tuple(self.extend_select), tuple(self.ignore))
-        return self._memoized(
-            "enabled",
-            key,
-            lambda: frozenset(resolve_codes(self.select, self.extend_select, self.ignore)),
-        )
+        key = (tuple(self.select), tuple(self.extend_select), tuple(self.ignore), repr(self.layers))
+        return self._memoized("enabled", key, self._resolve_enabled)
+
+    def _resolve_enabled(self) -> frozenset[str]:
+        codes = resolve_codes(self.select, self.extend_select, self.ignore)
+        for select, extend_select, ignore in self.layers:
+            if select is not None:
+                codes = resolve_codes(select, extend_select, ignore)
+            else:
+                codes = resolve_codes([], extend_select, ignore, initial=codes)
+        return frozenset(codes)
 
     def _per_file_matchers(self) -> list[tuple[PathGlob, frozenset[str]]]:
         key = tuple((k, tuple(v)) for k, v in self.per_file_ignores.items())
@@ -234,6 +260,7 @@ def resolve_codes(
     known: Iterable[str] | None = None,
     *,
     keep_syntax_error: bool = True,
+    initial: Iterable[str] = (),
 ) -> set[str]:
     """Enabled codes for these selectors, ruff's way.
 
@@ -248,7 +275,12 @@ def resolve_codes(
     validate_selectors(extend_select, "'extend-select'", known)
     validate_selectors(ignore, "'ignore'", known)
     chosen = select + extend_select
-    state: dict[str, bool] = {}
+    # ``initial``: the codes an earlier layer enabled (its ignores of GNN000 included)
+    state: dict[str, bool] = {c: True for c in initial}
+    initial = set(initial)
+    if initial and SYNTAX_ERROR_CODE not in initial and SYNTAX_ERROR_CODE not in chosen:
+        state[SYNTAX_ERROR_CODE] = False
+        ignore = ignore + [SYNTAX_ERROR_CODE]
     for level in sorted({_specificity(s) for s in chosen + ignore}):
         for sel in chosen:
             if _specificity(sel) == level:
@@ -443,6 +475,7 @@ def find_config(start: Path) -> Path | None:
 
 
 _FILE_KEYS = {
+    "extend": "extend",
     "select": "select",
     "extend-select": "extend_select",
     "ignore": "ignore",
@@ -578,7 +611,11 @@ def _parse_table(table: Any, path: Path, known: list[str]) -> tuple[dict, Verify
         name = _FILE_KEYS.get(key)
         if name is None:
             raise _unknown_key(key, _FILE_KEYS, "tool.gnnlint", path)
-        if name == "verify":
+        if name == "extend":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"'extend' must be a path to a pyproject.toml, got {value!r}{where.suffix()}")
+            values[name] = value
+        elif name == "verify":
             verify = _parse_verify(value, path)
         elif name in _STR_LISTS:
             values[name] = _check_str_list(value, name, where)
@@ -680,63 +717,89 @@ def _parse_overrides(overrides: Mapping[str, Any], known: list[str]) -> dict[str
     return values
 
 
-def load_settings(
-    *,
-    cwd: Path,
-    config_path: Path | None = None,
-    isolated: bool = False,
-    overrides: Mapping[str, Any] | None = None,
-) -> Settings:
-    """Settings from the nearest [tool.gnnlint] (or ``config_path``) plus CLI overrides.
+def find_project_root(start: Path) -> tuple[Path, str]:
+    """The project root for ``start`` (a folder or a file) and what marks it:
+    the folder of the closest pyproject.toml with a [tool.gnnlint] table
+    ("config"), else of the closest pyproject.toml ("pyproject"), else the
+    git root ("git"), else ``start`` itself ("cwd")."""
+    here = Path(os.path.abspath(start))
+    if here.is_file():
+        here = here.parent
+    config = find_config(here)
+    if config is not None:
+        return config.parent, "config"
+    git_root = None
+    for directory in (here, *here.parents):
+        if (directory / "pyproject.toml").is_file():
+            return directory, "pyproject"
+        if git_root is None and (directory / ".git").exists():
+            git_root = directory
+    return (git_root, "git") if git_root is not None else (here, "cwd")
 
-    CLI values win. ``select`` from the CLI starts the selection afresh (the
-    file's select, extend-select and ignore are dropped, as ruff's CLI layer
-    does); otherwise CLI ``extend_select``/``ignore``/``extend_exclude``/
-    ``unfixable`` are added to the file's lists and other values replace them.
-    """
-    cwd = Path(os.path.abspath(cwd))
-    if isolated and config_path is not None:
-        raise ConfigError("--config cannot be used with --isolated")
-    known = known_codes()
 
+def _load_file(path: Path, known: list[str], seen: tuple = ()) -> tuple[dict, VerifySettings, list, dict]:
+    """A config file's values, following ``extend`` (a base config whose
+    values this one overrides): (values, verify, selection layers after the
+    base's own selection, origins field -> file)."""
+    path = Path(os.path.normpath(path))
+    if path in seen:
+        raise ConfigError(f"'extend' cycle: {' -> '.join(str(p) for p in (*seen, path))}")
+    table = _gnnlint_table(_read_toml(path))
+    if table is None:
+        if seen:
+            raise ConfigError(f"{path} (named by 'extend' in {seen[-1]}) has no [tool.gnnlint] table")
+        return {}, VerifySettings(), [], {}
+    values, verify = _parse_table(table, path, known)
+    base_ref = values.pop("extend", None)
+    if base_ref is None:
+        return values, verify, [], {name: str(path) for name in values} | (
+            {"verify": str(path)} if "verify" in table else {})
+    base_path = Path(base_ref).expanduser()
+    if not base_path.is_absolute():
+        base_path = path.parent / base_path
+    if not base_path.is_file():
+        raise ConfigError(f"'extend' names a missing file {base_ref!r} in [tool.gnnlint] ({path})")
+    merged, base_verify, layers, origins = _load_file(base_path, known, (*seen, path))
+    selection = {k: values.pop(k) for k in ("select", "extend_select", "ignore") if k in values}
+    if selection:
+        layers = layers + [(selection.get("select"), selection.get("extend_select", []),
+                            selection.get("ignore", []))]
+        origins.update({k: str(path) for k in selection})
+    for name, value in values.items():
+        if name in ("extend_exclude", "unfixable"):
+            value = merged.get(name, []) + value
+        merged[name] = value
+        origins[name] = str(path)
+    if "verify" in table:
+        base_verify, origins["verify"] = verify, str(path)
+    return merged, base_verify, layers, origins
+
+
+def _settings_from_file(used: Path | None, root: Path, cwd: Path, known: list[str], cli: dict) -> Settings:
     file_values: dict[str, Any] = {}
     verify = VerifySettings()
-    used: Path | None = None
-    if config_path is not None:
-        used = Path(config_path)
-        if not used.is_absolute():
-            used = cwd / used
-        if not used.is_file():
-            raise ConfigError(f"config file not found: {used}")
-        table = _gnnlint_table(_read_toml(used))
-        if table is not None:
-            file_values, verify = _parse_table(table, used, known)
-    elif not isolated:
-        used = find_config(cwd)
-        if used is not None:
-            table = _gnnlint_table(_read_toml(used))
-            file_values, verify = _parse_table(table, used, known)
-
-    cli = _parse_overrides(overrides or {}, known)
-
-    settings = Settings(
-        project_root=used.parent if used is not None else cwd,
-        config_path=used,
-        cwd=cwd,
-        verify=verify,
-    )
+    layers: list = []
+    origins: dict = {}
+    if used is not None:
+        file_values, verify, layers, origins = _load_file(used, known)
+    settings = Settings(project_root=root, config_path=used, cwd=cwd, verify=verify)
     for name, value in file_values.items():
         setattr(settings, name, value)
-
-    if "select" in cli:
+    settings.layers = list(layers)
+    settings.origins = dict(origins)
+    if "select" in cli:  # starts afresh: the files' selection layers are dropped
         settings.select = cli["select"]
         settings.extend_select = cli.get("extend_select", [])
         settings.ignore = cli.get("ignore", [])
-    else:
-        settings.extend_select = settings.extend_select + cli.get("extend_select", [])
-        settings.ignore = settings.ignore + cli.get("ignore", [])
+        settings.layers = []
+    elif "extend_select" in cli or "ignore" in cli:
+        settings.layers.append((None, cli.get("extend_select", []), cli.get("ignore", [])))
+        settings.origins.update({k: "command line" for k in ("select", "extend_select", "ignore") if k in cli})
     settings.extend_exclude = settings.extend_exclude + cli.get("extend_exclude", [])
     settings.unfixable = settings.unfixable + cli.get("unfixable", [])
+    for name in ("extend_exclude", "unfixable"):
+        if name in cli:
+            settings.origins[name] = "command line"
     for name in (
         "exclude",
         "fixable",
@@ -751,4 +814,97 @@ def load_settings(
     ):
         if name in cli:
             setattr(settings, name, cli[name])
+            settings.origins[name] = "command line"
+    return settings
+
+
+class ConfigHierarchy:
+    """Each file's settings come from its closest [tool.gnnlint] between its
+    folder and the project root (the root's own config when there is none
+    below it); command-line values apply to all of them. Loaded once per
+    folder."""
+
+    def __init__(self, root_settings: Settings, known: list[str], cli: dict) -> None:
+        self.root_settings = root_settings
+        self.root = Path(os.path.normpath(os.path.abspath(root_settings.project_root)))
+        self.known, self.cli = known, cli
+        self._by_dir: dict[str, Settings] = {}
+        self._by_config: dict[Path, Settings] = {}
+
+    def config_for(self, directory: str) -> Path | None:
+        """The closest config strictly below the project root, or None."""
+        d = Path(directory)
+        root = self.root
+        if d != root and root not in d.parents:
+            return None
+        while d != root:
+            candidate = d / "pyproject.toml"
+            if candidate.is_file():
+                try:
+                    text = candidate.read_bytes()
+                except OSError:
+                    text = b""
+                if b"gnnlint" in text and _gnnlint_table(_read_toml(candidate)) is not None:
+                    return candidate
+            d = d.parent
+        return None
+
+    def settings_for(self, abs_path: str) -> Settings:
+        directory = os.path.dirname(abs_path)
+        hit = self._by_dir.get(directory)
+        if hit is None:
+            config = self.config_for(directory)
+            if config is None:
+                hit = self.root_settings
+            else:
+                hit = self._by_config.get(config)
+                if hit is None:
+                    hit = _settings_from_file(config, config.parent, self.root_settings.cwd, self.known, self.cli)
+                    self._by_config[config] = hit
+            self._by_dir[directory] = hit
+        return hit
+
+
+def load_settings(
+    *,
+    cwd: Path,
+    config_path: Path | None = None,
+    isolated: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+    start: Path | None = None,
+) -> Settings:
+    """Settings from the nearest [tool.gnnlint] (or ``config_path``) plus CLI overrides.
+
+    The project root (``find_project_root``) is looked for from ``start``
+    (default ``cwd``). CLI values win: the CLI's selectors are a last
+    selection layer (``--select`` starts afresh, ``--extend-select`` and
+    ``--ignore`` add and remove codes, whatever the file ignores or selects);
+    CLI ``extend_exclude``/``unfixable`` are added to the file's lists and
+    other values replace them. Without ``config_path``/``isolated``, files
+    below the project root with their own [tool.gnnlint] get theirs
+    (``Settings.for_path``).
+    """
+    cwd = Path(os.path.abspath(cwd))
+    start = Path(os.path.abspath(cwd / start)) if start is not None else cwd
+    if isolated and config_path is not None:
+        raise ConfigError("--config cannot be used with --isolated")
+    known = known_codes()
+    cli = _parse_overrides(overrides or {}, known)
+
+    used: Path | None = None
+    if config_path is not None:
+        used = Path(config_path)
+        if not used.is_absolute():
+            used = cwd / used
+        if not used.is_file():
+            raise ConfigError(f"config file not found: {used}")
+        root, marker = used.parent, "--config"
+    else:
+        root, marker = find_project_root(start)
+        if not isolated and marker == "config":
+            used = find_config(start)
+    settings = _settings_from_file(used, root, cwd, known, cli)
+    settings.root_marker = marker
+    if config_path is None and not isolated:
+        settings.hierarchy = ConfigHierarchy(settings, known, cli)
     return settings

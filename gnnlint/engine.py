@@ -460,11 +460,17 @@ def _prefilter_job(data: bytes, options: LintOptions, facts: Optional[ProjectFac
     return prefilter(data, options)
 
 
-def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
+def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
+         facts_only: frozenset = frozenset()) -> list[FileResult]:
     """Lint ``items`` = (path, options, facts, force). Files are read, and
     answered from the cache, in this process; of the rest, the ones that must
     be parsed go to worker processes when there are enough of them to pay for
-    the pool (largest first, so one big file does not finish last)."""
+    the pool (largest first, so one big file does not finish last).
+
+    ``contents``: path -> bytes that replace the file on disk (an editor's
+    buffer, stdin). ``facts_only``: paths indexed only for what they tell
+    other files: on a cache miss, a file whose bytes cannot export facts is
+    not parsed (its findings are not wanted)."""
     results: list = [None] * len(items)
     cheap, costly = [], []
 
@@ -476,7 +482,10 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
             progress()
 
     for index, (path, options, facts, force) in enumerate(items):
-        data, error = read_source(path, decode=False)
+        if contents is not None and path in contents:
+            data, error = contents[path], None
+        else:
+            data, error = read_source(path, decode=False)
         if data is None:
             finish(index, None, FileResult(path, error=error))
             continue
@@ -495,6 +504,9 @@ def _run(jobs: int, items: list, cache=None, progress=None) -> list[FileResult]:
             finish(index, None, FileResult(path, error=error))
             continue
         prefiltered = _prefilter_job(data, options, facts, force)
+        if path in facts_only and prefiltered is not None and not prefiltered[1]:
+            finish(index, None, FileResult(path))  # tells no other file anything: not parsed, not cached
+            continue
         job = (index, key, (path, data, options, facts, force, prefiltered))
         (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
     costly.sort(key=lambda job: -len(job[2][1]))
@@ -516,13 +528,22 @@ _FACT_ROUNDS = 4  # a chain of files a compiled model reaches through (train -> 
 
 
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
-                progress=None) -> CheckResult:
+                progress=None, *, index: Sequence[Path] = (), contents: Optional[dict] = None) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
     ``cache``: a ``gnnlint.cache.Cache`` or None. ``progress``: called once per
-    file linted."""
+    file linted. ``index``: more files of the project, read only for the
+    cross-file facts they give ``files`` (not reported; the cache and the byte
+    prefilter keep them cheap). ``contents``: path -> bytes replacing a file's
+    contents on disk (stdin, an editor's buffer)."""
     out = CheckResult()
     paths = [str(p) for p in files]
-    phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in paths], cache, progress)
+    named = set(paths)
+    named_abs = {os.path.abspath(p) for p in paths}
+    extra = [str(p) for p in index if os.path.abspath(p) not in named_abs]
+    facts_only = frozenset(extra)
+    every = paths + extra
+    phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in every], cache, progress,
+                  contents, facts_only)
     results = {r.path: r for r in phase1}
     # Resolve cross-file facts and lint the files they land on again; what
     # those files then say travels on (train.py compiles models.Net, whose
@@ -534,7 +555,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         if not exporting:
             break
         if modules is None:
-            modules = ModuleMap(paths)
+            modules = ModuleMap(every)
         changed: set[str] = set()
         for result in exporting:
             for kind in FACT_KINDS:
@@ -548,11 +569,12 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                         changed.add(target[0])
         if not changed:
             break
-        again = _run(jobs, [(p, options_for(Path(p)), incoming[p], True) for p in sorted(changed)], cache)
+        again = _run(jobs, [(p, options_for(Path(p)), incoming[p], True) for p in sorted(changed)], cache,
+                     contents=contents)
         for r in again:
             results[r.path] = r
         exporting = [r for r in again if not r.exported.is_empty()]
-    out.facts = incoming
+    out.facts = {p: facts for p, facts in incoming.items() if p in named}
     for p in paths:
         r = results[p]
         out.files_checked += 1
@@ -568,25 +590,90 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
 
 
 def check_files_cached(files: Sequence[Path], settings, jobs: int = 1, use_cache: bool = True,
-                       progress: bool = False) -> CheckResult:
+                       progress: bool = False, *, index: Sequence[Path] = (),
+                       contents: Optional[dict] = None) -> CheckResult:
     """``check_files`` with the settings' per-file options, the on-disk cache
-    and a progress display on stderr (terminal only)."""
+    and a progress display on stderr (terminal only). ``index``/``contents``:
+    as ``check_files``."""
     from gnnlint.cache import Cache
 
     cache = Cache.for_settings(settings) if use_cache else None
-    options_for = lambda p: options_from_settings(settings, p)  # noqa: E731
+    options_for = options_resolver(settings)
     try:
-        if not progress or len(files) < 50:
-            return check_files(files, options_for, jobs, cache)
+        total = len(files) + len(index)
+        if not progress or total < 50:
+            return check_files(files, options_for, jobs, cache, index=index, contents=contents)
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       transient=True, console=_stderr_console()) as bar:
-            task = bar.add_task("check", total=len(files))
-            return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task))
+            task = bar.add_task("check", total=total)
+            return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task),
+                               index=index, contents=contents)
     finally:
         if cache is not None:
             cache.flush()
+
+
+def options_resolver(settings):
+    """path -> LintOptions, each file with the settings of its closest
+    ``[tool.gnnlint]`` (``settings.for_path``; one Settings object when
+    there is no hierarchy)."""
+    for_path = getattr(settings, "for_path", None)
+    if for_path is None:
+        return lambda p: options_from_settings(settings, p)
+    return lambda p: options_from_settings(for_path(p), p)
+
+
+# ---------------------------------------------------------------------- project-wide facts
+def project_index_files(named: Sequence, settings) -> list[Path]:
+    """The project's files (discovered from ``settings.project_root`` with its
+    excludes) that a run over ``named`` must read for cross-file facts; empty
+    when a named path already covers the whole project (``check .`` at the
+    root)."""
+    from gnnlint.discover import discover
+
+    root = os.path.normpath(os.path.abspath(os.fspath(settings.project_root)))
+    cwd = os.fspath(settings.cwd)
+    for given in named:
+        absolute = os.path.normpath(os.path.join(cwd, os.fspath(given)))
+        if absolute == root or root.startswith(absolute.rstrip(os.sep) + os.sep):
+            return []
+    files, _warnings = discover([Path(root)], settings)
+    return files
+
+
+def check_project(files: Sequence[Path], settings, *, project_facts: bool = True, jobs: int = 1,
+                  use_cache: bool = True, progress: bool = False,
+                  contents: Optional[dict] = None) -> CheckResult:
+    """Lint ``files`` (already discovered) knowing what the whole project
+    says about them: the rest of the project (``settings.project_root``) is
+    indexed for cross-file facts -- what is compiled, run every step, fed
+    variable-size batches -- and not reported, so a file's findings do not
+    depend on which files were named. ``project_facts=False``: only the named
+    files tell each other. ``contents``: path (as in ``files``) -> bytes to
+    lint instead of the file on disk (stdin, an editor buffer). Findings are
+    raw (``apply_noqa`` drops the suppressed ones)."""
+    index = project_index_files(files, settings) if project_facts else []
+    return check_files_cached(files, settings, jobs, use_cache, progress, index=index, contents=contents)
+
+
+def lint_source(source, filename: str, settings=None, *, project_facts: bool = True,
+                use_cache: bool = True) -> list[Finding]:
+    """Findings for an editor buffer or a notebook's code: ``source`` (str or
+    bytes) linted as if it were the file ``filename``, with the cross-file
+    facts of ``filename``'s project (the buffer replaces the file on disk, if
+    any) and ``# noqa`` applied. ``settings``: default, loaded from
+    ``filename``'s folder (its project root and closest config)."""
+    if settings is None:
+        from gnnlint.config import load_settings
+
+        settings = load_settings(cwd=Path(os.path.dirname(os.path.abspath(filename))))
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    text = source if isinstance(source, str) else decode_source(data)
+    result = check_project([Path(filename)], settings, project_facts=project_facts,
+                           use_cache=use_cache, contents={str(Path(filename)): data})
+    return apply_noqa(result.findings, sources={str(Path(filename)): text})
 
 
 def _stderr_console():

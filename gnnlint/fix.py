@@ -365,13 +365,14 @@ class FixOutcome:
     changed_files: list[str] = field(default_factory=list)
 
 
-def lint_project(files: Sequence[Path], options_for, jobs: int = 1):
+def lint_project(files: Sequence[Path], options_for, jobs: int = 1, index: Sequence[Path] = (),
+                 contents: Optional[dict] = None):
     """The engine's two-phase lint (no cache) and the ``ProjectFacts`` each
     file was linted with, so a fixed file is linted again knowing what the
-    rest of the project says about it."""
+    rest of the project (``index``) says about it."""
     from gnnlint.engine import check_files
 
-    result = check_files(files, options_for, jobs)
+    result = check_files(files, options_for, jobs, index=index, contents=contents)
     return result, result.facts
 
 
@@ -388,14 +389,17 @@ def _fix_job(args) -> FileFix:
         return FileFix(path, data, data, errors=[f"internal error while fixing {path}: {exc!r}"])
 
 
-def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: int) -> FixOutcome:
-    """Fix ``files`` (already discovered) per ``settings``; see the module doc."""
-    from gnnlint.engine import apply_noqa, options_from_settings, parallel_map
+def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: int,
+              project_facts: bool = True) -> FixOutcome:
+    """Fix ``files`` (already discovered) per ``settings``; see the module doc.
+    ``project_facts``: the rest of the project is read for cross-file facts."""
+    from gnnlint.engine import apply_noqa, options_resolver, parallel_map, project_index_files
 
     outcome = FixOutcome()
-    options_for = lambda p: options_from_settings(settings, p)  # noqa: E731
+    options_for = options_resolver(settings)
     fixable = frozenset(settings.fixable_codes)
-    first, facts_by_path = lint_project(files, options_for, jobs)
+    index = project_index_files(files, settings) if project_facts else []
+    first, facts_by_path = lint_project(files, options_for, jobs, index)
     outcome.errors.extend(first.errors)
 
     by_path: dict[str, list[Finding]] = {}

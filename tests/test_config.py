@@ -307,9 +307,25 @@ def test_cli_extend_select_and_ignore_are_added(tmp_path):
     )
     s = load(tmp_path, overrides={"extend_select": ["GNN004"], "ignore": ["GNN002"]})
     assert s.select == ["GNN001"]
-    assert s.extend_select == ["GNN002", "GNN004"]
-    assert s.ignore == ["GNN003", "GNN002"]
+    assert s.extend_select == ["GNN002"] and s.ignore == ["GNN003"]
+    assert s.layers == [(None, ["GNN004"], ["GNN002"])]  # the command line, applied last
     assert s.enabled_codes == {"GNN000", "GNN001", "GNN004"}
+
+
+def test_cli_extend_select_re_enables_a_code_the_config_ignores(tmp_path):
+    # ruff's precedence: the command line is a later layer than the file.
+    pyproject(tmp_path, "[tool.gnnlint]\nignore=['GNN003', 'GNN00']\n")
+    s = load(tmp_path, overrides={"extend_select": ["GNN003"]})
+    assert "GNN003" in s.enabled_codes and "GNN004" not in s.enabled_codes
+    s = load(tmp_path, overrides={"extend_select": ["GNN0"]})  # less specific than the file's ignore: still wins
+    assert {"GNN003", "GNN004"} <= s.enabled_codes
+    assert "GNN003" not in load(tmp_path).enabled_codes
+
+
+def test_cli_ignore_drops_a_code_the_config_selects_exactly(tmp_path):
+    pyproject(tmp_path, "[tool.gnnlint]\nselect=['GNN001', 'GNN002']\n")
+    s = load(tmp_path, overrides={"ignore": ["GNN"]})
+    assert s.enabled_codes == {"GNN000"}
 
 
 def test_cli_scalars_and_lists_win(tmp_path):

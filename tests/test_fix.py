@@ -157,8 +157,11 @@ def test_relint_keeps_cross_file_facts(tmp_path: Path):
         model = torch.compile(GCN(), dynamic=True)
     """))
     settings = _settings(tmp_path)
+    alone = fix_paths([tmp_path / "models.py"], settings, unsafe=False, diff=True, jobs=1, project_facts=False)
+    assert not [f for f in alone.remaining if f.code == "GNN001"], "premise: needs the facts"
+    # named alone, models.py still gets what train.py says about it (the project's facts)
     only_models = fix_paths([tmp_path / "models.py"], settings, unsafe=False, diff=True, jobs=1)
-    assert not [f for f in only_models.remaining if f.code == "GNN001"], "premise: needs the facts"
+    assert [(Path(f.path).name, f.line) for f in only_models.remaining if f.code == "GNN001"] == [("models.py", 5)]
     outcome = _fix_dir(tmp_path, unsafe=False)
     assert [Path(p).name for p in outcome.changed_files] == ["models.py"]
     assert "    encoder = torch.compile(encoder)\n" in (tmp_path / "models.py").read_text()

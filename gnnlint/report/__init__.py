@@ -54,6 +54,9 @@ class ReportContext:
     show_fixes: bool = False
     # --quiet: findings only, no summary line.
     summary: bool = True
+    # The folder relative paths are relative to (the project root): SARIF's
+    # originalUriBaseIds. None: the current directory.
+    root: "str | None" = None
 
 
 def rule_url(code: str) -> str:

@@ -1,8 +1,9 @@
 """``sarif``: a SARIF 2.1.0 log with one run (GitHub code scanning reads it).
 
 The driver lists every rule (``all_rules()`` plus GNN000); each result names
-its rule by id and index, has one physical location (a relative POSIX URI when
-the file is under the current directory, else a ``file://`` URI) and, when the
+its rule by id and index, has one physical location (a relative POSIX URI with
+``uriBaseId`` PROJECTROOT when the file is under the project root -- the run's
+``originalUriBaseIds`` says where that is -- else a ``file://`` URI) and, when the
 finding has a fix, a SARIF ``fix`` whose replacements are the fix's edits.
 Columns count Unicode code points (``columnKind``), end columns exclusive, as
 in the findings.
@@ -95,6 +96,15 @@ def artifact_uri(path: str, cwd: str | None = None) -> str:
     return quote(PurePath(rel).as_posix())
 
 
+ROOT_BASE_ID = "PROJECTROOT"
+
+
+def _location(uri: str) -> dict[str, str]:
+    if uri.startswith("file:"):
+        return {"uri": uri}
+    return {"uri": uri, "uriBaseId": ROOT_BASE_ID}
+
+
 def _region(line: int, col: int, end_line: int, end_col: int) -> dict[str, int]:
     return {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": end_col}
 
@@ -104,7 +114,7 @@ def _fix(fix: Fix, uri: str) -> dict[str, Any]:
         "description": {"text": fix.message},
         "artifactChanges": [
             {
-                "artifactLocation": {"uri": uri},
+                "artifactLocation": _location(uri),
                 "replacements": [
                     {
                         "deletedRegion": _region(e.line, e.col, e.end_line, e.end_col),
@@ -126,8 +136,9 @@ def build_sarif(
     rules = rule_descriptors()
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
+    base = os.path.abspath(cwd) if cwd is not None else os.getcwd()
     for i, f in enumerate(sort_findings(findings)):
-        uri = artifact_uri(f.path, cwd)
+        uri = artifact_uri(f.path, base)
         result: dict[str, Any] = {"ruleId": f.code}
         if f.code in index:
             result["ruleIndex"] = index[f.code]
@@ -136,7 +147,7 @@ def build_sarif(
         result["locations"] = [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": uri},
+                    "artifactLocation": _location(uri),
                     "region": _region(f.line, f.col, f.end_line, f.end_col),
                 }
             }
@@ -160,6 +171,8 @@ def build_sarif(
                         "rules": rules,
                     }
                 },
+                # relative URIs resolve against the project root
+                "originalUriBaseIds": {ROOT_BASE_ID: {"uri": Path(base).as_uri().rstrip("/") + "/"}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }
@@ -179,6 +192,6 @@ def render_sarif(
     result for the i-th finding in report order, i.e. of
     ``sort_findings(findings)[i]`` (e.g. a ``gnnlint verify`` verdict).
     """
-    log = build_sarif(findings, extra_properties)
+    log = build_sarif(findings, extra_properties, cwd=ctx.root if ctx is not None else None)
     out.write(json.dumps(log, indent=2, ensure_ascii=False))
     out.write("\n")

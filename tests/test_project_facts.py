@@ -1,0 +1,186 @@
+"""A finding never depends on how gnnlint was invoked (issue 12): one file, a
+subset (pre-commit's staged files), stdin with --stdin-filename and the
+whole project report the same findings for a file, because the cross-file
+facts (what is compiled, run every step, fed) come from the whole project."""
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gnnlint.cli import main
+from gnnlint.config import load_settings
+from gnnlint.discover import discover
+from gnnlint.engine import apply_noqa, check_project, lint_source
+
+LABELLED = Path(__file__).parent / "data" / "labelled"
+SUITES = sorted(p.name for p in LABELLED.iterdir() if (p / "labels.json").is_file())
+
+PROJECT = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "pkg/__init__.py": "",
+    "pkg/layers.py": """\
+        import torch
+
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                keep = x[x > 0]
+                return keep.sum() + x.nonzero().shape[0]
+    """,
+    "pkg/models.py": """\
+        import torch
+        from .layers import Block
+
+
+        class GCN(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                if x.sum().item() > 0:
+                    x = x * 2
+                return self.block(x)
+    """,
+    "train.py": """\
+        import torch
+        from pkg.models import GCN
+
+        model = torch.compile(GCN())
+        opt = torch.optim.Adam(model.parameters())
+        for batch in range(10):
+            loss = model(torch.randn(4)).sum()
+            loss.backward()
+            opt.step()
+            print(loss.item())
+    """,
+    "tools/unrelated.py": "import os\nprint(os.getcwd())\n",
+}
+
+
+def run(args, cwd: Path, input: bytes | None = None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def _write(root: Path, files: dict) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def _lines(output: str) -> set[str]:
+    return {line for line in output.splitlines() if line.count(":") >= 3 and " GNN" in line}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return _write(tmp_path / "proj", PROJECT)
+
+
+def test_premise_the_project_has_cross_file_findings(project):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    assert any(line.startswith("pkg/models.py:") for line in whole)
+    assert any(line.startswith("pkg/layers.py:") for line in whole)  # two files away from the compile
+    alone = run(["check", "pkg/models.py", "--no-cache", "--no-project-facts"], project)
+    assert alone.exit_code == 0, alone.output  # without the project's facts nothing is known
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], []], ids=["no-cache", "cache"])
+def test_every_file_alone_equals_the_whole_run(project, cache):
+    whole = _lines(run(["check", ".", *cache], project).output)
+    files = sorted(str(p.relative_to(project)) for p in project.rglob("*.py"))
+    for name in files:
+        alone = _lines(run(["check", name, *cache], project).output)
+        assert alone == {line for line in whole if line.startswith(name + ":")}, name
+    staged = ["pkg/models.py", "tools/unrelated.py"]  # a pre-commit subset
+    assert _lines(run(["check", *staged, *cache], project).output) == {
+        line for line in whole if line.split(":")[0] in staged}
+
+
+def test_stdin_gets_the_project_facts(project):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    for name in ("pkg/models.py", "pkg/layers.py", "train.py"):
+        data = (project / name).read_bytes()
+        out = run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=data)
+        assert _lines(out.output) == {line for line in whole if line.startswith(name + ":")}, name
+
+
+def test_stdin_buffer_replaces_the_file_on_disk(project):
+    models = project / "pkg" / "models.py"
+    settings = load_settings(cwd=project)
+    # a buffer of models.py knows that train.py (on disk) compiles it
+    assert {f.code for f in lint_source(models.read_text(), str(models), settings)} == {"GNN001"}
+    # the unsaved buffer, not the file on disk, is what is linted
+    edited = models.read_text().replace("x.sum().item() > 0", "x.sum() > 0")
+    assert {f.code for f in lint_source(edited, str(models), settings)} == {"GNN001"}  # tensor truthiness
+    edited = models.read_text().replace("if x.sum().item() > 0:", "if True:")
+    assert lint_source(edited, str(models), settings) == []
+    # a buffer of train.py that no longer compiles GCN: layers.py is not compiled any more
+    layers = project / "pkg" / "layers.py"
+    buffer = (project / "train.py").read_text().replace("torch.compile(GCN())", "GCN()")
+    result = check_project([project / "train.py", layers], settings, use_cache=False,
+                           contents={str(project / "train.py"): buffer.encode()})
+    assert [f for f in result.findings if f.path == str(layers)] == []
+
+
+def test_a_subdirectory_and_another_working_directory_agree(project):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    sub = _lines(run(["check", "models.py", "layers.py", "--no-cache"], project / "pkg").output)
+    # paths are named relative to the project root, whatever the working directory
+    assert sub == {line for line in whole if line.startswith("pkg/")}
+
+
+def _findings(root: Path, files) -> set[tuple]:
+    settings = load_settings(cwd=root)
+    result = check_project(files, settings, use_cache=True)
+    return {(os.path.relpath(os.path.abspath(f.path), root), f.line, f.col, f.code, f.message)
+            for f in apply_noqa(result.findings)}
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_labelled_suite_file_by_file(tmp_path, suite):
+    root = tmp_path / suite
+    shutil.copytree(LABELLED / suite / "programs", root)
+    (root / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    files, _ = discover([root], load_settings(cwd=root))
+    whole = _findings(root, files)
+    assert whole, "premise: the suite has findings"
+    for path in files:
+        rel = os.path.relpath(path, root)
+        assert _findings(root, [path]) == {f for f in whole if f[0] == rel}, rel
+
+
+def test_every_format_names_files_from_the_project_root(project, monkeypatch):
+    import json
+
+    sub = project / "pkg"
+    out = run(["check", "models.py", "--no-cache", "--output-format", "json"], sub)
+    assert {e["filename"] for e in json.loads(out.output)} == {"pkg/models.py"}
+    out = run(["check", "models.py", "--no-cache", "--output-format", "json", "--absolute-paths"], sub)
+    assert {e["filename"] for e in json.loads(out.output)} == {str(project / "pkg" / "models.py")}
+    log = json.loads(run(["check", "models.py", "--no-cache", "--output-format", "sarif"], sub).output)
+    the_run = log["runs"][0]
+    assert the_run["originalUriBaseIds"] == {"PROJECTROOT": {"uri": project.as_uri() + "/"}}
+    locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0]
+                 ["physicalLocation"]["artifactLocation"].get("uriBaseId") for r in the_run["results"]}
+    assert locations == {"pkg/models.py": "PROJECTROOT"}
+    # GitHub resolves annotations against the repository root, whatever the job's working-directory
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(project.parent))
+    out = run(["check", "models.py", "--no-cache", "--output-format", "github"], sub)
+    assert "file=proj/pkg/models.py," in out.output
+    monkeypatch.delenv("GITHUB_WORKSPACE")
+    (project / ".git").mkdir()
+    out = run(["check", "models.py", "--no-cache", "--output-format", "github"], sub)
+    assert "file=pkg/models.py," in out.output
