@@ -8,6 +8,12 @@ same), a device-to-host sync and, under ``torch.compile``, a graph break
 that infers the size; ``tests/test_rules_dataflow.py`` checks every entry's
 parameter names and positions against the installed signatures.
 
+Functions that break the graph even with their size argument
+(``add_remaining_self_loops``, ``coalesce``, ``to_undirected``,
+``dropout_node``, ``negative_sampling``: ``nonzero`` / data-dependent
+branches) are GNN014's (``gnnlint/pyg_layers.py``), not listed here: passing
+the size would not help.
+
 Fields:
 - ``name``: the public function (or module class) name.
 - ``package``: ``torch_geometric`` (any submodule) or ``torch_scatter``.
@@ -88,28 +94,18 @@ TABLE: tuple[SizeInference, ...] = (
                   "utils/_to_dense_adj.py:68,79 `int(batch.max()) + 1`, `int(num_nodes.max())`"),
     SizeInference("add_self_loops", (_s("num_nodes", 3),), "number of nodes",
                   "utils/loop.py:459 `maybe_num_nodes(edge_index, num_nodes)`"),
-    SizeInference("add_remaining_self_loops", (_s("num_nodes", 3),), "number of nodes",
-                  "utils/loop.py:623 `maybe_num_nodes(edge_index, num_nodes)`"),
     SizeInference("get_self_loop_attr", (_s("num_nodes", 2),), "number of nodes",
                   "utils/loop.py:702 `maybe_num_nodes(edge_index, num_nodes)`"),
     SizeInference("one_hot", (_s("num_classes", 1),), "number of classes",
                   "utils/_one_hot.py:34 `int(index.max()) + 1`"),
     SizeInference("index_to_mask", (_s("size", 1),), "mask length",
                   "utils/mask.py:58 `int(index.max()) + 1`"),
-    SizeInference("coalesce", (_s("num_nodes", 2),), "number of nodes",
-                  "utils/_coalesce.py:132 `maybe_num_nodes(edge_index, num_nodes)`"),
-    SizeInference("to_undirected", (_s("num_nodes", 2),), "number of nodes",
-                  "utils/undirected.py:68 " + _MAYBE),
     SizeInference("sort_edge_index", (_s("num_nodes", 2),), "number of nodes",
                   "utils/_sort_edge_index.py:107 `maybe_num_nodes(edge_index, num_nodes)`"),
     SizeInference("get_laplacian", (_s("num_nodes", 4),), "number of nodes",
                   "utils/laplacian.py:66 `maybe_num_nodes(edge_index, num_nodes)`"),
     SizeInference("remove_isolated_nodes", (_s("num_nodes", 2),), "number of nodes",
                   "utils/isolated.py:70 `maybe_num_nodes(edge_index, num_nodes)`"),
-    SizeInference("dropout_node", (_s("num_nodes", 2),), "number of nodes",
-                  "utils/dropout.py:138 `maybe_num_nodes(edge_index, num_nodes)`"),
-    SizeInference("negative_sampling", (_s("num_nodes", 1),), "number of nodes",
-                  "utils/_negative_sampling.py:66 `maybe_num_nodes(edge_index, num_nodes)`"),
     SizeInference("structured_negative_sampling", (_s("num_nodes", 1),), "number of nodes",
                   "utils/_negative_sampling.py:250 `maybe_num_nodes(edge_index, num_nodes)`"),
     SizeInference("to_nested_tensor", (_s("batch_size", 3),), "number of graphs",
@@ -143,6 +139,12 @@ TABLE: tuple[SizeInference, ...] = (
                   "nn/norm/graph_norm.py:70 `int(batch.max()) + 1`", needs=_s("batch", 1), module=True),
     SizeInference("InstanceNorm", (_s("batch_size", 2),), "number of graphs",
                   "nn/norm/instance_norm.py:79 `int(batch.max()) + 1`", needs=_s("batch", 1), module=True),
+    SizeInference("PairNorm", (_s("batch_size", 2),), "number of graphs",
+                  "nn/norm/pair_norm.py:64 -> utils/_scatter.py:48 `int(index.max()) + 1` (E15: 1 break, 2 recompiles)",
+                  needs=_s("batch", 1), module=True),
+    SizeInference("MeanSubtractionNorm", (_s("dim_size", 2),), "number of graphs",
+                  "nn/norm/mean_subtraction_norm.py:33 -> utils/_scatter.py:48 `int(index.max()) + 1` (E15)",
+                  needs=_s("batch", 1), module=True),
     SizeInference("LayerNorm", (_s("batch_size", 2),), "number of graphs",
                   "nn/norm/layer_norm.py:89 `int(batch.max()) + 1` (mode='graph')", needs=_s("batch", 1),
                   module=True),

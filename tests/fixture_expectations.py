@@ -10,7 +10,8 @@ when its code agrees and the expected line lies within its reported span):
 - GNN001/004/008/009: the line of the call or subscript;
 - GNN002: the optimizer constructor; GNN003: the ModuleDict subscript;
 - GNN005: the expression that creates the sparse adjacency;
-- GNN006/007/010/012: the ``torch.compile`` call; GNN011: the assignment.
+- GNN006/007/010/012: the ``torch.compile`` call; GNN011: the assignment;
+- GNN014: the layer's constructor (a utility: its call).
 
 Anything else reported on a fixture is a false positive; every ``*_clean.py``
 twin maps to ``[]``. Version-gated rules: GNN003 only runs for target torch
@@ -61,7 +62,10 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "tuple_moduledict_key_clean.py": [],
     "repeat_interleave_hazard.py": [("GNN004", 20), ("GNN004", 41)],
     "repeat_interleave_clean.py": [],
-    "sparse_adj_hazard.py": [("GNN005", 20)],
+    # GNN014: the default GCNConv normalisation is what crashes on the CSR path
+    # (measured: GCNConv(normalize=False) compiles on the CSR adjacency, the
+    # default and add_self_loops=False raise IndexError)
+    "sparse_adj_hazard.py": [("GNN005", 20), ("GNN014", 26), ("GNN014", 27)],
     "sparse_adj_clean.py": [],
     "loader_not_dynamic_hazard.py": [("GNN007", 58)],
     "loader_not_dynamic_clean.py": [],
@@ -74,6 +78,8 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "lazy_module_clean.py": [],
     "hidden_errors_hazard.py": [("GNN011", 19), ("GNN011", 20)],
     "hidden_errors_clean.py": [],
+    "layer_graph_break_hazard.py": [("GNN014", 25), ("GNN014", 26), ("GNN014", 30)],
+    "layer_graph_break_clean.py": [],
 }
 
 # Findings added to EXPECTED for other target versions (``--torch-version``).
@@ -297,5 +303,24 @@ RUNTIME: dict[str, dict] = {
                    "model has no compile error or recompile storm, so nothing is hidden in "
                    "this run: baseline only",
         "main": "1 recompile (GLOBAL_STATE grad_mode for the final eval), same as the twin",
+    },
+    "layer_graph_break_hazard.py": {
+        "outcome": "ok",
+        "graph_breaks": [
+            (30, "Dynamic shape operator: aten.nonzero.default (dropout_edge, "
+                 "torch_geometric/utils/dropout.py:212)"),
+            (33, "in the `for conv in self.convs` loop: GCNConv -> gcn_norm -> "
+                 "add_remaining_self_loops (utils/loop.py:650), 'torch.compile detected a graph "
+                 "break in a for/while loop. Skipping the frame and falling back to eager, as "
+                 "graph breaks in loops are not supported.'"),
+            (34, "GATConv -> remove_self_loops (utils/loop.py:113), nonzero"),
+        ],
+        "recompiles": [("GCNConv.forward, gcn_norm, add_remaining_self_loops and their resume "
+                        "functions", "tensor 'edge_index' size mismatch at index 1 (each new "
+                        "edge count after dropout)")],
+        "example": "18 breaks, 19 recompiles, 23 graphs over 6 calls; the resume function "
+                   "after line 30 (holding the layer loop) fails and is skipped, so the user "
+                   "code after the edge dropout runs eagerly in every call; clean twin: 0 "
+                   "breaks, 1 recompile (the baseline), 2 graphs",
     },
 }

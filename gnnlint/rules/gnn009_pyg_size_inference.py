@@ -15,20 +15,28 @@ class PygSizeInference(Rule):
     not passed — `global_{add,mean,max}_pool(x, batch)` without `size`,
     `scatter` without `dim_size`, `softmax(src, index)` without `num_nodes`,
     `to_dense_batch` without `batch_size`/`max_num_nodes`, `to_dense_adj`,
-    `degree`, `add_self_loops` / `add_remaining_self_loops`, `one_hot`,
-    `coalesce`, `to_undirected` without `num_nodes`, aggregation modules
-    (`SumAggregation()(x, index)`) without `dim_size`, `GraphNorm` /
-    `InstanceNorm` / `LayerNorm` called with `batch` but no `batch_size`, and
-    the `torch_scatter` functions without `dim_size` — inside a compiled
-    region. The full list, with the line of PyG's source that infers each
-    size, is `gnnlint/pyg_sizes.py`.
+    `degree`, `add_self_loops`, `one_hot`, `subgraph`-style helpers without
+    `num_nodes`, aggregation modules (`SumAggregation()(x, index)`,
+    `AttentionalAggregation`, ...) without `dim_size`, the norms `GraphNorm`
+    / `InstanceNorm` / `LayerNorm` / `PairNorm` called with `batch` but no
+    `batch_size` and `MeanSubtractionNorm` without `dim_size`, and the
+    `torch_scatter` functions without `dim_size` — inside a compiled region.
+    The full list, with the line of PyG's source that infers each size, is
+    `gnnlint/pyg_sizes.py`. Utilities that break even with a size
+    (`add_remaining_self_loops`, `coalesce`, `to_undirected`, `dropout_node`,
+    `negative_sampling`) are GNN014's.
 
     ## Why is this bad?
     When the size is `None`, PyG computes it as `int(index.max()) + 1` (or
     `maybe_num_nodes`, which does the same): a device-to-host copy. Under
     `torch.compile` this is a **graph break** ("Unsupported Tensor.item()
     call") on every call, and on a GPU a sync that stalls the pipeline. PyG's
-    compile guide names the pooling case first. The size is almost always
+    compile guide names the pooling case first. Measured on torch 2.13 + PyG
+    2.8.1 (`shared/evidence/torch-2.13-pyg-2.8.1/e06c_pool_norm.py`,
+    `e06d_utils.py`, `bench/evidence/e15_layers_more.py`): 1–2 breaks per
+    call for each norm, aggregation and utility (`PairNorm` also 2
+    recompiles); inside `BasicGNN(norm="graph_norm")` the break skips the
+    whole model forward; with the size argument 0. The size is almost always
     known where the call is made: `batch_size` / `num_graphs` from the loader,
     `x.size(0)` for the number of nodes.
 
