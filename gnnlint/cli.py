@@ -344,6 +344,7 @@ def _check_paths(paths, settings, kw):
                    f"({result.bytes_parsed / 1e6:.2f} MB), "
                    f"{result.files_cached} from the cache, in {time.perf_counter() - started:.2f} s "
                    f"({jobs} job{'s' if jobs != 1 else ''})", err=True)
+        _print_versions(settings)
     if result.internal_errors:
         for error in result.internal_errors:
             click.echo(f"gnnlint: error: {error}", err=True)
@@ -353,6 +354,14 @@ def _check_paths(paths, settings, kw):
     sources = {}
     findings = apply_noqa(result.findings, sources_out=sources)
     return findings, sources
+
+
+def _print_versions(settings) -> None:
+    """-v: the target versions of version-aware rules, and where each came from."""
+    from gnnlint.engine import target_versions
+
+    for dist, (version, origin) in target_versions(settings).items():
+        click.echo(f"gnnlint: target {dist} {version or 'newest'}: {origin}", err=True)
 
 
 def _check_stdin(settings, kw):

@@ -693,12 +693,29 @@ def lint_paths(paths: Sequence, settings=None) -> list[Finding]:
     return apply_noqa(result.findings)
 
 
+def target_versions(settings) -> dict[str, tuple[Optional[str], str]]:
+    """distribution -> (target version or None for the newest, where it came
+    from): the config / command line, else installed, else declared."""
+    from gnnlint.versions import target_version
+
+    out = {}
+    for dist, value, key in (("torch", settings.torch_version, "torch_version"),
+                             ("torch_geometric", settings.pyg_version, "pyg_version")):
+        if value is not None:
+            origin = (getattr(settings, "origins", None) or {}).get(key, "the settings")
+            out[dist] = (value, f"set in {origin}" if origin != "command line" else "set on the command line")
+        else:
+            out[dist] = target_version(dist, os.path.abspath(os.fspath(settings.project_root)))
+    return out
+
+
 def options_from_settings(settings, path: Path) -> LintOptions:
+    versions = target_versions(settings)
     return LintOptions(
         codes=frozenset(settings.codes_for(path)),
         assume_compiled=settings.assume_compiled,
-        torch_version=settings.torch_version,
-        pyg_version=settings.pyg_version,
+        torch_version=versions["torch"][0],
+        pyg_version=versions["torch_geometric"][0],
         max_parse_bytes=getattr(settings, "max_file_size", 0) * 1024,
     )
 

@@ -67,3 +67,130 @@ def matches(spec: str, version: Optional[str]) -> bool:
 
 def is_valid_version(text: str) -> bool:
     return bool(re.match(r"^\d+(\.\d+){0,2}([.+a-z0-9]*)$", text.strip()))
+
+
+# ---------------------------------------------------------------------- declared
+# Names a project may declare torch / torch_geometric under (pip, conda).
+_DECLARED_NAMES = {
+    "torch": ("torch", "pytorch"),
+    "torch_geometric": ("torch-geometric", "torch_geometric", "pyg"),
+}
+_REQ_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)$")
+_LOWER_RE = re.compile(r"(?<![<>!=~])(>=|~=|===|==|>|\^|~|=)\s*v?(\d+(?:\.\d+)*)")
+
+
+def lowest_allowed(spec: str) -> Optional[str]:
+    """The lowest version a requirement's specifier allows: '>=2.2,<3' ->
+    '2.2'; '==2.4.*' -> '2.4'; conda's '=2.4' and poetry's '^2.4' too; None
+    when it has no lower bound ('<3', nothing)."""
+    spec = spec.split(";")[0].split("#")[0]
+    found = [m.group(2) for m in _LOWER_RE.finditer(spec)]
+    if not found:
+        return None
+    return min(found, key=parse_version)
+
+
+def _requirement_lines(text: str):
+    for line in text.splitlines():
+        line = line.split(" #")[0].strip()
+        if line and not line.startswith(("#", "-")):
+            yield line
+
+
+def _declared_in(root: str, distribution: str) -> list[tuple[str, str]]:
+    """(lowest allowed version, where) for every declaration of
+    ``distribution`` in the project's files at ``root``."""
+    import glob
+    import os
+
+    names = {n.lower().replace("_", "-") for n in _DECLARED_NAMES.get(distribution, (distribution,))}
+    out: list[tuple[str, str]] = []
+
+    def consider(requirement: str, where: str) -> None:
+        match = _REQ_RE.match(requirement.strip().strip("'\""))
+        if not match:
+            return
+        name = match.group(1).split("::")[-1].lower().replace("_", "-")
+        if name not in names:
+            return
+        version = lowest_allowed(match.group(2))
+        if version is not None:
+            out.append((version, f"{requirement.strip()!r} in {where}"))
+
+    pyproject = os.path.join(root, "pyproject.toml")
+    if os.path.isfile(pyproject):
+        try:
+            import tomllib
+
+            with open(pyproject, "rb") as fh:
+                doc = tomllib.load(fh)
+        except (OSError, ValueError):
+            doc = {}
+        project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
+        for req in project.get("dependencies") or []:
+            if isinstance(req, str):
+                consider(req, "pyproject.toml [project] dependencies")
+        for extra, reqs in (project.get("optional-dependencies") or {}).items():
+            for req in reqs if isinstance(reqs, list) else []:
+                if isinstance(req, str):
+                    consider(req, f"pyproject.toml [project.optional-dependencies] {extra}")
+        poetry = ((doc.get("tool") or {}).get("poetry") or {})
+        for table in ("dependencies", "dev-dependencies"):
+            for name, value in (poetry.get(table) or {}).items():
+                version = value.get("version") if isinstance(value, dict) else value
+                if isinstance(version, str):
+                    spec = version if version[:1] in "<>=^~!" else f"=={version}"
+                    consider(f"{name}{spec}", f"pyproject.toml [tool.poetry.{table}]")
+    for path in sorted(glob.glob(os.path.join(root, "requirements*.txt"))
+                       + glob.glob(os.path.join(root, "requirements", "*.txt"))):
+        try:
+            text = open(path, encoding="utf-8", errors="replace").read()
+        except OSError:
+            continue
+        for line in _requirement_lines(text):
+            consider(line, os.path.relpath(path, root))
+    for name in ("environment.yml", "environment.yaml"):
+        path = os.path.join(root, name)
+        try:
+            text = open(path, encoding="utf-8", errors="replace").read()
+        except OSError:
+            continue
+        for line in text.splitlines():  # "  - pytorch=2.4", "  - pytorch::pytorch>=2.2", pip's "- torch==2.4"
+            item = re.match(r"^\s*-\s+([^\s:#][^#]*?)\s*$", line) or re.match(r"^\s*-\s+(\w+::[^#]*?)\s*$", line)
+            if item:
+                consider(item.group(1), name)
+    path = os.path.join(root, "setup.cfg")
+    if os.path.isfile(path):
+        import configparser
+
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, OSError):
+            parser = None
+        if parser is not None:
+            if parser.has_option("options", "install_requires"):
+                for line in _requirement_lines(parser.get("options", "install_requires")):
+                    consider(line, "setup.cfg [options] install_requires")
+            if parser.has_section("options.extras_require"):
+                for extra, value in parser.items("options.extras_require"):
+                    for line in _requirement_lines(value):
+                        consider(line, f"setup.cfg [options.extras_require] {extra}")
+    return out
+
+
+@lru_cache(maxsize=None)
+def target_version(distribution: str, root: str) -> tuple[Optional[str], str]:
+    """The version to warn for when the config does not set one, and where it
+    came from: the installed distribution's metadata, else the lowest version
+    the project at ``root`` allows in its declared dependencies (a pre-commit
+    environment has no torch; ruff reads requires-python the same way), else
+    None (newest)."""
+    installed = installed_version(distribution)
+    if installed is not None:
+        return installed, f"installed {distribution} {installed} (its metadata)"
+    declared = _declared_in(root, distribution)
+    if declared:
+        version, where = min(declared, key=lambda d: parse_version(d[0]))
+        return version, f"lowest allowed by {where}"
+    return None, "not set, not installed, not declared: the newest"

@@ -1,4 +1,8 @@
-"""The real pre-commit, in a temporary git repository, runs our hook."""
+"""The real pre-commit, in a temporary git repository, runs our hook.
+
+The hook repository is this checkout at HEAD: pre-commit clones it and
+installs gnnlint in its own environment (libcst, click, rich; no torch), as a
+user's pre-commit does."""
 from __future__ import annotations
 
 import os
@@ -61,3 +65,62 @@ def test_hook_passes_on_clean_code(hook_repo):
     result = _run_hook(repo, env, "train.py", "import torch\nmodel = torch.compile(object())\n")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Passed" in result.stdout
+
+
+MODELS = textwrap.dedent("""\
+    import torch
+    from torch_geometric.nn import ModuleDict
+
+
+    class Net(torch.nn.Module):
+        def __init__(self, metadata):
+            super().__init__()
+            self.lins = ModuleDict({et: torch.nn.Linear(4, 4) for et in metadata[1]})
+
+        def forward(self, x_dict):
+            out = self.lins[("author", "writes", "paper")](x_dict["author"])
+            return out * out.sum().item()
+""")
+TRAIN = textwrap.dedent("""\
+    import torch
+    from models import Net
+
+    model = torch.compile(Net(([], [("author", "writes", "paper")])), dynamic=True)
+""")
+
+
+def test_commit_of_models_py_alone_is_blocked_by_its_cross_file_findings(hook_repo):
+    """train.py (committed before) compiles models.Net; a commit that stages
+    only models.py must fail on what train.py makes of it. The hook's
+    environment has no torch: GNN003 (torch < 2.5) fires because the
+    project declares torch>=2.4, the lowest version it allows."""
+    repo, env = hook_repo
+    for old in repo.glob("*.py"):
+        old.unlink()
+    (repo / "pyproject.toml").write_text("[project]\nname = 'demo'\ndependencies = ['torch>=2.4,<3']\n")
+    (repo / "train.py").write_text(TRAIN)
+    (repo / "models.py").write_text("import torch\n")
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-q", "--no-verify", "-m", "base", cwd=repo)
+    (repo / "models.py").write_text(MODELS)
+    _git("add", "models.py", cwd=repo)
+    hook = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert hook.returncode == 0, hook.stdout + hook.stderr
+    commit = subprocess.run(["git", "commit", "-m", "models"], cwd=repo, env=env,
+                            capture_output=True, text=True, timeout=900)
+    out = commit.stdout + commit.stderr
+    assert commit.returncode != 0, out
+    assert "models.py:12:" in out and "GNN001" in out, out  # .item() in the forward train.py compiles
+    assert "models.py:11:" in out and "GNN003" in out, out  # from the declared torch>=2.4
+    assert _git("rev-list", "--count", "HEAD", cwd=repo) == "1"  # nothing was committed
+    subprocess.run([sys.executable, "-m", "pre_commit", "uninstall"], cwd=repo, env=env, capture_output=True)
+    _git("reset", "-q", "--hard", cwd=repo)
+    (repo / "pyproject.toml").unlink()
+
+
+def test_hooks_run_serially():
+    """The project index is global: pre-commit must not split the files among
+    parallel gnnlint processes."""
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert text.count("require_serial: true") == text.count("- id:") == 2
