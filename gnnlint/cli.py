@@ -52,11 +52,11 @@ def _common_options(func):
         click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), envvar="GNNLINT_OUTPUT_FORMAT",
                      help="Output format (default: full on a terminal, concise otherwise)."),
         click.option("-o", "--output-file", type=click.Path(path_type=Path), help="Write the report to this file."),
-        click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
+        click.option("-e", "--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
         click.option("--severity", type=click.Choice(["info", "warning", "error"]), default=None,
                      help="Report only findings of this severity or higher (info < warning < error; default info)."),
         click.option("--statistics", is_flag=True, help="Print counts per rule instead of the findings."),
-        click.option("--no-cache", is_flag=True, help="Do not read or write the cache."),
+        click.option("-n", "--no-cache", is_flag=True, help="Do not read or write the cache."),
         click.option("--cache-dir", type=click.Path(path_type=Path), envvar="GNNLINT_CACHE_DIR", help="Cache directory (default .gnnlint_cache)."),
         click.option("--diff", is_flag=True, help="With fixes: print a unified diff, write nothing."),
         click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe."),
@@ -82,6 +82,13 @@ def _common_options(func):
         click.option("--absolute-paths", is_flag=True,
                      help="Name files by absolute path (default: relative to the project root)."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line."),
+        click.option("-s", "--silent", is_flag=True,
+                     help="Print nothing (the exit code still says whether there are findings)."),
+        click.option("--ignore-noqa", is_flag=True, help="Report (and fix) findings that a # noqa suppresses."),
+        click.option("--add-noqa", is_flag=True,
+                     help="Add a '# noqa: CODE' to every line with a finding (--add-noqa=REASON: after the codes); "
+                          "exit 0."),
+        click.option("--add-noqa-reason", hidden=True, default=None),
         click.option("-v", "--verbose", is_flag=True,
                      help="Print how many files were checked, parsed and answered from the cache (stderr)."),
     ]
@@ -90,7 +97,20 @@ def _common_options(func):
     return func
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    def parse_args(self, ctx, args):
+        # ruff's `--add-noqa[=REASON]`: the reason only with '=', so
+        # `--add-noqa src/` keeps src/ a path
+        out = []
+        for arg in args:
+            if arg.startswith("--add-noqa="):
+                out += ["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
+            else:
+                out.append(arg)
+        return super().parse_args(ctx, out)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="gnnlint", message="%(prog)s %(version)s")
 def main() -> None:
     """gnnlint: find the code that makes torch.compile slow or wrong in GNN code."""
@@ -99,6 +119,8 @@ def main() -> None:
 @main.command()
 @_common_options
 @click.option("--fix/--no-fix", "fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--fix-only", is_flag=True,
+              help="Apply fixes; do not report, or exit non-zero for, the findings that remain.")
 def check(**kwargs) -> None:
     """Lint PATHS (default: the current directory)."""
     raise click.exceptions.Exit(_run(**kwargs))
@@ -162,10 +184,23 @@ def _run(**kw) -> int:
     from gnnlint.config import ConfigError
 
     settings = _settings(kw)
+    if kw.get("fix_only"):
+        kw["fix"] = True
     out_stream = sys.stdout
     output_file = kw.get("output_file")
     fmt = kw.get("output_format") or ("full" if sys.stdout.isatty() and not output_file else "concise")
     paths = list(kw.get("paths") or ()) or ["."]
+    if kw.get("add_noqa_reason") is not None:
+        kw["add_noqa"] = True
+    if kw.get("add_noqa"):
+        if paths == ["-"]:
+            raise _fail("--add-noqa edits files; it cannot read stdin")
+        if kw.get("fix") or kw.get("diff"):
+            raise _fail("--add-noqa cannot be combined with --fix or --diff")
+        try:
+            return _add_noqa(paths, settings, kw)
+        except ConfigError as exc:
+            raise _fail(str(exc))
     try:
         if paths == ["-"]:
             result, sources, fix_outcome = _check_stdin(settings, kw)
@@ -192,6 +227,10 @@ def _run(**kw) -> int:
 
     # --severity / `severity`: what is reported and counted for the exit code
     findings = at_least(result, settings.severity)
+    if kw.get("fix_only"):
+        findings = []  # ruff's --fix-only: what remains is neither reported nor an exit 1
+    if kw.get("silent"):
+        output_file, out_stream = None, open(os.devnull, "w", encoding="utf-8")
     if output_file:
         try:
             output_file.parent.mkdir(parents=True, exist_ok=True)
@@ -205,7 +244,7 @@ def _run(**kw) -> int:
             return 0 if kw.get("exit_zero") else code
         _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings)
     finally:
-        if out_stream is not sys.stdout:
+        if out_stream not in (sys.stdout, sys.stderr):
             out_stream.close()
     if fix_outcome is not None and any("internal error" in e for e in fix_outcome.errors):
         return 2  # a fix was dropped because it broke the file: never silent
@@ -215,6 +254,27 @@ def _run(**kw) -> int:
         return 1
     if fix_outcome is not None and kw.get("exit_non_zero_on_fix") and fix_outcome.fixed:
         return 1
+    return 0
+
+
+def _add_noqa(paths, settings, kw) -> int:
+    """--add-noqa[=REASON]: a `# noqa: CODE` on each line with a finding."""
+    from gnnlint.add_noqa import add_noqa_to_file
+
+    findings, _sources = _check_paths(paths, settings, kw)
+    if findings is None:
+        return 2
+    by_path: dict[str, list] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    added = 0
+    for path, group in sorted(by_path.items()):
+        count, errors = add_noqa_to_file(path, group, kw.get("add_noqa_reason") or None)
+        added += count
+        for error in errors:
+            _warn(error)
+    if not kw.get("silent"):
+        click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
     return 0
 
 
@@ -352,7 +412,7 @@ def _check_paths(paths, settings, kw):
     if files and result.files_checked == 0 and result.errors:
         return None, {}
     sources = {}
-    findings = apply_noqa(result.findings, sources_out=sources)
+    findings = apply_noqa(result.findings, sources_out=sources, ignore=kw.get("ignore_noqa", False))
     return findings, sources
 
 
@@ -397,7 +457,7 @@ def _check_stdin(settings, kw):
         facts = result.facts.get(str(Path(name)))
     if not fixing:
         sources = {name: text}
-        return apply_noqa(raw, sources), sources, None
+        return apply_noqa(raw, sources, ignore=kw.get("ignore_noqa", False)), sources, None
     from gnnlint.fix import fix_source, unified_diff
 
     fixable = frozenset(settings.for_path(name).fixable_codes) if name != "-" else frozenset(settings.fixable_codes)

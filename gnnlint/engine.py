@@ -721,9 +721,10 @@ def options_from_settings(settings, path: Path) -> LintOptions:
 
 
 def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None,
-               sources_out: Optional[dict[str, str]] = None) -> list[Finding]:
+               sources_out: Optional[dict[str, str]] = None, ignore: bool = False) -> list[Finding]:
     """Drop findings suppressed by ``# noqa``; ``sources_out`` collects the
-    text of every file that had findings (for the full report's snippets)."""
+    text of every file that had findings (for the full report's snippets).
+    ``ignore`` (--ignore-noqa): keep them all."""
     from gnnlint.suppress import filter_findings, parse_noqa
 
     by_path: dict[str, list[Finding]] = {}
@@ -740,5 +741,5 @@ def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None
                 continue
         if sources_out is not None:
             sources_out[path] = text
-        kept.extend(filter_findings(group, parse_noqa(text)))
+        kept.extend(group if ignore else filter_findings(group, parse_noqa(text)))
     return kept

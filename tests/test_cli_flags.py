@@ -1,0 +1,91 @@
+"""ruff's command-line habits (issue 12): --add-noqa[=REASON], --ignore-noqa,
+--fix-only, -e/-n/-s."""
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from gnnlint.add_noqa import add_noqa
+from gnnlint.cli import main
+from gnnlint.finding import Finding
+
+HAZARD = textwrap.dedent('''\
+    import torch
+
+    class GCN(torch.nn.Module):
+        def forward(self, x):
+            y = x * x.sum().item()  # type: ignore
+            doc = """a string
+            that spans lines""" + str(x.nonzero())
+            z = (x +
+                 x.tolist()[0])
+            return y * x.cpu().numpy()[0]  # noqa: GNN008
+
+    model = GCN()
+    torch.compile(model)
+''')
+
+
+def run(args, cwd: Path):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (tmp_path / "m.py").write_bytes(HAZARD.replace("\n", "\r\n").encode())  # CRLF: kept
+    return tmp_path
+
+
+def test_add_noqa_then_nothing_is_reported_and_a_second_run_changes_nothing(tmp_path):
+    root = _project(tmp_path)
+    before = run(["check", "-n", "."], root)
+    assert before.exit_code == 1 and before.output.count(" GNN") >= 4
+    result = run(["check", "-n", "--add-noqa=legacy debt", "."], root)
+    assert result.exit_code == 0 and "Added" in result.stderr
+    data = (root / "m.py").read_bytes()
+    assert b"\n" not in data.replace(b"\r\n", b"")  # line endings kept
+    text = data.decode().replace("\r\n", "\n")
+    assert "x.sum().item()  # type: ignore  # noqa: GNN001 legacy debt\n" in text
+    # the statement's first line ends inside a string: the finding's own line carries it
+    assert '        doc = """a string\n' in text
+    assert 'that spans lines""" + str(x.nonzero())  # noqa: GNN008 legacy debt\n' in text
+    assert "# noqa: GNN008, GNN001\n" in text  # added to the existing directive
+    assert run(["check", "-n", "."], root).exit_code == 0
+    again = run(["check", "-n", "--add-noqa", "."], root)
+    assert again.exit_code == 0 and "Added 0 noqa directives." in again.stderr
+    assert (root / "m.py").read_bytes() == data
+    # --ignore-noqa reports them again
+    assert run(["check", "-n", "--ignore-noqa", "."], root).output.count(" GNN") == before.output.count(" GNN")
+
+
+def test_add_noqa_keeps_bytes_outside_the_edited_lines():
+    finding = Finding("m.py", 2, 1, 2, 5, "GNN001", "host-sync", "m")
+    edit = add_noqa("a = 1\nb = x.item()\n\x0cc = 2\n", [finding])
+    assert edit.text == "a = 1\nb = x.item()  # noqa: GNN001\n\x0cc = 2\n" and edit.added == 1
+    continued = Finding("m.py", 1, 1, 1, 5, "GNN001", "host-sync", "m")
+    edit = add_noqa("b = x.item() + \\\n    1\n", [continued])
+    assert edit.text == "b = x.item() + \\\n    1\n" and edit.skipped == [continued]
+
+
+def test_fix_only_applies_fixes_and_does_not_fail_on_what_remains(tmp_path):
+    root = _project(tmp_path)
+    result = run(["check", "-n", "--fix-only", "."], root)
+    assert result.exit_code == 0, result.output
+    assert "model = torch.compile(model)" in (root / "m.py").read_text()
+    assert "GNN001" not in result.output
+
+
+def test_short_forms(tmp_path):
+    root = _project(tmp_path)
+    assert run(["check", "-n", "-e", "."], root).exit_code == 0
+    silent = run(["check", "-n", "-s", "."], root)
+    assert silent.exit_code == 1 and silent.output == ""
+    assert not (root / ".gnnlint_cache").exists()  # -n: no cache written
