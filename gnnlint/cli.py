@@ -89,6 +89,10 @@ def _common_options(func):
                      help="Add a '# noqa: CODE' to every line with a finding (--add-noqa=REASON: after the codes); "
                           "exit 0."),
         click.option("--add-noqa-reason", hidden=True, default=None),
+        click.option("--show-files", is_flag=True,
+                     help="List the files that would be checked (with -v: the ones left out, and why)."),
+        click.option("--show-settings", is_flag=True,
+                     help="Print the settings the (one) file named gets, and where each value came from."),
         click.option("-v", "--verbose", is_flag=True,
                      help="Print how many files were checked, parsed and answered from the cache (stderr)."),
     ]
@@ -192,6 +196,10 @@ def _run(**kw) -> int:
     paths = list(kw.get("paths") or ()) or ["."]
     if kw.get("add_noqa_reason") is not None:
         kw["add_noqa"] = True
+    if kw.get("show_settings"):
+        return _show_settings(paths, settings, kw)
+    if kw.get("show_files"):
+        return _show_files(paths, settings, kw)
     if kw.get("add_noqa"):
         if paths == ["-"]:
             raise _fail("--add-noqa edits files; it cannot read stdin")
@@ -254,6 +262,53 @@ def _run(**kw) -> int:
         return 1
     if fix_outcome is not None and kw.get("exit_non_zero_on_fix") and fix_outcome.fixed:
         return 1
+    return 0
+
+
+def _show_files(paths, settings, kw) -> int:
+    from gnnlint.discover import discover
+
+    excluded: list = []
+    files, warnings = discover([Path(p) for p in paths], settings, excluded if kw.get("verbose") else None)
+    for w in warnings:
+        _warn(w)
+    if kw.get("force_exclude"):
+        dropped = [f for f in files if _force_excluded(f, settings)]
+        excluded += [(str(f), "exclude (--force-exclude)") for f in dropped]
+        files = [f for f in files if f not in dropped]
+    for f in files:
+        click.echo(str(f))
+    for path, why in excluded:
+        click.echo(f"excluded: {path} ({why})", err=True)
+    return 2 if warnings and not files else 0
+
+
+def _show_settings(paths, settings, kw) -> int:
+    """The settings of one file, each value with where it came from."""
+    import dataclasses
+
+    from gnnlint.engine import target_versions
+
+    if len(paths) != 1 or paths == ["-"] and not kw.get("stdin_filename"):
+        raise _fail("--show-settings needs exactly one file (or '-' with --stdin-filename)")
+    target = kw.get("stdin_filename") if paths == ["-"] else paths[0]
+    mine = settings.for_path(target)
+    lines = [f"file: {os.path.abspath(target)}",
+             f"project root: {os.path.abspath(settings.project_root)} (marked by {settings.root_marker})",
+             f"config: {mine.config_path or '(none: defaults)'}"]
+    skip = {"cwd", "project_root", "config_path", "layers", "layer_origins", "origins", "hierarchy", "root_marker"}
+    for f in dataclasses.fields(mine):
+        if f.name in skip:
+            continue
+        value = getattr(mine, f.name)
+        origin = mine.origins.get(f.name, "default")
+        lines.append(f"{f.name.replace('_', '-')} = {value!r}  # {origin}")
+    for (select, extend, ignore), origin in zip(mine.layers, mine.layer_origins):
+        lines.append(f"then: select={select!r} extend-select={extend!r} ignore={ignore!r}  # {origin}")
+    lines.append("enabled codes: " + ", ".join(sorted(mine.codes_for(target))))
+    for dist, (version, origin) in target_versions(mine).items():
+        lines.append(f"target {dist}: {version or 'newest'}  # {origin}")
+    click.echo("\n".join(lines))
     return 0
 
 

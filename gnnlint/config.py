@@ -111,6 +111,7 @@ class Settings:
     # Where each value came from (field -> "path" or "command line"), for
     # --show-settings; the hierarchy of configs below the project root.
     origins: dict = field(default_factory=dict)
+    layer_origins: list = field(default_factory=list)  # where each of ``layers`` came from
     hierarchy: Any = None
     # what marks the project root: "config", "pyproject", "git", "--config",
     # or "cwd" (nothing found: the current directory)
@@ -740,7 +741,7 @@ def find_project_root(start: Path) -> tuple[Path, str]:
 def _load_file(path: Path, known: list[str], seen: tuple = ()) -> tuple[dict, VerifySettings, list, dict]:
     """A config file's values, following ``extend`` (a base config whose
     values this one overrides): (values, verify, selection layers after the
-    base's own selection, origins field -> file)."""
+    base's own selection as (layer, origin), origins field -> file)."""
     path = Path(os.path.normpath(path))
     if path in seen:
         raise ConfigError(f"'extend' cycle: {' -> '.join(str(p) for p in (*seen, path))}")
@@ -762,9 +763,8 @@ def _load_file(path: Path, known: list[str], seen: tuple = ()) -> tuple[dict, Ve
     merged, base_verify, layers, origins = _load_file(base_path, known, (*seen, path))
     selection = {k: values.pop(k) for k in ("select", "extend_select", "ignore") if k in values}
     if selection:
-        layers = layers + [(selection.get("select"), selection.get("extend_select", []),
-                            selection.get("ignore", []))]
-        origins.update({k: str(path) for k in selection})
+        layers = layers + [((selection.get("select"), selection.get("extend_select", []),
+                             selection.get("ignore", [])), str(path))]
     for name, value in values.items():
         if name in ("extend_exclude", "unfixable"):
             value = merged.get(name, []) + value
@@ -785,16 +785,18 @@ def _settings_from_file(used: Path | None, root: Path, cwd: Path, known: list[st
     settings = Settings(project_root=root, config_path=used, cwd=cwd, verify=verify)
     for name, value in file_values.items():
         setattr(settings, name, value)
-    settings.layers = list(layers)
+    settings.layers = [layer for layer, _ in layers]
+    settings.layer_origins = [origin for _, origin in layers]
     settings.origins = dict(origins)
     if "select" in cli:  # starts afresh: the files' selection layers are dropped
         settings.select = cli["select"]
         settings.extend_select = cli.get("extend_select", [])
         settings.ignore = cli.get("ignore", [])
-        settings.layers = []
+        settings.layers, settings.layer_origins = [], []
+        settings.origins.update({k: "command line" for k in ("select", "extend_select", "ignore")})
     elif "extend_select" in cli or "ignore" in cli:
         settings.layers.append((None, cli.get("extend_select", []), cli.get("ignore", [])))
-        settings.origins.update({k: "command line" for k in ("select", "extend_select", "ignore") if k in cli})
+        settings.layer_origins.append("command line")
     settings.extend_exclude = settings.extend_exclude + cli.get("extend_exclude", [])
     settings.unfixable = settings.unfixable + cli.get("unfixable", [])
     for name in ("extend_exclude", "unfixable"):

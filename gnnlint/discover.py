@@ -263,8 +263,10 @@ def _join_out(out_dir: str, name: str) -> str:
     return name if out_dir in ("", ".") else os.path.join(out_dir, name)
 
 
-def discover(paths: list[Path], settings: Settings) -> tuple[list[Path], list[str]]:
+def discover(paths: list[Path], settings: Settings, excluded: list | None = None) -> tuple[list[Path], list[str]]:
     """Files to lint under ``paths`` (sorted, unique) and warnings.
+    ``excluded``: collects (path, why) for each file or folder left out
+    (--show-files -v).
 
     Returned paths keep the form they were given in (relative paths stay
     relative to ``settings.cwd``); relative inputs are resolved against
@@ -297,7 +299,7 @@ def discover(paths: list[Path], settings: Settings) -> tuple[list[Path], list[st
             found.setdefault(abs_path, out)  # explicit files are always linted
             continue
         levels = _initial_levels(abs_path, project_root) if gitignore else ()
-        _walk(abs_path, out, levels, st, excluder, gitignore, found, warnings, visited_dirs)
+        _walk(abs_path, out, levels, st, excluder, gitignore, found, warnings, visited_dirs, excluded)
 
     files = sorted(found.values(), key=lambda p: (p.replace(os.sep, "/"), p))
     return [Path(p) for p in files], warnings
@@ -313,6 +315,7 @@ def _walk(
     found: dict[str, str],
     warnings: list[str],
     visited: set[tuple[int, int]],
+    excluded: list | None = None,
 ) -> None:
     key = (top_stat.st_dev, top_stat.st_ino)
     if key in visited:
@@ -343,8 +346,12 @@ def _walk(
             abs_path = entry.path
             if is_dir:
                 if excluder.excluded(abs_path, name, True):
+                    if excluded is not None:
+                        excluded.append((_join_out(out_dir, name) + os.sep, "exclude / extend-exclude"))
                     continue
                 if levels and _is_ignored(levels, abs_path, name, True):
+                    if excluded is not None:
+                        excluded.append((_join_out(out_dir, name) + os.sep, ".gitignore"))
                     continue
                 try:
                     st = entry.stat()
@@ -362,7 +369,11 @@ def _walk(
                 except OSError:
                     continue
                 if excluder.excluded(abs_path, name, False):
+                    if excluded is not None:
+                        excluded.append((_join_out(out_dir, name), "exclude / extend-exclude"))
                     continue
                 if levels and _is_ignored(levels, abs_path, name, False):
+                    if excluded is not None:
+                        excluded.append((_join_out(out_dir, name), ".gitignore"))
                     continue
                 found.setdefault(os.path.normpath(abs_path), _join_out(out_dir, name))

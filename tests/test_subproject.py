@@ -111,3 +111,32 @@ def test_force_exclude_applies_to_stdin_filename(tmp_path):
     assert result.exit_code == 0 and "GNN" not in result.output
     result = run([*args, "--force-exclude", "--fix"], tmp_path, input=HAZARD.encode())
     assert result.stdout == HAZARD  # an editor gets its buffer back as it was
+
+
+def test_show_settings_names_where_each_value_came_from(tmp_path):
+    root = _tree(tmp_path)
+    (root / "sub" / "pyproject.toml").write_text(
+        "[tool.gnnlint]\nextend = '../pyproject.toml'\nassume-compiled = 'modules'\n")
+    out = run(["check", "--show-settings", "sub/b.py", "--torch-version", "2.4"], root)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert f"config: {root / 'sub' / 'pyproject.toml'}" in lines
+    assert f"assume-compiled = 'modules'  # {root / 'sub' / 'pyproject.toml'}" in lines
+    assert f"ignore = ['GNN010']  # {root / 'pyproject.toml'}" in lines  # from the extended base
+    assert "torch-version = '2.4'  # command line" in lines
+    assert "target torch: 2.4  # set on the command line" in lines
+    assert "GNN010" not in next(line for line in lines if line.startswith("enabled codes:"))
+
+
+def test_show_files_lists_and_explains(tmp_path):
+    root = _tree(tmp_path)
+    (root / "build").mkdir()
+    (root / "build" / "gen.py").write_text("x = 1\n")
+    (root / "skip.py").write_text("x = 1\n")
+    (root / ".gitignore").write_text("skip.py\n")
+    (root / ".git").mkdir()
+    out = run(["check", "--show-files"], root)
+    assert out.stdout.split() == ["a.py", "sub/b.py"]
+    out = run(["check", "--show-files", "-v"], root)
+    assert "excluded: build/ (exclude / extend-exclude)" in out.stderr
+    assert "excluded: skip.py (.gitignore)" in out.stderr
