@@ -831,25 +831,34 @@ class ConfigHierarchy:
         self.root = Path(os.path.normpath(os.path.abspath(root_settings.project_root)))
         self.known, self.cli = known, cli
         self._by_dir: dict[str, Settings] = {}
+        self._config_memo: dict[str, Path | None] = {}
         self._by_config: dict[Path, Settings] = {}
 
     def config_for(self, directory: str) -> Path | None:
-        """The closest config strictly below the project root, or None."""
-        d = Path(directory)
-        root = self.root
-        if d != root and root not in d.parents:
-            return None
-        while d != root:
-            candidate = d / "pyproject.toml"
-            if candidate.is_file():
+        """The closest config strictly below the project root, or None
+        (memoised per folder: a folder's answer is its own config or its
+        parent's)."""
+        memo = self._config_memo
+        if directory in memo:
+            return memo[directory]
+        root = str(self.root)
+        if directory == root or not directory.startswith(root.rstrip(os.sep) + os.sep):
+            found = None
+        else:
+            candidate = os.path.join(directory, "pyproject.toml")
+            found = None
+            if os.path.isfile(candidate):
                 try:
-                    text = candidate.read_bytes()
+                    with open(candidate, "rb") as fh:
+                        text = fh.read()
                 except OSError:
                     text = b""
-                if b"gnnlint" in text and _gnnlint_table(_read_toml(candidate)) is not None:
-                    return candidate
-            d = d.parent
-        return None
+                if b"gnnlint" in text and _gnnlint_table(_read_toml(Path(candidate))) is not None:
+                    found = Path(candidate)
+            if found is None:
+                found = self.config_for(os.path.dirname(directory))
+        memo[directory] = found
+        return found
 
     def settings_for(self, abs_path: str) -> Settings:
         directory = os.path.dirname(abs_path)

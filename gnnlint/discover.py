@@ -263,7 +263,8 @@ def _join_out(out_dir: str, name: str) -> str:
     return name if out_dir in ("", ".") else os.path.join(out_dir, name)
 
 
-def discover(paths: list[Path], settings: Settings, excluded: list | None = None) -> tuple[list[Path], list[str]]:
+def discover(paths: list[Path], settings: Settings, excluded: list | None = None,
+             as_strings: bool = False) -> tuple[list, list[str]]:
     """Files to lint under ``paths`` (sorted, unique) and warnings.
     ``excluded``: collects (path, why) for each file or folder left out
     (--show-files -v).
@@ -302,6 +303,8 @@ def discover(paths: list[Path], settings: Settings, excluded: list | None = None
         _walk(abs_path, out, levels, st, excluder, gitignore, found, warnings, visited_dirs, excluded)
 
     files = sorted(found.values(), key=lambda p: (p.replace(os.sep, "/"), p))
+    if as_strings:  # a whole project's index: Path objects cost more than the walk
+        return files, warnings
     return [Path(p) for p in files], warnings
 
 

@@ -482,15 +482,31 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             progress()
 
     for index, (path, options, facts, force) in enumerate(items):
-        if contents is not None and path in contents:
+        in_memory = contents is not None and path in contents
+        if cache is not None and path in facts_only and not in_memory:
+            # indexed for facts only: an unchanged stat stands for unchanged bytes
+            digest = cache.digest_if_unchanged(os.path.abspath(path))
+            hit = _facts_only_hit(cache, cache.key_for_digest(digest, options, facts), path) \
+                if digest is not None else None
+            if hit is not None and not hit.too_big:
+                hit.cached = True
+                finish(index, None, hit)
+                continue
+        if in_memory:
             data, error = contents[path], None
         else:
             data, error = read_source(path, decode=False)
         if data is None:
             finish(index, None, FileResult(path, error=error))
             continue
-        key = cache.key(data, options, facts) if cache is not None else None
-        hit = cache.get(key, path) if key is not None else None
+        key = cache.key(data, options, facts, None if in_memory else os.path.abspath(path)) \
+            if cache is not None else None
+        if key is None:
+            hit = None
+        elif path in facts_only:
+            hit = _facts_only_hit(cache, key, path)
+        else:
+            hit = cache.get(key, path)
         if hit is not None and hit.too_big:  # skipped by max-file-size: still over today's limit?
             limit = options.max_parse_bytes
             hit = FileResult(path, error=too_big_message(path, hit.too_big, len(data), limit), too_big=hit.too_big) \
@@ -505,7 +521,11 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             continue
         prefiltered = _prefilter_job(data, options, facts, force)
         if path in facts_only and prefiltered is not None and not prefiltered[1]:
-            finish(index, None, FileResult(path))  # tells no other file anything: not parsed, not cached
+            # tells no other file anything: not parsed; remembered as such
+            # (a facts-only entry: its findings are unknown)
+            if key is not None:
+                cache.put_facts_only(key)
+            finish(index, None, FileResult(path))
             continue
         job = (index, key, (path, data, options, facts, force, prefiltered))
         (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
@@ -522,6 +542,12 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
         for index, key, args in cheap + costly:
             finish(index, key, _lint_job(args))
     return results
+
+
+def _facts_only_hit(cache, key: str, path: str) -> Optional[FileResult]:
+    """A cached answer for a file read only for its facts: its full entry,
+    or the note that it exports nothing."""
+    return cache.get(key, path, findings=False) or cache.get_facts_only(key, path)
 
 
 _FACT_ROUNDS = 4  # a chain of files a compiled model reaches through (train -> models -> layers -> ...)
@@ -542,7 +568,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     extra = [str(p) for p in index if os.path.abspath(p) not in named_abs]
     facts_only = frozenset(extra)
     every = paths + extra
-    phase1 = _run(jobs, [(p, options_for(Path(p)), None, False) for p in every], cache, progress,
+    phase1 = _run(jobs, [(p, options_for(p), None, False) for p in every], cache, progress,
                   contents, facts_only)
     results = {r.path: r for r in phase1}
     # Resolve cross-file facts and lint the files they land on again; what
@@ -569,8 +595,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                         changed.add(target[0])
         if not changed:
             break
-        again = _run(jobs, [(p, options_for(Path(p)), incoming[p], True) for p in sorted(changed)], cache,
-                     contents=contents)
+        again = _run(jobs, [(p, options_for(p), incoming[p], True) for p in sorted(changed)], cache,
+                     contents=contents, facts_only=facts_only)
         for r in again:
             results[r.path] = r
         exporting = [r for r in again if not r.exported.is_empty()]
@@ -619,10 +645,23 @@ def options_resolver(settings):
     """path -> LintOptions, each file with the settings of its closest
     ``[tool.gnnlint]`` (``settings.for_path``; one Settings object when
     there is no hierarchy)."""
-    for_path = getattr(settings, "for_path", None)
-    if for_path is None:
-        return lambda p: options_from_settings(settings, p)
-    return lambda p: options_from_settings(for_path(p), p)
+    for_path = getattr(settings, "for_path", None) or (lambda p: settings)
+    same: dict[int, LintOptions] = {}  # the options of settings without per-file-ignores
+    by_folder: dict[str, object] = {}  # a file's settings are its folder's
+
+    def options_for(path) -> LintOptions:
+        folder = os.path.dirname(os.fspath(path))
+        mine = by_folder.get(folder)
+        if mine is None:
+            mine = by_folder[folder] = for_path(path)
+        if mine.per_file_ignores:
+            return options_from_settings(mine, path)
+        hit = same.get(id(mine))
+        if hit is None:
+            hit = same[id(mine)] = options_from_settings(mine, path)
+        return hit
+
+    return options_for
 
 
 # ---------------------------------------------------------------------- project-wide facts
@@ -639,7 +678,7 @@ def project_index_files(named: Sequence, settings) -> list[Path]:
         absolute = os.path.normpath(os.path.join(cwd, os.fspath(given)))
         if absolute == root or root.startswith(absolute.rstrip(os.sep) + os.sep):
             return []
-    files, _warnings = discover([Path(root)], settings)
+    files, _warnings = discover([Path(root)], settings, as_strings=True)
     return files
 
 

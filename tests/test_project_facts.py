@@ -184,3 +184,26 @@ def test_every_format_names_files_from_the_project_root(project, monkeypatch):
     (project / ".git").mkdir()
     out = run(["check", "models.py", "--no-cache", "--output-format", "github"], sub)
     assert "file=pkg/models.py," in out.output
+
+
+def test_a_warm_one_file_run_reads_no_other_file_and_sees_edits(project, monkeypatch):
+    from gnnlint import engine
+
+    settings = load_settings(cwd=project)
+    files, _ = discover([project], settings)
+    check_project(files, settings)  # fills the cache (and its stat index)
+    read = []
+    real = engine.read_source
+    monkeypatch.setattr(engine, "read_source", lambda path, decode=True: (read.append(path), real(path, decode))[1])
+    models = project / "pkg" / "models.py"
+    found = check_project([models], load_settings(cwd=project)).findings
+    assert {f.code for f in found} == {"GNN001"}
+    assert set(read) == {str(models)}  # the other files' facts came from the cache, by their stat
+    # train.py stops compiling GCN: its new bytes are read, the finding goes
+    train = project / "train.py"
+    train.write_text(train.read_text().replace("torch.compile(GCN())", "GCN()"))
+    read.clear()
+    after = check_project([models], load_settings(cwd=project)).findings
+    assert str(train) in read
+    assert not any("compiled forward" in f.message for f in after)
+    assert _findings(project, [models]) == {f for f in _findings(project, files) if f[0] == "pkg/models.py"}
