@@ -73,7 +73,7 @@ def known_codes() -> list[str]:
 class VerifySettings:
     targets: list[str] = field(default_factory=list)
     backend: str = "eager"
-    timeout: float = 300.0
+    timeout: float = 120.0  # --max-seconds
 
 
 @dataclass

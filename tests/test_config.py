@@ -56,7 +56,7 @@ def test_defaults_without_any_config(tmp_path):
     assert s.fixable == ["ALL"] and s.unfixable == []
     assert s.assume_compiled == "detected"
     assert s.torch_version is None and s.pyg_version is None and s.cache_dir is None
-    assert s.verify == VerifySettings([], "eager", 300.0)
+    assert s.verify == VerifySettings([], "eager", 120.0)
     assert s.project_root == tmp_path
     assert s.config_path is None
     assert s.enabled_codes == frozenset(CODES)

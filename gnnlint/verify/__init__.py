@@ -20,19 +20,30 @@ rule they would belong to, or none).
 
 Targets
 -------
-``path/to/file.py`` (its ``gnnlint_example()``), ``path/to/file.py:func``,
-``pkg.module:func`` (``gnnlint_example`` when no function is named), or a
-directory (every file in it defining ``gnnlint_example``). A file inside a
-package is imported as its module, with the package's parent on ``sys.path``.
+The user's own program, as it is: ``path/to/train.py`` (a file without a
+``gnnlint_example()``, or any file with ``as_script``) runs as ``__main__``
+with ``sys.argv = [path, *argv]``; ``-m pkg.train`` (``modules``) as
+``python -m`` runs it (``-m pytest`` runs the user's tests);
+``path/to/file.py:func`` / ``pkg.module:func`` calls the function (any
+return value; one that looks like an example is then run as one). The
+program runs within the budgets (``timeout`` = --max-seconds, ``max_calls``)
+and its exit is reported (``TargetReport.program``); its output goes to a log
+file (``TargetReport.log_path``).
+
+For library code: ``path/to/file.py`` defining ``gnnlint_example()``,
+``pkg.module`` (its ``gnnlint_example``), or a directory (every file in it
+defining ``gnnlint_example``). A file inside a package is imported as its
+module, with the package's parent on ``sys.path``.
 
 The example function returns ``(model, inputs)`` or ``(model, inputs, extras)``
 (or a dict / object with ``model`` and ``inputs`` and the extras as keys /
 attributes):
 
 - ``inputs``: a list of example inputs **of different sizes**. A tuple is
-  unpacked into positional arguments (``model(*inp)``); anything else (a PyG
-  ``Data``/``HeteroData`` batch, a tensor, a dict) is passed as the one
-  argument.
+  unpacked into positional arguments (``model(*inp)``); a PyG
+  ``Data``/``HeteroData``/``Batch`` is passed as the model's ``forward``
+  asks (the object, or its attributes by parameter name); anything else (a
+  tensor, a dict) is passed as the one argument.
 - ``extras`` (optional): ``optimizer``, ``scheduler``, ``loss_fn`` and
   ``step``. With an optimizer, verify runs ``max(len(inputs), 4)`` training
   steps: ``zero_grad``, forward, ``loss_fn(out, inp)`` (or ``loss_fn(out)``;
@@ -60,7 +71,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from gnnlint.finding import Finding
-from gnnlint.verify._runner import Target, TargetResult, resolve_targets, run_all
+from gnnlint.verify._runner import Target, TargetResult, default_max_memory, resolve_targets, run_all
 from gnnlint.verify._verdicts import (
     CONFIRMED,
     NOT_EXERCISED,
@@ -68,6 +79,7 @@ from gnnlint.verify._verdicts import (
     UNEXPECTED,
     Unexpected,
     Verdict,
+    benign_counts,
     judge,
 )
 
@@ -83,15 +95,32 @@ __all__ = [
 ]
 
 EXIT_CLEAN, EXIT_CONFIRMED, EXIT_ERROR = 0, 1, 2
+DEFAULT_MAX_SECONDS = 120.0
+DEFAULT_MAX_CALLS = 50
 
 
 class TargetReport:
     """What verification found for one target."""
 
-    def __init__(self, result: TargetResult, verdicts: list[Verdict], unexpected: list[Unexpected]) -> None:
+    def __init__(self, result: TargetResult, verdicts: list[Verdict], unexpected: list[Unexpected],
+                 benign: dict[str, int] | None = None) -> None:
         self.result = result
         self.verdicts = verdicts
         self.unexpected = unexpected
+        self.benign = benign or {}
+
+    @property
+    def log_path(self) -> str | None:
+        return self.result.log_path
+
+    @property
+    def program(self) -> dict | None:
+        """How the user's program ended (program targets only)."""
+        return self.result.data.get("program")
+
+    @property
+    def budget(self) -> dict:
+        return self.result.data.get("budget") or {}
 
     @property
     def spec(self) -> str:
@@ -138,32 +167,45 @@ def verify(
     settings: Any = None,
     backend: str = "eager",
     device: str = "auto",
-    timeout: float = 300.0,
+    timeout: float = DEFAULT_MAX_SECONDS,
     cwd: Path | None = None,
     jobs: int | None = None,
     lint: Callable[[list[str], Any], list[Finding]] | None = None,
     train_steps: int | None = None,
     progress: Callable[[TargetResult], None] | None = None,
+    modules: list[str] = (),  # type: ignore[assignment]
+    argv: list[str] = (),  # type: ignore[assignment]
+    as_script: bool = False,
+    max_calls: int | None = DEFAULT_MAX_CALLS,
+    max_memory: int | None | str = "default",
 ) -> VerifyReport:
     """Run the targets and judge their findings; returns the structured report.
 
-    ``lint(files, settings)`` gives the static findings of the executed user
-    files (default: ``gnnlint.engine.lint_paths``).
+    ``timeout`` is the --max-seconds budget per target, ``max_calls`` the
+    --max-calls one, ``max_memory`` the address-space limit in bytes
+    (``"default"``: half the machine's memory shared by the parallel jobs;
+    ``None``: no limit). ``argv`` is what a script or ``-m`` module sees
+    after its name. ``lint(files, settings)`` gives the static findings of
+    the executed user files (default: ``gnnlint.engine.lint_paths``).
     """
     cwd = Path(cwd or os.getcwd())
-    if not targets and settings is not None:
+    if not targets and not modules and settings is not None:
         targets = list(getattr(getattr(settings, "verify", None), "targets", []) or [])
-    items = resolve_targets(list(targets), cwd)
+    items = resolve_targets(list(targets), cwd, modules=list(modules), argv=list(argv), as_script=as_script)
     if not items:
         err = TargetResult(Target("(none)", "file"), error={
             "kind": "not-found",
-            "message": "no targets: name a file or module:function, or set [tool.gnnlint.verify] targets"})
+            "message": "no targets: name a script, -m module, a file with gnnlint_example() or "
+                       "module:function, or set [tool.gnnlint.verify] targets"})
         return VerifyReport([TargetReport(err, [], [])])
     n_real = sum(1 for it in items if isinstance(it, Target))
     if jobs is None:
         jobs = max(1, min(2, os.cpu_count() or 1, n_real))
+    if max_memory == "default":
+        max_memory = default_max_memory(jobs)
     results = run_all(items, backend=backend, device=device or "auto", timeout=timeout, cwd=cwd,
-                      jobs=jobs, on_done=progress, train_steps=train_steps)
+                      jobs=jobs, on_done=progress, train_steps=train_steps, max_calls=max_calls,
+                      max_memory=max_memory)  # type: ignore[arg-type]
     lint = lint or _default_lint
     reports = []
     for r in results:
@@ -182,9 +224,11 @@ def verify(
             s = r.data.get(key)
             if s and s.get("path") and s.get("line"):
                 sites.append((s["path"], s["line"]))
+        compiled_ran = any(c.get("calls") for c in r.data.get("compiles", [])) or not r.target.runs_program
         verdicts, unexpected = judge(findings, r.data.get("events", []), r.data.get("coverage", {}),
-                                     r.data.get("versions", {}), sites)
-        reports.append(TargetReport(r, verdicts, unexpected))
+                                     r.data.get("versions", {}), sites, compiled_ran=compiled_ran)
+        reports.append(TargetReport(r, verdicts, unexpected,
+                                    benign_counts(r.data.get("events", []), r.data.get("benign"))))
     return VerifyReport(reports)
 
 
@@ -200,6 +244,7 @@ def run_verify(
     color: bool,
     jobs: int | None = None,
     lint: Callable[[list[str], Any], list[Finding]] | None = None,
+    **run_options: Any,
 ) -> int:
     """``gnnlint verify``: run, judge, print; returns the exit code
     (0 clean, 1 a finding confirmed or an unexpected event, 2 a target error)."""
@@ -212,7 +257,8 @@ def run_verify(
             from rich.console import Console
 
             console = Console(stderr=True)
-            status = console.status(f"gnnlint verify: compiling and running {len(targets) or 'the'} target(s)...")
+            n = len(targets) + len(run_options.get("modules") or ())
+            status = console.status(f"gnnlint verify: running {n or 'the'} target(s)...")
             status.start()
             done: list[str] = []
 
@@ -223,8 +269,8 @@ def run_verify(
             status = None
     try:
         report = verify(targets, settings=settings, backend=backend or "eager", device=device or "auto",
-                        timeout=float(timeout or 300.0), jobs=jobs, lint=lint, progress=progress,
-                        cwd=Path(getattr(settings, "cwd", None) or os.getcwd()))
+                        timeout=float(timeout or DEFAULT_MAX_SECONDS), jobs=jobs, lint=lint, progress=progress,
+                        cwd=Path(getattr(settings, "cwd", None) or os.getcwd()), **run_options)
     finally:
         if status is not None:
             status.stop()

@@ -220,6 +220,10 @@ class Harness:
         self.skipped: list[tuple] = []
         self.backend = job.get("backend") or "eager"
         self.device = job.get("device") or "auto"
+        self.budget = None  # a _program.Budget once the user's code runs under it
+        self.program_mode = False  # the user's own program/function drives the run
+        self.benign: dict[str, int] = {}  # events that are never evidence, by class
+        self.finish_cb = None  # writes the result and leaves (a budget giving up)
 
     # ------------------------------------------------------------ torch setup
     def setup_torch(self) -> None:
@@ -324,8 +328,14 @@ class Harness:
                     return "host sync: device-to-host copy"
         return None
 
+    def count_benign(self, what: str, n: int = 1) -> None:
+        self.benign[what] = self.benign.get(what, 0) + n
+
     def record_sync(self, what: str) -> None:
+        if self.program_mode and not any(r["calls"] for r in self.compiles):
+            return  # setup before any compiled code ran (data loading, preprocessing)
         if in_host_side_library(3):
+            self.count_benign("host-side library sync (DataLoader collation, optimizer step counters)")
             return
         frames = live_user_frames(3)
         if not frames:
@@ -532,6 +542,11 @@ class Harness:
         return run
 
     def run_compiled(self, rec, fn, args, kwargs):
+        budget = self.budget
+        if budget is not None and not self.active:
+            budget.before_call(rec)
+        if self.program_mode and not self.active:
+            self.current_sparse_frames = _sparse_frames(self, (args, kwargs))
         if rec is not None:
             rec["calls"] += 1
             try:
@@ -552,6 +567,8 @@ class Harness:
                 sys.settrace(tracer)
             if rec is not None:
                 self.active.pop()
+            if budget is not None and not self.active:
+                budget.after_call()
 
 
 class TargetError(Exception):
@@ -747,12 +764,71 @@ def parse_example(torch, result) -> dict:
     return ex
 
 
-def call_args(inp) -> tuple[tuple, dict]:
+def call_args(inp, model=None) -> tuple[tuple, dict]:
     if isinstance(inp, tuple):
         return inp, {}
     if isinstance(inp, list):
         return tuple(inp), {}
+    if model is not None and _is_pyg_data(inp):
+        return data_args(inp, model)
     return (inp,), {}
+
+
+def _is_pyg_data(obj) -> bool:
+    try:
+        from torch_geometric.data.data import BaseData
+    except ImportError:
+        return False
+    return isinstance(obj, BaseData)
+
+
+_WHOLE_NAMES = {"data", "batch", "graph", "g", "inputs", "input", "sample", "hetero_data", "mini_batch"}
+_MISSING = object()
+
+
+def _data_attr(data, name: str):
+    try:
+        return getattr(data, name)
+    except (AttributeError, KeyError):
+        return _MISSING
+
+
+def data_args(data, model) -> tuple[tuple, dict]:
+    """A ``Data``/``HeteroData``/``Batch`` input passed the way the model's
+    ``forward`` asks: ``forward(data)`` gets the object, ``forward(x,
+    edge_index, batch)`` its attributes by name."""
+    fwd = getattr(_unwrap(model), "forward", None)
+    try:
+        sig = inspect.signature(fwd)
+    except (TypeError, ValueError):
+        return (data,), {}
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+             inspect.Parameter.KEYWORD_ONLY)
+    params = [p for p in sig.parameters.values() if p.kind in kinds]
+    if not params:
+        return (data,), {}
+    first = params[0]
+    ann = str(first.annotation)
+    required = [p for p in params if p.default is p.empty]
+    if (first.name in _WHOLE_NAMES or "Data" in ann or "Batch" in ann
+            or (_data_attr(data, first.name) is _MISSING and len(required) <= 1)):
+        return (data,), {}
+    args: list = []
+    kwargs: dict = {}
+    for p in params:
+        val = _data_attr(data, p.name)
+        if val is _MISSING:
+            if p.default is p.empty:
+                raise TargetError("bad-example", (
+                    f"the model's forward{sig} asks for `{p.name}`, which the {type(data).__name__} input "
+                    f"does not have (it has: {', '.join(sorted(map(str, data.keys())))}); pass a tuple of "
+                    "arguments instead"))
+            continue
+        if p.kind == inspect.Parameter.KEYWORD_ONLY or kwargs or len(args) != params.index(p):
+            kwargs[p.name] = val
+        else:
+            args.append(val)
+    return tuple(args), kwargs
 
 
 # --------------------------------------------------------------------------
@@ -838,7 +914,11 @@ def run(job: dict) -> dict:
     h = Harness(job)
     result: dict[str, Any] = {"target": job["target"], "events": [], "internal": []}
     os.environ.setdefault("TORCHDYNAMO_VERBOSE", "0")
-    warnings.simplefilter("ignore")
+    target = job["target"]
+    program = target["kind"] in ("script", "run_module")
+    call = target["kind"] in ("file", "module") and target.get("function") not in (None, "gnnlint_example")
+    if not (program or call):
+        warnings.simplefilter("ignore")  # the example's own warnings are noise here
     import logging
 
     logging.getLogger("torch").setLevel(logging.ERROR)
@@ -867,17 +947,41 @@ def run(job: dict) -> dict:
     result["device"] = h.device
     result["backend"] = h.backend
 
-    h.modes_enter()
-    h.coverage.start()
-    try:
-        mod, fn, path = import_target(h, job["target"])
-        raw = fn()
-    finally:
-        h.coverage.stop()
-    lap("example")
-    ex = parse_example(torch, raw)
+    from gnnlint.verify._program import Budget, BudgetStop
+
+    h.budget = budget = Budget(h, job.get("max_calls"), job.get("max_seconds"),
+                               on_give_up=lambda: _give_up(h, job, result, t0))
+    result["budget"] = budget
+    if program or call:
+        exit_info, raw = run_user_code(h, job, result)
+        lap("program")
+        ex = None
+        if call and exit_info["status"] == "completed" and _looks_like_example(raw):
+            ex = parse_example(torch, raw)
+        if ex is None:
+            _program_failed(h, result, exit_info)
+            result["program"] = exit_info
+            return finish(h, result, t0, lap, steps="the program's own")
+        h.program_mode = False
+        path = Path(result["target_path"])
+        fn_name = result["function"]
+    else:
+        budget.arm()
+        h.modes_enter()
+        h.coverage.start()
+        try:
+            mod, fn, path = import_target(h, target)
+            raw = fn()
+        except BudgetStop:
+            raise TargetError("timeout", f"the example did not return within --max-seconds "
+                              f"{budget.max_seconds:g} s; it was stopped") from None
+        finally:
+            h.coverage.stop()
+        lap("example")
+        ex = parse_example(torch, raw)
+        fn_name = fn.__name__
     result["target_path"] = str(path)
-    result["function"] = fn.__name__
+    result["function"] = fn_name
     model = ex["model"]
     inputs = [_move(i, h.device) for i in ex["inputs"]]
     if h.device != "cpu" and hasattr(model, "to"):
@@ -959,11 +1063,12 @@ def run(job: dict) -> dict:
             if user_run is not None:
                 # the user's own loop, given the compiled model
                 n_steps = 1
+                h.program_mode = True
                 user_run(compiled)
             for i in range(n_steps if user_run is None else 0):
                 inp = inputs[i % len(inputs)]
                 h.current_sparse_frames = _sparse_frames(h, inp)
-                args, kwargs = call_args(inp)
+                args, kwargs = call_args(inp, model)
                 if opt is not None and hasattr(opt, "zero_grad"):
                     opt.zero_grad()
                 try:
@@ -1001,9 +1106,13 @@ def run(job: dict) -> dict:
                         sched.step()
                 elif loss_fn is not None:
                     _loss(torch, loss_fn, out, inp)
+        except BudgetStop:
+            h.notes.append(f"stopped early: {budget.detail}")
         finally:
             h.coverage.stop()
             h.recording = False
+            h.program_mode = False
+            budget.disarm()
     for w in wlist:
         msg = str(w.message)
         if cuda and "synchroniz" in msg.lower():
@@ -1013,6 +1122,179 @@ def run(job: dict) -> dict:
     lap("run")
     if cuda:
         _cudagraph_events(h)
+    return finish(h, result, t0, lap, steps=n_steps if ex.get("run") is None else "the example's run()",
+                  rare=ex.get("run") is not None)
+
+
+def run_user_code(h: Harness, job: dict, result: dict) -> tuple[dict, Any]:
+    """Run the user's program (script, ``-m`` module) or function under the
+    instrumentation and the budgets; returns (how it ended, what it returned).
+    The program's own exit or exception is part of the result, not an error."""
+    from gnnlint.verify._program import describe_exit, run_as_main
+
+    target = job["target"]
+    kind = target["kind"]
+    argv = [str(a) for a in job.get("argv") or []]
+    USER.add_root(os.getcwd())
+    result["function"] = None
+    if kind == "script":
+        path = Path(target["path"]).resolve()
+        if not path.is_file():
+            raise TargetError("not-found", f"{path}: no such file")
+        USER.add_root(str(path.parent))
+        USER.extra.add(str(path))
+        result["target_path"] = str(path)
+
+        def thunk():
+            return run_as_main("script", str(path), argv, job.get("argv0"))
+    elif kind == "run_module":
+        name = target["module"]
+        origin = _module_origin(name)
+        USER.extra.add(origin)
+        result["target_path"] = origin
+
+        def thunk():
+            return run_as_main("run_module", name, argv)
+    else:  # PATH.py:func or module:func, called like the program would call it
+        def thunk():
+            sys.argv = [target.get("path") or target.get("module") or "", *argv]
+            mod, fn, path = import_target(h, target)
+            result["target_path"] = str(path)
+            result["function"] = fn.__name__
+            return fn()
+
+    budget = h.budget
+    h.program_mode = True
+    h.recording = True
+    h.tracking_sparse = True
+    exc: BaseException | None = None
+    frames: list[list] = []
+    value = None
+    restore_warn = _watch_cuda_sync_warnings(h) if h.device == "cuda" else None
+    if h.device == "cuda":
+        try:
+            h.torch.cuda.set_sync_debug_mode("warn")
+        except Exception:
+            pass
+    budget.arm()
+    h.modes_enter()
+    h.coverage.start()
+    try:
+        value = thunk()
+    except TargetError:
+        raise
+    except BaseException as e:  # SystemExit, a budget, the program's own exception
+        exc = e
+        frames = tb_user_frames(e.__traceback__)
+    finally:
+        budget.disarm()
+        h.coverage.stop()
+        h.modes_exit()
+        h.recording = False
+        if restore_warn is not None:
+            restore_warn()
+    if h.device == "cuda":
+        _cudagraph_events(h)
+    return describe_exit(exc, budget, frames), value
+
+
+def _module_origin(name: str) -> str:
+    """The file ``python -m name`` would run (a clear error when there is none)."""
+    cwd = os.getcwd()
+    if not sys.path or sys.path[0] != cwd:
+        sys.path.insert(0, cwd)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as e:
+        raise TargetError("not-found", f"module {name!r} not found ({type(e).__name__}: {e})") from None
+    if spec is None:
+        raise TargetError("not-found", f"module {name!r} not found (sys.path starts {sys.path[:3]})")
+    if spec.submodule_search_locations:  # a package: python -m runs its __main__
+        main = importlib.util.find_spec(name + ".__main__")
+        if main is None or not main.origin:
+            raise TargetError("not-found", f"{name!r} is a package without __main__.py")
+        spec = main
+    origin = str(Path(spec.origin or "").resolve())
+    top = importlib.util.find_spec(name.split(".")[0])
+    if top is not None and top.origin:
+        o = Path(top.origin).resolve()
+        root = o.parent.parent if o.name == "__init__.py" else o.parent
+        if str(root) not in ("/", ""):
+            USER.add_root(str(root))
+    return origin
+
+
+def _watch_cuda_sync_warnings(h: Harness):
+    """On CUDA, torch's sync-debug mode warns at each synchronizing call:
+    record those (at the user's line) and let every other warning through."""
+    orig = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        msg = str(message)
+        if "synchroniz" in msg.lower():
+            frames = live_user_frames(2)
+            if frames:
+                h.add_event("host_sync", f"CUDA sync: {msg[:200]}", frames[:1], context=frames[1:])
+            return
+        return orig(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+    def restore():
+        warnings.showwarning = orig
+
+    return restore
+
+
+def _looks_like_example(raw: Any) -> bool:
+    """Did a called function return a ``gnnlint_example``-style (model, inputs)?"""
+    if isinstance(raw, dict):
+        return callable(raw.get("model")) and ("inputs" in raw or "run" in raw)
+    if isinstance(raw, (tuple, list)) and len(raw) in (2, 3):
+        return callable(raw[0]) and isinstance(raw[1], (list, tuple))
+    return hasattr(raw, "model") and hasattr(raw, "inputs")
+
+
+def _program_failed(h: Harness, result: dict, info: dict) -> None:
+    """The program failed before it ran any compiled code (or ran out of
+    memory): a target error with what it said. After compiled code ran, its
+    own exit or exception is only reported."""
+    if info.get("memory"):
+        raise TargetError("memory", _memory_message(h.job, MemoryError(info.get("message", "")),
+                                                    ""))
+    ran = any(r["calls"] for r in h.compiles)
+    if ran:
+        return
+    if info["status"] == "exception":
+        raise TargetError("program", f"the program raised before running any compiled code: {info['message']}")
+    if info["status"] == "exit" and info.get("exit_code") not in (0, None):
+        raise TargetError("program", f"the program exited with status {info['exit_code']} "
+                          "before running any compiled code")
+
+
+def _give_up(h: Harness, job: dict, result: dict, t0: float) -> None:
+    """The program kept running after repeated budget interrupts: report what
+    was seen so far and leave (called from the SIGALRM handler)."""
+    budget = h.budget
+    try:
+        h.coverage.stop()
+        h.modes_exit()
+        h.recording = False
+        result["program"] = {"status": "stopped", "by": budget.stopped_by if budget else "max-seconds",
+                             "detail": (budget.detail if budget else "") +
+                             "; the program did not stop when interrupted, so verify ended it"}
+        out = finish(h, result, t0, lambda name: None, steps="the program's own")
+    except BaseException as e:  # noqa: BLE001 - anything here must still leave
+        out = {"target": job["target"], "error": {
+            "kind": "timeout", "message": f"the program did not stop when its budget was spent ({e})"}}
+    try:
+        _write_result(job, out)
+    finally:
+        _leave(0)
+
+
+def finish(h: Harness, result: dict, t0: float, lap, *, steps: Any, rare: bool = True) -> dict:
+    """Turn what the harness saw into the result: metrics, events, coverage."""
     collect_metrics(h)
     for r in h.compiles:
         # a torch.compile in the user's code whose result never ran: the
@@ -1024,7 +1306,7 @@ def run(job: dict) -> dict:
     for code in h.skipped:
         _cover_code(h, code)
 
-    if ex.get("run") is not None:
+    if rare:
         _mark_rare_syncs(h)
     result["events"] = aggregate(h.events)
     result["internal"] = aggregate(h.internal)
@@ -1034,8 +1316,12 @@ def run(job: dict) -> dict:
         "backend": r["backend"], "calls": r["calls"], "distinct_shapes": len(r["shapes"]),
     } for r in h.compiles]
     result["optimizers"] = [{k: v for k, v in o.items() if k != "ref"} for o in h.optimizers.values()]
-    result["steps"] = n_steps if ex.get("run") is None else "the example's run()"
+    result["steps"] = steps
     result["notes"] = h.notes
+    result["benign"] = dict(h.benign)
+    budget = result.get("budget")
+    if budget is not None and not isinstance(budget, dict):
+        result["budget"] = budget.as_json()
     result["seconds"] = round(time.time() - t0, 2)
     return result
 
@@ -1182,9 +1468,6 @@ def collect_metrics(h: Harness) -> None:
                 context = site + live
                 extra["after_break"] = True
             extra["shape_guard"] = shape_guard
-            if "grad_mode" in reason and "GLOBAL_STATE" in reason and not shape_guard and not is_lr:
-                # train() then eval under no_grad: one graph per grad mode, by design
-                extra["confirm_only"] = True
             if fail and "recompile limit" in str(m.fail_reason or "").lower():
                 extra["limit_hit"] = True
                 extra["limit"] = limit
@@ -1311,6 +1594,75 @@ def zygote() -> None:
     os._exit(0)
 
 
+def _limit_memory(limit: int | None, device: str | None = None) -> None:
+    """``--max-memory``: the address space the target may map (RLIMIT_AS).
+    An allocation past it raises MemoryError (or torch's "can't allocate
+    memory"), which is reported as a target error. CUDA reserves far more
+    address space than it uses, so there the data segment is limited
+    instead (RLIMIT_DATA)."""
+    if not limit:
+        return
+    try:
+        import resource
+
+        which = resource.RLIMIT_DATA if device == "cuda" else resource.RLIMIT_AS
+        soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(which, (limit, hard))
+    except (ImportError, ValueError, OSError, AttributeError):
+        pass
+
+
+def _write_result(job: dict, result: dict) -> None:
+    tmp = job["result_path"] + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, default=_jsonable)
+    os.replace(tmp, job["result_path"])
+
+
+def _leave(code: int = 0) -> None:
+    """Flush what the program wrote and leave without interpreter teardown
+    (a process that ran many compiles can hang there on torch 2.13)."""
+    try:
+        import logging
+
+        logging.shutdown()
+    except Exception:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+def _error_result(job: dict, e: BaseException) -> dict:
+    from gnnlint.verify._program import BudgetStop, is_memory_error
+
+    if isinstance(e, TargetError):
+        return {"target": job["target"], "error": {"kind": e.kind, "message": e.message, "traceback": e.tb}}
+    tb = traceback.format_exc()
+    frames = tb_user_frames(e.__traceback__)
+    where = f" at {frames[0][0]}:{frames[0][1]}" if frames else ""
+    if isinstance(e, BudgetStop):
+        return {"target": job["target"], "error": {
+            "kind": "timeout", "message": f"stopped by the budget before verify could report ({e})",
+            "traceback": tb}}
+    if is_memory_error(e):
+        return {"target": job["target"], "error": {"kind": "memory", "message": _memory_message(job, e, where),
+                                                    "traceback": tb}}
+    return {"target": job["target"], "error": {
+        "kind": "exception", "message": f"{type(e).__name__}: {e}{where}", "traceback": tb}}
+
+
+def _memory_message(job: dict, e: BaseException, where: str = "") -> str:
+    gb = (job.get("max_memory") or 0) / 2**30
+    limit = f" (--max-memory {gb:.1f} GB)" if gb else ""
+    return f"the target ran out of memory{limit}: {type(e).__name__}: {str(e)[:300]}{where}"
+
+
 def main(argv: list[str]) -> None:
     if len(argv) > 1 and argv[1] == "--zygote":
         zygote()
@@ -1318,27 +1670,22 @@ def main(argv: list[str]) -> None:
     job_path = argv[1]
     with open(job_path) as f:
         job = json.load(f)
+    _limit_memory(job.get("max_memory"), job.get("device"))
     if job.get("cwd"):
         os.chdir(job["cwd"])
+    if "pythonpath" in job:  # the program sees the user's environment, not ours
+        if job["pythonpath"] is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = job["pythonpath"]
     try:
         result = run(job)
-    except TargetError as e:
-        result = {"target": job["target"], "error": {"kind": e.kind, "message": e.message, "traceback": e.tb}}
     except BaseException as e:  # user code raised: a per-target error
-        tb = traceback.format_exc()
-        frames = tb_user_frames(e.__traceback__)
-        where = f" at {frames[0][0]}:{frames[0][1]}" if frames else ""
-        result = {"target": job["target"], "error": {
-            "kind": "exception", "message": f"{type(e).__name__}: {e}{where}", "traceback": tb}}
+        result = _error_result(job, e)
     try:
-        tmp = job["result_path"] + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, default=_jsonable)
-        os.replace(tmp, job["result_path"])
+        _write_result(job, result)
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        _leave(0)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gnnlint.finding import Finding
-from gnnlint.verify._verdicts import CONFIRMED, NOT_EXERCISED, NOT_REPRODUCED, UNEXPECTED, recompile_summary
+from gnnlint.verify._verdicts import (
+    CONFIRMED,
+    NOT_EXERCISED,
+    NOT_REPRODUCED,
+    UNEXPECTED,
+    miss_summary,
+    recompile_summary,
+)
 
 if TYPE_CHECKING:
     from gnnlint.verify import TargetReport, VerifyReport
@@ -79,17 +86,30 @@ def render_full(report: "VerifyReport", out: TextIO, color: bool) -> None:
         if t.error:
             errors += 1
             console.print(Text(f"error: {t.error.get('message')}", style="bold red"))
-            tail = (t.error.get("stderr") or "").strip().splitlines()[-3:]
+            tail = (t.error.get("stderr") or "").rstrip().splitlines()[-20:]
+            if tail:
+                console.print(Text("  last lines of its output:", style="dim"))
             for line in tail:
                 console.print(Text(f"  | {line}", style="dim"))
+            if t.log_path:
+                console.print(Text(f"  output: {t.log_path}", style="dim"))
             continue
         d = t.data
         v = d.get("versions", {})
-        console.print(Text(
-            f"{display_path(d.get('target_path'))}:{d.get('function')}() - torch {v.get('torch')}, "
-            f"torch_geometric {v.get('torch_geometric')}, {d.get('device')}, backend {d.get('backend')}; "
-            f"model {d.get('model_compile')}; {d.get('steps')} steps, {t.result.seconds:.1f} s",
-            style="bold"))
+        env = (f"torch {v.get('torch')}, torch_geometric {v.get('torch_geometric')}, {d.get('device')}, "
+               f"backend {d.get('backend')}")
+        if t.program is not None:
+            console.print(Text(f"{target_title(t)} - {env}; {program_text(t.program)}; "
+                               f"{t.result.seconds:.1f} s", style="bold"))
+        else:
+            console.print(Text(
+                f"{display_path(d.get('target_path'))}:{d.get('function')}() - {env}; "
+                f"model {d.get('model_compile')}; {d.get('steps')} steps, {t.result.seconds:.1f} s",
+                style="bold"))
+        for line in compiled_lines(d):
+            console.print(Text(f"  {line}", style="dim"))
+        if t.log_path:
+            console.print(Text(f"  output: {t.log_path}", style="dim"))
         for note in d.get("notes") or []:
             console.print(Text(f"  note: {note}", style="dim"))
         rows = []
@@ -116,6 +136,14 @@ def render_full(report: "VerifyReport", out: TextIO, color: bool) -> None:
             console.print("  no static findings and no runtime events in the files this target ran")
         for k in totals:
             totals[k] += sum(1 for r in rows if r[3] == k)
+        if t.benign:
+            console.print(Text("  benign (never evidence): " + "; ".join(
+                f"{n} {what}" for what, n in sorted(t.benign.items(), key=lambda kv: -kv[1])), style="dim"))
+        misses = miss_summary(t.unexpected, display_path)
+        if misses:
+            console.print(Text("  what the static rules missed:", style="bold"))
+            for line in misses:
+                console.print(Text(f"    {line}"))
     summary = (f"{totals[CONFIRMED]} confirmed, {totals[UNEXPECTED]} unexpected, "
                f"{totals[NOT_REPRODUCED]} not reproduced, {totals[NOT_EXERCISED]} not exercised")
     if errors:
@@ -133,6 +161,42 @@ def _evidence_text(e: dict) -> str:
     return s
 
 
+def target_title(t: "TargetReport") -> str:
+    tg = t.result.target
+    args = " ".join(tg.argv)
+    if tg.kind == "run_module":
+        head = f"python -m {tg.module}"
+    elif tg.kind == "script":
+        head = display_path(tg.path)
+    else:
+        head = tg.spec
+    return f"{head} {args}".rstrip()
+
+
+def program_text(p: dict) -> str:
+    status = p.get("status")
+    if status == "completed":
+        return "the program ran to completion"
+    if status == "exit":
+        return f"the program exited with status {p.get('exit_code')}"
+    if status == "stopped":
+        return f"stopped by the budget ({p.get('detail') or p.get('by')})"
+    if status == "exception":
+        return f"the program raised {p.get('message')} (reported, not a verify failure)"
+    return str(status)
+
+
+def compiled_lines(d: dict) -> list[str]:
+    """One line per compiled object the run created: where, and its calls."""
+    out = []
+    for c in d.get("compiles") or []:
+        site = c.get("site")
+        where = f" at {display_path(site[0])}:{site[1]}" if site else ""
+        out.append(f"compiled `{c.get('target')}`{where}: {c.get('calls', 0)} call"
+                   f"{'s' if c.get('calls', 0) != 1 else ''}")
+    return out
+
+
 # ----------------------------------------------------------------- json
 def _unexpected_finding(u) -> Finding:
     return Finding(path=u.path, line=u.line, col=1, end_line=u.line, end_col=1,
@@ -148,8 +212,10 @@ def json_entries(report: "VerifyReport") -> list[dict[str, Any]]:
     for t in report.targets:
         if t.error:
             entries.append({"code": None, "verdict": "error", "target": t.spec,
-                            "error": t.error.get("kind"), "message": t.error.get("message")})
+                            "error": t.error.get("kind"), "message": t.error.get("message"),
+                            "log": t.log_path, "output_tail": t.error.get("stderr") or ""})
             continue
+        entries.append(run_entry(t))
         versions = t.data.get("versions", {})
         for vd in sorted(t.verdicts, key=lambda v: v.finding.sort_key()):
             e = finding_to_json(vd.finding)
@@ -163,9 +229,27 @@ def json_entries(report: "VerifyReport") -> list[dict[str, Any]]:
             e = finding_to_json(_unexpected_finding(u))
             e["code"] = u.code
             e["url"] = rule_url(u.code) if u.code else None
-            e.update({"verdict": UNEXPECTED, "evidence": [evidence_entry(u.event)], "target": t.spec})
+            e.update({"verdict": UNEXPECTED, "evidence": [evidence_entry(u.event)], "target": t.spec,
+                      "reason": u.event.get("reason"), "suggested_rule": u.code})
             entries.append(e)
     return entries
+
+
+def run_entry(t: "TargetReport") -> dict[str, Any]:
+    """The target's own entry (``verdict: "run"``): how the program ended,
+    which budget stopped it, its output log, the compiled objects and their
+    calls, benign event counts, and one line per class of miss."""
+    d = t.data
+    return {
+        "code": None, "verdict": "run", "target": t.spec, "log": t.log_path,
+        "program": t.program, "budget": t.budget, "seconds": round(t.result.seconds, 2),
+        "versions": d.get("versions", {}),
+        "compiled": [{"target": c.get("target"), "site": c.get("site"), "calls": c.get("calls"),
+                      "options": c.get("options")} for c in d.get("compiles") or []],
+        "benign": t.benign,
+        "misses": miss_summary(t.unexpected, display_path),
+        "files": sorted(d.get("coverage") or {}),
+    }
 
 
 def render_json(report: "VerifyReport", out: TextIO) -> None:

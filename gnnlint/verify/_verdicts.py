@@ -3,6 +3,7 @@ coverage, and list the events no finding explains."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,12 @@ RULE_EVENTS: dict[str, tuple[str, ...]] = {
     "GNN010": ("compile_unused",),
     "GNN011": ("compile_error",),
     "GNN012": ("graph_break", "recompile", "compile_error"),
+    "GNN013": ("host_sync",),
+    "GNN014": ("graph_break", "compile_error"),
+    "GNN015": ("recompile",),
+    "GNN016": ("graph_break", "compile_error"),
+    "GNN019": ("graph_break",),
+    "GNN020": ("graph_break", "recompile"),
 }
 # Rules anchored on a torch.compile call: the compile site (an event's context)
 # counts as the event's place for them.
@@ -52,6 +59,47 @@ class Unexpected:
 
 def _real(p: str) -> str:
     return os.path.realpath(p)
+
+
+_TRAINING_GUARD = re.compile(r"\btraining\b")
+# a recompile on the train/eval switch is expected once per mode; more at one
+# place means it keeps happening (a hazard of its own, reported as unexpected)
+TRAINING_SWITCH_BENIGN = 2
+
+
+def benign_class(ev: dict) -> str | None:
+    """Events that are never evidence and never "unexpected": by design in
+    torch, or caused by verify itself. Returns the class's name."""
+    if ev["kind"] != "recompile" or ev.get("limit_hit") or ev.get("lr_guard") or ev.get("shape_guard"):
+        return None
+    r = ev.get("reason") or ""
+    if "gnnlint" in r or "FunctionMode" in r or "DispatchMode" in r or "torch_function_mode" in r:
+        return "recompiles caused by verify's own harness"
+    if "GLOBAL_STATE changed" in r and ("grad_mode" in r or "autocast" in r or "deterministic" in r):
+        return "grad-mode recompiles (training, then evaluation under no_grad)"
+    if "requires_grad mismatch" in r:
+        return "requires_grad recompiles"
+    if "dispatch key set mismatch" in r:
+        return "no_grad / inference_mode recompiles"
+    if _TRAINING_GUARD.search(r) and ev.get("count", 1) <= TRAINING_SWITCH_BENIGN:
+        return "training-flag recompiles (train()/eval() switch)"
+    return None
+
+
+def is_training_switch_storm(ev: dict) -> bool:
+    r = ev.get("reason") or ""
+    return (ev["kind"] == "recompile" and bool(_TRAINING_GUARD.search(r)) and not ev.get("shape_guard")
+            and not ev.get("lr_guard") and (ev.get("count", 1) > TRAINING_SWITCH_BENIGN or ev.get("limit_hit")))
+
+
+def benign_counts(events: list[dict], child: dict[str, int] | None = None) -> dict[str, int]:
+    """How many benign events of each class the run had."""
+    out: dict[str, int] = dict(child or {})
+    for ev in events:
+        c = benign_class(ev)
+        if c:
+            out[c] = out.get(c, 0) + ev.get("count", 1)
+    return out
 
 
 def _accepts(f: Finding, ev: dict) -> bool:
@@ -136,6 +184,8 @@ def guess_code(ev: dict) -> str | None:
     if kind == "recompile":
         if ev.get("lr_guard"):
             return "GNN002"
+        if is_training_switch_storm(ev):
+            return None  # its own hazard, not dynamic shapes (the reason says so)
         if "size mismatch" in r or "stride mismatch" in r or "dimension" in r:
             return "GNN007"
         return None
@@ -161,17 +211,21 @@ def guess_code(ev: dict) -> str | None:
 
 
 def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[int]],
-          versions: dict, exercised_sites: list[tuple[str, int]] = ()) -> tuple[list[Verdict], list[Unexpected]]:  # type: ignore[assignment]
+          versions: dict, exercised_sites: list[tuple[str, int]] = (),  # type: ignore[assignment]
+          compiled_ran: bool = True) -> tuple[list[Verdict], list[Unexpected]]:
+    """``compiled_ran=False``: the program never called compiled code, so no
+    finding about compiled code was exercised, whatever lines ran."""
     cov = {(_real(p)): set(ls) for p, ls in coverage.items()}
     for p, line in exercised_sites:
         cov.setdefault(_real(p), set()).add(line)
     explained: set[int] = set()
     verdicts: list[Verdict] = []
     vtext = f"torch {versions.get('torch', '?')}, torch_geometric {versions.get('torch_geometric', '?')}"
-    # once-per-epoch syncs in the user's own loop: evidence for nothing
+    # once-per-epoch syncs in the user's own loop, and benign events: evidence for nothing
     rare = {i for i, ev in enumerate(events) if ev.get("rare")}
+    benign = {i for i, ev in enumerate(events) if benign_class(ev)}
     for f in findings:
-        matched = [i for i, ev in enumerate(events) if i not in rare and _matches(f, ev)]
+        matched = [i for i, ev in enumerate(events) if i not in rare and i not in benign and _matches(f, ev)]
         if matched:
             explained.update(matched)
             verdicts.append(Verdict(f, CONFIRMED, [evidence_entry(events[i], f) for i in matched]))
@@ -186,17 +240,50 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
                 f"it synced {count} time{'s' if count != 1 else ''} while the model ran "
                 f"{seldom[0].get('steps')} times: once per epoch, not per step")))
             continue
-        if ran:
+        if ran and not compiled_ran:
+            verdicts.append(Verdict(f, NOT_EXERCISED, [], "the line ran, but the program never called compiled code"))
+        elif ran:
             note = f"the line ran and nothing happened on {vtext}"
             if f.code == "GNN006":
                 note += " (CUDA graph re-recordings can only be observed on CUDA)"
             verdicts.append(Verdict(f, NOT_REPRODUCED, [], note))
         else:
-            verdicts.append(Verdict(f, NOT_EXERCISED, [], "the example never ran this line"))
+            verdicts.append(Verdict(f, NOT_EXERCISED, [], "the run never reached this line"))
     unexpected = []
     for i, ev in enumerate(events):
-        if i in explained or i in rare or ev.get("confirm_only"):
+        if i in explained or i in rare or i in benign or ev.get("confirm_only"):
             continue
         fr = ev["frames"][0]
+        if is_training_switch_storm(ev):
+            ev = dict(ev, reason=f"recompiles on every train()/eval() switch ({ev.get('count', 1)}): {ev['reason']}")
         unexpected.append(Unexpected(guess_code(ev), ev, fr[0], fr[1]))
     return verdicts, unexpected
+
+
+def _library_part(path: str) -> str | None:
+    p = (path or "").replace("\\", "/")
+    for lib, name in (("/torch_geometric/", "PyG"), ("/torch/", "torch")):
+        if lib in p:
+            return f"{name}'s {p.split(lib, 1)[1]}"
+    return None
+
+
+def miss_summary(unexpected: list[Unexpected], display=lambda p: p) -> list[str]:
+    """One line per class of miss: kind, where in a library it happened
+    (if it did) and the user line it was reached from."""
+    groups: dict[tuple, dict] = {}
+    for u in unexpected:
+        ev = u.event
+        origin = ev.get("origin") or [None, None, None]
+        lib = _library_part(origin[0]) if origin and origin[0] else None
+        func = origin[2] if origin and len(origin) > 2 and origin[2] not in (None, "?") else None
+        key = (ev["kind"], lib, func if lib else None, u.path, u.line)
+        g = groups.setdefault(key, {"n": 0, "code": u.code})
+        g["n"] += ev.get("count", 1)
+    lines = []
+    for (kind, lib, func, path, line), g in sorted(groups.items(), key=lambda kv: -kv[1]["n"]):
+        what = kind.replace("_", " ") + ("s" if g["n"] != 1 and not kind.endswith("s") else "")
+        where = f" inside {lib}" + (f" ({func})" if func else "") if lib else ""
+        rule = f" [{g['code']}]" if g["code"] else " [no rule]"
+        lines.append(f"{g['n']} {what}{where} reached from {display(path)}:{line}{rule}")
+    return lines

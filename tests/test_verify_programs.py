@@ -1,0 +1,239 @@
+"""gnnlint verify on the user's own programs, unchanged: scripts with a main
+guard and argparse, a package run with -m, the user's pytest tests, a long
+training run stopped by the budget, sys.exit, a checkpoint, DataLoader
+workers; and hostile ones (a detached child, a memory hog, lots of output,
+Ctrl-C). The programs live in tests/verify_targets/programs and hostile/;
+each test run copies them to a temporary directory and runs them there.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from verify_shared import settings, shared
+
+from gnnlint.verify import CONFIRMED, NOT_EXERCISED, verify
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = Path(__file__).resolve().parent / "verify_targets" / "programs"
+HOSTILE = Path(__file__).resolve().parent / "verify_targets" / "hostile"
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("torch_geometric") is not None
+pytestmark = [pytest.mark.skipif(not HAVE_TORCH, reason="gnnlint[verify] (torch, torch_geometric) not installed"),
+              pytest.mark.slow]
+
+PROGRAM_TARGETS = ["long_train.py", "exits.py", "checkpoint.py", "workers.py"]
+MODULE_TARGETS = ["trainpkg.train", "pytest"]
+
+
+def _copy_programs(dest: Path) -> Path:
+    shutil.copytree(PROGRAMS, dest)
+    # the user's test file (stored under another name so gnnlint's own
+    # pytest run does not collect it)
+    (dest / "model_train_tests.py").rename(dest / "test_model_train.py")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    def compute():
+        work = _copy_programs(tmp_path_factory.mktemp("programs") / "proj")
+        report = verify(PROGRAM_TARGETS, modules=MODULE_TARGETS, settings=settings(ROOT), backend="eager",
+                        device="cpu", timeout=90, cwd=work, jobs=2)
+        files = {name: (work / name).read_text() if (work / name).exists() else None
+                 for name in ("long_train.done",)}
+        files["model.pt"] = (work / "model.pt").exists()
+        return str(work), {t.spec: t for t in report.targets}, files
+
+    return shared(tmp_path_factory, "programs", compute)
+
+
+def _ok(t):
+    assert t.error is None, (t.error, t.log_path)
+    return t
+
+
+def _verdicts(t) -> dict[tuple[str, int, str], str]:
+    return {(Path(v.finding.path).name, v.finding.line, v.finding.code): v.verdict for v in t.verdicts}
+
+
+def test_argparse_script_runs_as_python_would(tmp_path):
+    """gnnlint verify train.py -- ARGS: the program's own argv, __file__ and
+    __name__, a sibling import; verdicts on its own lines; output in a log."""
+    work = _copy_programs(tmp_path / "proj")
+    out = subprocess.run(
+        [sys.executable, "-m", "gnnlint", "verify", "argparse_train.py", "--output-format", "json",
+         "--max-seconds", "90", "--", "--epochs", "4", "--report", "report.json"],
+        cwd=work, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, out.stderr  # a finding was confirmed
+    entries = json.loads(out.stdout)  # the program's prints never reach the report
+    report = json.loads((work / "report.json").read_text())
+    assert report == {"argv_epochs": 4, "losses": 4, "acc": report["acc"],
+                      "file": str(work / "argparse_train.py"), "name": "__main__"}
+    (run,) = [e for e in entries if e["verdict"] == "run"]
+    assert run["program"] == {"status": "completed"}
+    assert run["compiled"][0]["calls"] == 5  # 4 training steps + evaluation
+    assert Path(run["log"]).is_file()
+    assert run["benign"].get("grad-mode recompiles (training, then evaluation under no_grad)", 0) >= 1
+    got = {(e["location"]["row"], e["code"]): e["verdict"] for e in entries if e.get("filename")}
+    assert got[(20, "GNN001")] == CONFIRMED  # .item() in the compiled forward: a graph break
+    assert got[(50, "GNN001")] == CONFIRMED  # loss.item() every step: a host sync
+    assert got[(52, "GNN001")] == NOT_EXERCISED  # only with --debug
+    # no grad-mode recompile is shown as evidence
+    for e in entries:
+        for ev in e.get("evidence") or []:
+            assert "grad_mode" not in ev["reason"]
+
+
+def test_package_module_run_with_dash_m(programs):
+    _, targets, _ = programs
+    t = _ok(targets["-m trainpkg.train"])
+    assert t.program == {"status": "completed"}
+    v = _verdicts(t)
+    assert v[("models.py", 13, "GNN008")] == CONFIRMED  # boolean mask in the compiled forward
+    assert v[("models.py", 14, "GNN009")] == CONFIRMED  # global_mean_pool without size
+    assert v[("train.py", 18, "GNN007")] == CONFIRMED  # variable-size batches recompile
+    assert t.data["compiles"][0]["calls"] == 4
+
+
+def test_users_pytest_tests(programs):
+    _, targets, _ = programs
+    t = _ok(targets["-m pytest"])
+    assert t.program["status"] == "exit" and t.program["exit_code"] == 0  # both tests passed
+    assert t.data["compiles"][0]["calls"] == 5
+    # GCNConv's default self-loop handling breaks the graph inside PyG: no
+    # static finding explains it, so it is listed, with where it came from
+    (u,) = [u for u in t.unexpected if u.event["kind"] == "graph_break"]
+    assert Path(u.path).name == "test_model_train.py" and u.line == 16
+    assert "nonzero" in u.event["reason"] and "torch_geometric/utils/loop.py" in u.event["origin"][0]
+    from gnnlint.verify._verdicts import miss_summary
+
+    (line,) = miss_summary(t.unexpected, lambda p: Path(p).name)
+    assert "inside PyG's utils/loop.py" in line and "test_model_train.py:16" in line
+
+
+def test_budget_stops_a_long_training_run_cleanly(programs):
+    _, targets, files = programs
+    t = _ok(targets["long_train.py"])
+    assert t.program["status"] == "stopped" and t.program["by"] == "max-calls"
+    assert t.budget["stopped_by"] == "max-calls"
+    # 1 compiling call + 50 more, then the next call is stopped
+    assert t.data["compiles"][0]["calls"] == 51
+    # the program's finally block ran; its `except Exception` did not swallow the stop
+    assert files["long_train.done"] == "finally ran after step 51\n"
+    assert "must not swallow" not in Path(t.log_path).read_text()
+    assert t.result.seconds < 60
+
+
+def test_program_exit_status_is_reported_not_an_error(programs):
+    _, targets, _ = programs
+    t = _ok(targets["exits.py"])
+    assert t.program == {"status": "exit", "exit_code": 3}
+    assert _verdicts(t)[("exits.py", 15, "GNN001")] == CONFIRMED  # if tensor.any(): every step
+
+
+def test_checkpoint_is_written(programs):
+    work, targets, files = programs
+    t = _ok(targets["checkpoint.py"])
+    assert t.program == {"status": "completed"}
+    assert files["model.pt"]
+    assert t.data["compiles"][0]["calls"] == 3
+
+
+def test_dataloader_worker_processes(programs):
+    _, targets, _ = programs
+    t = _ok(targets["workers.py"])
+    assert t.program == {"status": "completed"}
+    assert t.data["compiles"][0]["calls"] == 8  # 2 epochs x 4 batches
+    assert _verdicts(t)[("workers.py", 18, "GNN001")] == CONFIRMED
+    log = Path(t.log_path).read_text()
+    assert "total" in log
+
+
+# --------------------------------------------------------------- hostile
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    def compute():
+        work = tmp_path_factory.mktemp("hostile") / "proj"
+        shutil.copytree(HOSTILE, work)
+        pidfile = work / "detached.pid"
+        report = verify(["detach.py", "chatty.py"], settings=settings(ROOT), backend="eager", device="cpu",
+                        timeout=60, cwd=work, jobs=2, argv=[str(pidfile)])
+        hog = verify(["hog.py"], settings=settings(ROOT), backend="eager", device="cpu", timeout=60, cwd=work,
+                     max_memory=3 * 2**30)
+        return str(work), {t.spec: t for t in report.targets + hog.targets}, pidfile.read_text()
+
+    return shared(tmp_path_factory, "hostile", compute)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def test_detached_grandchild_is_ended(hostile):
+    _, targets, pid = hostile
+    assert _ok(targets["detach.py"]).program == {"status": "completed"}
+    assert not _alive(int(pid))
+
+
+def test_output_goes_to_the_log_not_the_report(hostile):
+    _, targets, _ = hostile
+    t = _ok(targets["chatty.py"])
+    log = Path(t.log_path)
+    assert log.stat().st_size > 20_000_000
+    assert "chatty: last line on stderr" in log.read_text()[-200:]
+
+
+def test_memory_limit_is_a_clear_target_error(hostile):
+    _, targets, _ = hostile
+    t = targets["hog.py"]
+    assert t.error and t.error["kind"] == "memory", t.error
+    assert "ran out of memory" in t.error["message"] and "--max-memory 3.0 GB" in t.error["message"]
+
+
+def test_max_seconds_stops_the_program_and_its_finally_runs(tmp_path):
+    shutil.copy(HOSTILE / "sleeper.py", tmp_path)
+    t0 = time.time()
+    report = verify(["sleeper.py"], settings=settings(ROOT), backend="eager", device="cpu", timeout=6,
+                    cwd=tmp_path, max_calls=None, argv=[str(tmp_path / "marker")])
+    (t,) = report.targets
+    assert _ok(t).program["status"] == "stopped" and t.program["by"] == "max-seconds"
+    assert (tmp_path / "marker").read_text() == "finally ran\n"
+    assert time.time() - t0 < 40
+    assert not _alive(int((tmp_path / "marker.pid").read_text()))
+
+
+def test_ctrl_c_ends_the_target_and_exits_promptly(tmp_path):
+    shutil.copy(HOSTILE / "sleeper.py", tmp_path)
+    marker = tmp_path / "marker"
+    proc = subprocess.Popen([sys.executable, "-m", "gnnlint", "verify", "sleeper.py", "--max-calls", "0",
+                             "--", str(marker)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    pidfile = tmp_path / "marker.pid"
+    deadline = time.time() + 120
+    while not pidfile.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert pidfile.exists(), proc.communicate()
+    target = int(pidfile.read_text())
+    proc.send_signal(signal.SIGINT)
+    t0 = time.time()
+    _, err = proc.communicate(timeout=30)
+    assert time.time() - t0 < 10
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    for _ in range(50):
+        if not _alive(target):
+            break
+        time.sleep(0.1)
+    assert not _alive(target)
