@@ -228,7 +228,7 @@ def verify(
         verdicts, unexpected = judge(findings, r.data.get("events", []), r.data.get("coverage", {}),
                                      r.data.get("versions", {}), sites, compiled_ran=compiled_ran)
         reports.append(TargetReport(r, verdicts, unexpected,
-                                    benign_counts(r.data.get("events", []), r.data.get("benign"))))
+                                    benign_counts(r.data.get("events", []), r.data.get("benign"), verdicts)))
     return VerifyReport(reports)
 
 

@@ -86,17 +86,36 @@ def benign_class(ev: dict) -> str | None:
     return None
 
 
+def is_automatic_dynamic_once(ev: dict) -> bool:
+    """The one recompile torch 2.13 spends on a new input size under the
+    default ``dynamic=None`` before it marks the size dynamic: the cost
+    GNN007's default-dynamic finding names (it may confirm that finding), but
+    no miss of the rules when no finding names it."""
+    return (ev["kind"] == "recompile" and bool(ev.get("shape_guard")) and ev.get("dynamic") is None
+            and ev.get("count", 1) == 1 and not ev.get("limit_hit") and not ev.get("after_break")
+            and not ev.get("lr_guard"))
+
+
+AUTOMATIC_DYNAMIC = "automatic-dynamic recompiles (dynamic=None: one per new input size, then dynamic)"
+
+
 def is_training_switch_storm(ev: dict) -> bool:
     r = ev.get("reason") or ""
     return (ev["kind"] == "recompile" and bool(_TRAINING_GUARD.search(r)) and not ev.get("shape_guard")
             and not ev.get("lr_guard") and (ev.get("count", 1) > TRAINING_SWITCH_BENIGN or ev.get("limit_hit")))
 
 
-def benign_counts(events: list[dict], child: dict[str, int] | None = None) -> dict[str, int]:
-    """How many benign events of each class the run had."""
+def benign_counts(events: list[dict], child: dict[str, int] | None = None,
+                  verdicts: list["Verdict"] = ()) -> dict[str, int]:  # type: ignore[assignment]
+    """How many benign events of each class the run had (an automatic-dynamic
+    recompile only when no finding was confirmed by it)."""
     out: dict[str, int] = dict(child or {})
+    used = {(e["kind"], e["reason"], e.get("line")) for v in verdicts for e in v.evidence}
     for ev in events:
         c = benign_class(ev)
+        if c is None and is_automatic_dynamic_once(ev):
+            if not any(k == ev["kind"] and r == ev["reason"] for k, r, _ in used):
+                c = AUTOMATIC_DYNAMIC
         if c:
             out[c] = out.get(c, 0) + ev.get("count", 1)
     return out
@@ -253,6 +272,8 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
     for i, ev in enumerate(events):
         if i in explained or i in rare or i in benign or ev.get("confirm_only"):
             continue
+        if is_automatic_dynamic_once(ev):
+            continue  # counted as benign by benign_counts
         fr = ev["frames"][0]
         if is_training_switch_storm(ev):
             ev = dict(ev, reason=f"recompiles on every train()/eval() switch ({ev.get('count', 1)}): {ev['reason']}")
