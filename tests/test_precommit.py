@@ -124,3 +124,44 @@ def test_hooks_run_serially():
     parallel gnnlint processes."""
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert text.count("require_serial: true") == text.count("- id:") == 2
+
+
+def test_forced_chunks_each_get_the_project_facts(tmp_path):
+    """With require_serial: false pre-commit splits the files among parallel
+    processes (chunks of max(4, files/CPUs)), and train.py, which compiles
+    models.Net, is not even passed (excluded from the hook); models.py's
+    cross-file findings are found anyway: every run reads the project's
+    facts. (Our hooks run serially regardless.)"""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    (repo / "train.py").write_text(TRAIN)
+    (repo / "models.py").write_text(MODELS)
+    for i in range(7):
+        (repo / f"util_{i}.py").write_text(f"VALUE = {i}\n")
+    log = tmp_path / "argv.log"
+    wrapper = tmp_path / "hook.sh"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {sys.executable} -m gnnlint check --force-exclude "$@"\n')
+    wrapper.chmod(0o755)
+    (repo / ".pre-commit-config.yaml").write_text(textwrap.dedent(f"""\
+        repos:
+          - repo: local
+            hooks:
+              - id: gnnlint-chunked
+                name: gnnlint (chunked)
+                entry: {wrapper}
+                language: system
+                types_or: [python, pyi]
+                exclude: ^train[.]py$
+                require_serial: false
+    """))
+    _git("add", "-A", cwd=repo)
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "home"))
+    env.pop("PRE_COMMIT_NO_CONCURRENCY", None)
+    result = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env,
+                            capture_output=True, text=True, timeout=600)
+    chunks = [line.split() for line in log.read_text().splitlines()]
+    assert len(chunks) >= 2, chunks  # premise: pre-commit did split the files
+    assert not any("train.py" in c for c in chunks), chunks  # train.py is never named
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "models.py:12:" in result.stdout and "GNN001" in result.stdout, result.stdout
