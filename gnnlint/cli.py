@@ -418,11 +418,12 @@ def _force_excluded(path: Path, settings) -> bool:
     project root) matches exclude/extend-exclude, as ruff's --force-exclude."""
     from gnnlint.discover import ExcludeMatcher
 
-    matcher = ExcludeMatcher(list(settings.exclude) + list(settings.extend_exclude), settings.project_root)
     absolute = Path(os.path.abspath(Path(settings.cwd) / path))
+    mine = settings.for_path(absolute)  # a subproject's own excludes
+    matcher = ExcludeMatcher(list(mine.exclude) + list(mine.extend_exclude), mine.project_root)
     if matcher.excluded(str(absolute), absolute.name, False):
         return True
-    root = Path(os.path.abspath(settings.project_root))
+    root = Path(os.path.abspath(mine.project_root))
     for parent in absolute.parents:
         if parent == root or root not in parent.parents:
             break

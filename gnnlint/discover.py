@@ -276,6 +276,17 @@ def discover(paths: list[Path], settings: Settings, excluded: list | None = None
     cwd = os.fspath(settings.cwd)
     project_root = os.path.normpath(os.path.abspath(os.fspath(settings.project_root)))
     excluder = ExcludeMatcher(list(settings.exclude) + list(settings.extend_exclude), project_root)
+    matchers: dict[int, ExcludeMatcher] = {id(settings): excluder}
+
+    def excluder_for(directory: str) -> ExcludeMatcher:
+        """The excludes of the closest [tool.gnnlint] at or above ``directory``
+        (a subproject's own exclude / extend-exclude apply below it)."""
+        mine = settings.for_path(os.path.join(directory, "__gnnlint__.py")) if settings.hierarchy else settings
+        hit = matchers.get(id(mine))
+        if hit is None:
+            hit = matchers[id(mine)] = ExcludeMatcher(list(mine.exclude) + list(mine.extend_exclude),
+                                                      mine.project_root)
+        return hit
     gitignore = settings.respect_gitignore
 
     found: dict[str, str] = {}  # absolute key -> output form
@@ -300,7 +311,8 @@ def discover(paths: list[Path], settings: Settings, excluded: list | None = None
             found.setdefault(abs_path, out)  # explicit files are always linted
             continue
         levels = _initial_levels(abs_path, project_root) if gitignore else ()
-        _walk(abs_path, out, levels, st, excluder, gitignore, found, warnings, visited_dirs, excluded)
+        _walk(abs_path, out, levels, st, excluder_for(abs_path), gitignore, found, warnings, visited_dirs, excluded,
+              excluder_for if settings.hierarchy else None)
 
     files = sorted(found.values(), key=lambda p: (p.replace(os.sep, "/"), p))
     if as_strings:  # a whole project's index: Path objects cost more than the walk
@@ -319,20 +331,23 @@ def _walk(
     warnings: list[str],
     visited: set[tuple[int, int]],
     excluded: list | None = None,
+    excluder_for=None,
 ) -> None:
     key = (top_stat.st_dev, top_stat.st_ino)
     if key in visited:
         return
     visited.add(key)
-    stack: list[tuple[str, str, tuple[GitIgnoreLevel, ...]]] = [(top, top_out, levels)]
+    stack: list[tuple[str, str, tuple[GitIgnoreLevel, ...], ExcludeMatcher]] = [(top, top_out, levels, excluder)]
     while stack:
-        directory, out_dir, levels = stack.pop()
+        directory, out_dir, levels, excluder = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as exc:
             warnings.append(f"{out_dir}: {exc.strerror or exc}")
             continue
+        if excluder_for is not None and directory != top and any(e.name == "pyproject.toml" for e in entries):
+            excluder = excluder_for(directory)  # a subproject's config: its excludes below it
         if gitignore:
             for entry in entries:
                 if entry.name == ".gitignore":
@@ -364,7 +379,7 @@ def _walk(
                 if dkey in visited:  # symlink loop or a tree already walked
                     continue
                 visited.add(dkey)
-                stack.append((abs_path, _join_out(out_dir, name), levels))
+                stack.append((abs_path, _join_out(out_dir, name), levels, excluder))
             elif name.endswith(PY_SUFFIXES):
                 try:
                     if not entry.is_file():  # broken symlink, socket, ...

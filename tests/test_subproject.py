@@ -140,3 +140,13 @@ def test_show_files_lists_and_explains(tmp_path):
     out = run(["check", "--show-files", "-v"], root)
     assert "excluded: build/ (exclude / extend-exclude)" in out.stderr
     assert "excluded: skip.py (.gitignore)" in out.stderr
+
+
+def test_a_subproject_excludes_apply_below_it(tmp_path):
+    root = _tree(tmp_path)
+    (root / "sub" / "pyproject.toml").write_text("[tool.gnnlint]\nextend-exclude = ['gen_*.py']\n")
+    (root / "sub" / "gen_x.py").write_text(HAZARD)
+    (root / "gen_y.py").write_text(HAZARD)  # the root's config does not exclude it
+    out = run(["check", "--show-files"], root)
+    assert out.stdout.split() == ["a.py", "gen_y.py", "sub/b.py"]
+    assert run(["check", "--show-files", "sub"], root).stdout.split() == ["sub/b.py"]
