@@ -535,7 +535,7 @@ def _fix(paths, settings, kw):
 
         return ([] if not warnings else None), {}, SimpleNamespace(fixed=[], diffs=[], errors=[])
     outcome = fix_paths(files, settings, unsafe=kw.get("unsafe_fixes", False), diff=kw.get("diff", False),
-                        project_facts=kw.get("project_facts", True),
+                        project_facts=kw.get("project_facts", True), use_cache=not kw.get("no_cache"),
                         jobs=kw.get("jobs") or os.cpu_count() or 1)
     for error in outcome.errors:
         _warn(error)

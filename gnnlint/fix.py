@@ -366,13 +366,13 @@ class FixOutcome:
 
 
 def lint_project(files: Sequence[Path], options_for, jobs: int = 1, index: Sequence[Path] = (),
-                 contents: Optional[dict] = None):
+                 contents: Optional[dict] = None, cache=None):
     """The engine's two-phase lint (no cache) and the ``ProjectFacts`` each
     file was linted with, so a fixed file is linted again knowing what the
     rest of the project (``index``) says about it."""
     from gnnlint.engine import check_files
 
-    result = check_files(files, options_for, jobs, index=index, contents=contents)
+    result = check_files(files, options_for, jobs, cache, index=index, contents=contents)
     return result, result.facts
 
 
@@ -390,16 +390,26 @@ def _fix_job(args) -> FileFix:
 
 
 def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: int,
-              project_facts: bool = True) -> FixOutcome:
+              project_facts: bool = True, use_cache: bool = False) -> FixOutcome:
     """Fix ``files`` (already discovered) per ``settings``; see the module doc.
-    ``project_facts``: the rest of the project is read for cross-file facts."""
+    ``project_facts``: the rest of the project is read for cross-file facts
+    (``use_cache``: through the on-disk cache, as ``check`` does)."""
     from gnnlint.engine import apply_noqa, options_resolver, parallel_map, project_index_files
 
     outcome = FixOutcome()
     options_for = options_resolver(settings)
     fixable = frozenset(settings.fixable_codes)
     index = project_index_files(files, settings) if project_facts else []
-    first, facts_by_path = lint_project(files, options_for, jobs, index)
+    cache = None
+    if use_cache:
+        from gnnlint.cache import Cache
+
+        cache = Cache.for_settings(settings)
+    try:
+        first, facts_by_path = lint_project(files, options_for, jobs, index, cache=cache)
+    finally:
+        if cache is not None:
+            cache.flush()
     outcome.errors.extend(first.errors)
 
     by_path: dict[str, list[Finding]] = {}
