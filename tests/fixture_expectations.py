@@ -11,7 +11,7 @@ when its code agrees and the expected line lies within its reported span):
 - GNN002: the optimizer constructor; GNN003: the ModuleDict subscript;
 - GNN005: the expression that creates the sparse adjacency;
 - GNN006/007/010/012: the ``torch.compile`` call; GNN011: the assignment;
-- GNN014: the layer's constructor (a utility: its call).
+- GNN014: the layer's constructor (a utility: its call); GNN016: the attribute.
 
 Anything else reported on a fixture is a false positive; every ``*_clean.py``
 twin maps to ``[]``. Version-gated rules: GNN003 only runs for target torch
@@ -80,6 +80,8 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "hidden_errors_clean.py": [],
     "layer_graph_break_hazard.py": [("GNN014", 25), ("GNN014", 26), ("GNN014", 30)],
     "layer_graph_break_clean.py": [],
+    "data_size_hazard.py": [("GNN016", 30)],
+    "data_size_clean.py": [],
 }
 
 # Findings added to EXPECTED for other target versions (``--torch-version``).
@@ -322,5 +324,15 @@ RUNTIME: dict[str, dict] = {
                    "after line 30 (holding the layer loop) fails and is skipped, so the user "
                    "code after the edge dropout runs eagerly in every call; clean twin: 0 "
                    "breaks, 1 recompile (the baseline), 2 graphs",
+    },
+    "data_size_hazard.py": {
+        "outcome": "ok",
+        "graph_breaks": [],
+        "recompiles": [("GraphConv / global_add_pool frames", "size mismatch (dynamic=None)")],
+        "example": "the user forward frame fails ('forward: Unsupported', dynamo's "
+                   "'Failed to convert args/kwargs to proxy' on the num_nodes property) and "
+                   "runs eagerly in all 6 calls; only the convs compile, as frames of their "
+                   "own (6 graphs, 4 recompiles); clean twin: the forward compiles (2 graphs, "
+                   "the baseline recompile)",
     },
 }
