@@ -11,7 +11,9 @@ when its code agrees and the expected line lies within its reported span):
 - GNN002: the optimizer constructor; GNN003: the ModuleDict subscript;
 - GNN005: the expression that creates the sparse adjacency;
 - GNN006/007/010/012: the ``torch.compile`` call; GNN011: the assignment;
-- GNN014: the layer's constructor (a utility: its call); GNN016: the attribute.
+- GNN014: the layer's constructor (a utility: its call); GNN016: the attribute;
+- GNN017: the hook registration; GNN018: the ``state_dict()`` call;
+  GNN019/GNN020: the call.
 
 Anything else reported on a fixture is a false positive; every ``*_clean.py``
 twin maps to ``[]``. Version-gated rules: GNN003 only runs for target torch
@@ -82,6 +84,11 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "layer_graph_break_clean.py": [],
     "data_size_hazard.py": [("GNN016", 30)],
     "data_size_clean.py": [],
+    "compiled_checkpoint_hazard.py": [("GNN018", 58), ("GNN017", 61)],
+    "compiled_checkpoint_clean.py": [],
+    "compiled_train_step_hazard.py": [("GNN020", 34), ("GNN020", 36), ("GNN019", 52), ("GNN019", 54),
+                                      ("GNN019", 55)],
+    "compiled_train_step_clean.py": [],
 }
 
 # Findings added to EXPECTED for other target versions (``--torch-version``).
@@ -334,5 +341,26 @@ RUNTIME: dict[str, dict] = {
                    "runs eagerly in all 6 calls; only the convs compile, as frames of their "
                    "own (6 graphs, 4 recompiles); clean twin: the forward compiles (2 graphs, "
                    "the baseline recompile)",
+    },
+    "compiled_checkpoint_hazard.py": {
+        "outcome": "RuntimeError at the end of main(), by design: loading the checkpoint of "
+                   "the compiled wrapper into a plain SAGE ('Missing key(s) ... \"conv1.lin_l.weight\"', "
+                   "'Unexpected key(s) ... \"_orig_mod.conv1.lin_l.weight\"')",
+        "graph_breaks": [],
+        "recompiles": [],
+        "main": "the hook registered at line 61 after training never runs: 'collected 0 "
+                "embedding tensors' (the extraction call reuses the eval/no_grad graph compiled "
+                "for validation); clean twin: checkpoint loads, 'collected 1 embedding tensors'",
+    },
+    "compiled_train_step_hazard.py": {
+        "outcome": "ok",
+        "graph_breaks": [(34, "time.perf_counter: Attempted to call function marked as skipped"),
+                         (36, "logging.Logger method not supported for non-export cases"),
+                         (52, "Optimizer.zero_grad marked as skipped"),
+                         (54, "Unsupported Tensor.backward() call"),
+                         (55, "torch/optim/optimizer.py:79 torch._dynamo.graph_break()")],
+        "recompiles": [],
+        "main": "6 'Graph break in user code' log entries (TORCH_LOGS=graph_breaks, eager "
+                "backend); clean twin: 0",
     },
 }

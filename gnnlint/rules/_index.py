@@ -16,4 +16,8 @@ RULES = (
     RuleInfo('GNN012', 'lazy-module-compiled', 'gnn012_lazy_module_compiled', (b'compile',), 'compiled', '', ''),
     RuleInfo('GNN014', 'layer-graph-break', 'gnn014_layer_graph_break', (b'APPNP', b'ChebConv', b'EdgeCNN', b'EdgePooling', b'GAT', b'GATConv', b'GATv2Conv', b'GCN', b'GCN2Conv', b'GCNConv', b'GIN', b'GraphSAGE', b'HGTConv', b'JumpingKnowledge', b'MFConv', b'PNA', b'PointNetConv', b'RGCNConv', b'SAGEConv', b'SAGPooling', b'SGConv', b'Set2Set', b'SortAggregation', b'TopKPooling', b'add_remaining_self_loops', b'coalesce', b'contains_self_loops', b'dropout_edge', b'dropout_node', b'is_undirected', b'k_hop_subgraph', b'negative_sampling', b'remove_self_loops', b'subgraph', b'to_undirected'), 'compiled', '>=2.0', '>=2.3'),
     RuleInfo('GNN016', 'data-size-in-compiled', 'gnn016_data_size_in_compiled', (b'num_nodes', b'size('), 'compiled', '', ''),
+    RuleInfo('GNN017', 'hook-after-compile', 'gnn017_hook_after_compile', (b'register_forward',), 'compiled', '>=2.1', ''),
+    RuleInfo('GNN018', 'compiled-state-dict', 'gnn018_compiled_state_dict', (b'state_dict',), 'compiled', '>=2.0', ''),
+    RuleInfo('GNN019', 'compiled-train-step', 'gnn019_compiled_train_step', (b'backward', b'step(', b'zero_grad'), 'compiled', '>=2.0', ''),
+    RuleInfo('GNN020', 'host-call-in-compiled', 'gnn020_host_call_in_compiled', (b'print(', b'log', b'warn', b'time.', b'random', b'manual_seed', b'perf_counter'), 'compiled', '>=2.0', ''),
 )

@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint import dataflow
+from gnnlint.rules.base import Invalid, Rule, Valid
+
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
+_LOGGER_NAMES = re.compile(r"^_*(log|logger|LOG|LOGGER|Logger|_logger|logging_)$")
+_SEEDS = {"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed",
+          "torch.cuda.manual_seed_all", "torch.seed"}
+
+
+class HostCallInCompiled(Rule):
+    """
+    ## What it does
+    Flags Python host calls that dynamo does not trace, inside compiled code:
+    `print(...)` (of anything but a tensor, which GNN001 reports),
+    `logging.*` and `logger.*` calls, `warnings.warn`, `time.*`,
+    `random.*`, `np.random.*`, and `torch.manual_seed`.
+
+    This is a lower-severity rule: print, logging and warnings are **info**
+    (a break per call, typically in debug code you can see running);
+    `time`, `random` and `manual_seed` are **warnings** (a break per call,
+    and the value they return is baked into the graph as a constant, which
+    recompiles when it changes). Calls in `except` handlers and `raise`
+    paths, and under `if not torch.compiler.is_compiling():`, are not
+    flagged; nor print / logging when the file registers the logger in
+    `torch._dynamo.config.reorderable_logging_functions`.
+
+    ## Why is this bad?
+    Measured on torch 2.13.0 + torch_geometric 2.8.1
+    (`shared/evidence/torch-2.13-pyg-2.8.1/e10_misc.py`): `print` ("Failed to
+    trace builtin operator"), `logging.info` ("logging.Logger method not
+    supported for non-export cases"), `warnings.warn` and
+    `torch.manual_seed` (functions dynamo skips) each cost **1 graph break per
+    call** (`log.debug` 2); `random.random()`, `np.random.rand()` and
+    `time.perf_counter()` also break, and add 1–2 recompiles because the
+    value they return becomes a guarded constant. `torch.rand(())` in their
+    place: 0. Only torch 2.13 was measured.
+
+    ## Example
+    ```python
+    class Net(torch.nn.Module):
+        def forward(self, x, edge_index):
+            start = time.perf_counter()
+            x = self.conv(x, edge_index)
+            logger.debug("conv took %.3f s", time.perf_counter() - start)
+            return x
+    ```
+
+    ## Use instead
+    Time and log outside the compiled model (around the call), draw random
+    numbers with `torch.rand`, and seed once before training. For a logger
+    that must stay, add it to `torch._dynamo.config.reorderable_logging_functions`
+    (not measured).
+
+    ## Fix safety
+    No automatic fix: removing a log line or a timer changes what the
+    program prints.
+
+    ## References
+    - [torch.compile: graph breaks](https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html)
+    - Evidence: `shared/evidence/torch-2.13-pyg-2.8.1/report.md` (10a, 10b)
+    """
+
+    code = "GNN020"
+    name = "host-call-in-compiled"
+    summary = "print / logging / warnings / time / random / manual_seed in compiled code (a break per call)"
+    region = "compiled"
+    severity = "info"  # print/logging/warnings; time/random/seed are warnings
+    torch_versions = ">=2.0"
+    triggers = (b"print(", b"log", b"warn", b"time.", b"random", b"manual_seed", b"perf_counter")
+
+    VALID = (
+        Valid("""
+import time, logging
+import torch
+logger = logging.getLogger(__name__)
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            print("eager run")
+        if x.dim() != 2:
+            raise ValueError(f"bad input {logger}")
+        return self.lin(x) * torch.rand(())
+model = torch.compile(Net())
+start = time.perf_counter()
+logger.info("epoch took %.1f s", time.perf_counter() - start)
+"""),
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        print(x)  # a tensor: GNN001's
+        return x
+model = torch.compile(Net())
+"""),
+    )
+    INVALID = (
+        Invalid("""
+import logging, random, time, warnings
+import numpy as np
+import torch
+logger = logging.getLogger(__name__)
+class Net(torch.nn.Module):
+    def forward(self, x):
+        start = time.perf_counter()
+        print("shape", x.shape)
+        logger.debug("forward")
+        warnings.warn("slow path")
+        if random.random() < 0.5:
+            x = x + float(np.random.rand())
+        torch.manual_seed(0)
+        return x
+model = torch.compile(Net())
+""", lines=(8, 9, 10, 11, 12, 13, 14)),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        found = self._what(node)
+        if found is None:
+            return
+        what, severity = found
+        ctx = self.context
+        region = ctx.compiled_region(node)
+        if region is None or ctx.in_error_path(node):
+            return
+        extra = "; the value it returns is baked into the graph (a recompile when it changes)" \
+            if severity == "warning" else ""
+        self.report(node, f"{what} in the {region} is not traced: a graph break on every call{extra}; move it "
+                          f"out of the compiled code" + ("" if severity == "info" else " (or use `torch.rand`)"),
+                    severity=severity)
+
+    def _what(self, node: cst.Call) -> Optional[tuple[str, str]]:
+        ctx = self.context
+        func = node.func
+        resolved = ctx.resolve(func) or ""
+        if resolved == "print":
+            if ctx.lookup("print", node)[0] is not None or self._logging_reordered():
+                return None
+            if any(ctx.is_tensor(a.value) or _formats(ctx, a.value) for a in node.args if a.keyword is None):
+                return None  # printing a tensor is a host sync: GNN001
+            return "`print(...)`", "info"
+        if resolved == "warnings.warn":
+            return "`warnings.warn(...)`", "info"
+        if resolved.startswith("logging.") and resolved.split(".")[-1] in _LOG_METHODS:
+            return None if self._logging_reordered() else (f"`{resolved}(...)`", "info")
+        if isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS \
+                and isinstance(func.value, cst.Name) and _LOGGER_NAMES.match(func.value.value):
+            if self._logging_reordered():
+                return None
+            return f"`{func.value.value}.{func.attr.value}(...)`", "info"
+        parts = resolved.split(".")
+        if parts[0] == "time" and len(parts) == 2 and parts[1] in ("time", "perf_counter", "monotonic",
+                                                                   "time_ns", "perf_counter_ns", "process_time"):
+            return f"`{resolved}()`", "warning"
+        if parts[0] == "random" and len(parts) == 2:
+            return f"`{resolved}(...)`", "warning"
+        if resolved.startswith("numpy.random."):
+            return f"`{ctx.module.code_for_node(func)}(...)`", "warning"
+        if resolved in _SEEDS:
+            return f"`{resolved}(...)`", "warning"
+        return None
+
+    def _logging_reordered(self) -> bool:
+        return bool(dataflow.attribute_nodes(self.context, "reorderable_logging_functions"))
+
+
+def _formats(ctx, expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.FormattedString):
+        return any(isinstance(p, cst.FormattedStringExpression) and ctx.is_tensor(p.expression) for p in expr.parts)
+    return False
