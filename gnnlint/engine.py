@@ -693,8 +693,18 @@ def check_project(files: Sequence[Path], settings, *, project_facts: bool = True
     files tell each other. ``contents``: path (as in ``files``) -> bytes to
     lint instead of the file on disk (stdin, an editor buffer). Findings are
     raw (``apply_noqa`` drops the suppressed ones)."""
-    index = project_index_files(files, settings) if project_facts else []
-    return check_files_cached(files, settings, jobs, use_cache, progress, index=index, contents=contents)
+    from gnnlint.config import ConfigError
+
+    index, unread = [], None
+    if project_facts:
+        try:
+            index = project_index_files(files, settings)
+        except ConfigError as exc:  # a broken config elsewhere in the tree: the named files still lint
+            unread = f"the rest of the project was not read for cross-file facts: {exc}"
+    result = check_files_cached(files, settings, jobs, use_cache, progress, index=index, contents=contents)
+    if unread is not None:
+        result.errors.append(unread)
+    return result
 
 
 def lint_source(source, filename: str, settings=None, *, project_facts: bool = True,

@@ -399,7 +399,13 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
     outcome = FixOutcome()
     options_for = options_resolver(settings)
     fixable = frozenset(settings.fixable_codes)
-    index = project_index_files(files, settings) if project_facts else []
+    from gnnlint.config import ConfigError
+
+    try:
+        index = project_index_files(files, settings) if project_facts else []
+    except ConfigError as exc:  # a broken config elsewhere in the tree: the named files still get fixed
+        index = []
+        outcome.errors.append(f"the rest of the project was not read for cross-file facts: {exc}")
     cache = None
     if use_cache:
         from gnnlint.cache import Cache

@@ -150,3 +150,14 @@ def test_a_subproject_excludes_apply_below_it(tmp_path):
     out = run(["check", "--show-files"], root)
     assert out.stdout.split() == ["a.py", "gen_y.py", "sub/b.py"]
     assert run(["check", "--show-files", "sub"], root).stdout.split() == ["sub/b.py"]
+
+
+def test_a_broken_config_elsewhere_does_not_stop_a_one_file_run(tmp_path):
+    root = _tree(tmp_path)
+    (root / "other").mkdir()
+    (root / "other" / "pyproject.toml").write_text("[tool.gnnlint]\nselct = ['GNN001']\n")
+    one = run(["check", "a.py", "--no-cache"], root)
+    assert one.exit_code == 1 and _codes(one.output, "a.py") == {"GNN001"}
+    assert "not read for cross-file facts" in one.stderr and "selct" in one.stderr
+    whole = run(["check", ".", "--no-cache"], root)  # where it applies, it is an error
+    assert whole.exit_code == 2 and "selct" in whole.output
