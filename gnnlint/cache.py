@@ -11,6 +11,12 @@ All entries live in one pack file (``pack.json``): a warm run over a large
 tree reads one file instead of one per source file. It is rewritten
 atomically at the end of a run (``flush``); two concurrent runs lose at most
 each other's new entries, which are then recomputed.
+
+The directory is gnnlint's only when gnnlint created it: a ``CACHEDIR.TAG``
+with gnnlint's version inside marks it, and only then is a ``.gitignore``
+written into it or does ``gnnlint clean`` remove it (and then only the files
+gnnlint writes). A ``--cache-dir`` naming a folder of the user's (``src``,
+``.``) is never written to nor deleted.
 """
 from __future__ import annotations
 
@@ -26,6 +32,12 @@ from gnnlint import __version__
 from gnnlint.facts import FACT_KINDS, ExportedFacts, ImportRef
 
 CACHE_DIR_NAME = ".gnnlint_cache"
+# The marker (the CACHEDIR.TAG convention: backup tools skip the folder).
+MARKER = "CACHEDIR.TAG"
+_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+_GITIGNORE = "# Automatically created by gnnlint.\n*\n"
+PACK = "pack.json"
+STATS = "stat.json"
 
 
 class Cache:
@@ -40,6 +52,8 @@ class Cache:
         self._dirty = False
         self._stats: Optional[dict] = None
         self._stats_dirty = False
+        # Why this directory is not used (it is not gnnlint's), for a warning.
+        self.refused: Optional[str] = None
 
     @classmethod
     def for_settings(cls, settings) -> "Cache":
@@ -77,8 +91,11 @@ class Cache:
 
     def _stats_map(self) -> dict:
         if self._stats is None:
+            if os.path.isdir(self.root) and not self._usable():
+                self._stats = {}
+                return self._stats
             try:
-                loaded = json.loads((self.root / "stat.json").read_text(encoding="utf-8"))
+                loaded = json.loads((self.root / STATS).read_text(encoding="utf-8"))
                 self._stats = loaded if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
                 self._stats = {}
@@ -109,16 +126,26 @@ class Cache:
 
     @property
     def _pack(self) -> Path:
-        return self.root / "pack.json"
+        return self.root / PACK
 
     def _load(self) -> dict:
         if self._entries is None:
+            self._entries = {}
+            if os.path.isdir(self.root) and not self._usable():
+                return self._entries
             try:
                 loaded = json.loads(self._pack.read_text(encoding="utf-8"))
                 self._entries = loaded if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
-                self._entries = {}  # missing or corrupt: start afresh
+                pass  # missing or corrupt: start afresh
         return self._entries
+
+    def _usable(self) -> bool:
+        """Is the existing root gnnlint's (or empty, so it can become ours)?"""
+        problem = foreign(self.root, adopt_empty=True)
+        if problem is not None and self.refused is None:
+            self.refused = f"cache-dir {self.root}: {problem}; not caching"
+        return problem is None
 
     def get(self, key: str, path: str, findings: bool = True):
         """The cached result, or None. ``findings=False``: only what the file
@@ -131,6 +158,8 @@ class Cache:
             return None
         wanted = findings
         try:
+            if not isinstance(raw, dict) or not isinstance(raw.get("findings"), list):
+                raise TypeError("not an entry")
             findings = []
             for f in raw["findings"] if wanted else ():
                 fix = None
@@ -143,7 +172,9 @@ class Cache:
             exported = ExportedFacts(**{kind: [(ImportRef(**r), why) for r, why in raw["exported"][kind]]
                                         for kind in FACT_KINDS if raw["exported"][kind]})
             return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self._entries.pop(key, None)  # a wrong shape is a miss (and is dropped)
+            self._dirty = True
             return None
 
     def put_facts_only(self, key: str) -> None:
@@ -178,7 +209,7 @@ class Cache:
             if len(self._stats) > self.MAX_ENTRIES:
                 for old in list(self._stats)[: len(self._stats) - self.MAX_ENTRIES]:
                     del self._stats[old]
-            if self._write("stat.json", self._stats):
+            if self._write(STATS, self._stats):
                 self._stats_dirty = False
         if not self._dirty or self._entries is None:
             return
@@ -186,30 +217,123 @@ class Cache:
         if len(entries) > self.MAX_ENTRIES:
             for old in list(entries)[: len(entries) - self.MAX_ENTRIES]:
                 del entries[old]
-        if self._write("pack.json", entries):
+        if self._write(PACK, entries):
             self._dirty = False
 
     def _write(self, name: str, value) -> bool:
+        """Replace ``name`` in the cache folder atomically -- only in a folder
+        gnnlint created (or an empty one it now marks as its own)."""
+        tmp = ""
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            if not os.path.isdir(self.root):
+                self.root.mkdir(parents=True, exist_ok=True)
+            elif not self._usable():
+                return False
             _tag_dir(self.root)
-            fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".tmp")
+            _remove_stale_temps(self.root)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f"{name.split('.')[0]}.{os.getpid()}.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(value, out, separators=(",", ":"))
             os.replace(tmp, self.root / name)
+            tmp = ""
             return True
         except OSError:
             return False  # a read-only tree still lints; it just isn't cached
+        finally:
+            if tmp:  # interrupted or failed: never leave a half-written file behind
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
 
 def _tag_dir(root: Path) -> None:
-    """Like ruff: a .gitignore inside the cache so it never gets committed."""
-    marker = root / ".gitignore"
+    """Mark the folder as gnnlint's (first the marker, then, like ruff, a
+    .gitignore so it never gets committed). Only called on a folder that is
+    gnnlint's or empty."""
+    marker = root / MARKER
     if not marker.exists():
+        marker.write_text(f"{_SIGNATURE}\n# This file is a cache directory tag created by gnnlint {__version__}.\n"
+                          "# For information about cache directory tags see https://bford.info/cachedir/\n")
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(_GITIGNORE)
+
+
+def _is_ours(name: str) -> bool:
+    """The files gnnlint writes in its cache folder."""
+    return name in (MARKER, ".gitignore", PACK, STATS) or \
+        (name.startswith(("pack.", "stat.", "tmp")) and name.endswith(".tmp"))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, not ours to signal
+    return True
+
+
+def _remove_stale_temps(root: Path) -> None:
+    """Half-written packs of runs that were killed (their pid is gone)."""
+    for name in os.listdir(root):
+        parts = name.split(".")
+        if name.endswith(".tmp") and len(parts) >= 4 and parts[0] in ("pack", "stat") and parts[1].isdigit() \
+                and not _pid_alive(int(parts[1])):
+            try:
+                os.unlink(root / name)
+            except OSError:
+                pass
+
+
+def foreign(root: Path, adopt_empty: bool = False) -> Optional[str]:
+    """Why ``root`` is not a gnnlint cache folder, or None when it is one:
+    it holds gnnlint's marker (or, from gnnlint before the marker, only a
+    pack.json and gnnlint's .gitignore) and nothing but the files gnnlint
+    writes. ``adopt_empty``: an empty folder may become one."""
+    if os.path.islink(root):
+        return "is a symbolic link"
+    if not os.path.isdir(root):
+        return "is not a directory"
+    try:
+        names = os.listdir(root)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if not names and adopt_empty:
+        return None
+    try:
+        tag = (root / MARKER).read_text(encoding="utf-8", errors="replace")
+        marked = tag.startswith(_SIGNATURE) and "created by gnnlint" in tag
+    except OSError:
+        marked = False
+    if not marked:
         try:
-            marker.write_text("# Automatically created by gnnlint.\n*\n")
-        except OSError:
-            pass
+            legacy = (root / ".gitignore").read_text(encoding="utf-8") == _GITIGNORE and \
+                (PACK in names or STATS in names)
+        except (OSError, ValueError):
+            legacy = False
+        if not legacy:
+            return f"is not a gnnlint cache (no {MARKER} written by gnnlint)"
+    others = sorted(n for n in names if not _is_ours(n) or os.path.isdir(root / n))
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        return f"holds files gnnlint did not write ({shown})"
+    return None
+
+
+def remove(root: Path) -> Optional[str]:
+    """``gnnlint clean``: delete the cache folder ``root`` if it is gnnlint's
+    (only the files gnnlint writes, then the empty folder). Returns why it
+    was refused, or None."""
+    problem = foreign(root)
+    if problem is not None:
+        return problem
+    for name in os.listdir(root):
+        os.unlink(root / name)
+    os.rmdir(root)
+    return None
 
 
 def _rules_fingerprint() -> str:

@@ -568,14 +568,23 @@ def rule_command(code: str, output_format: str) -> None:
 
 @main.command("clean")
 @click.option("--cache-dir", type=click.Path(path_type=Path), envvar="GNNLINT_CACHE_DIR")
-def clean(cache_dir: Optional[Path]) -> None:
-    """Remove the cache directory."""
-    import shutil
+@click.option("--config", "config_path", type=click.Path(path_type=Path))
+@click.option("--isolated", is_flag=True)
+def clean(cache_dir: Optional[Path], config_path: Optional[Path], isolated: bool) -> None:
+    """Remove the cache directory (only one that gnnlint created)."""
+    from gnnlint import cache
 
-    target = cache_dir or Path(".gnnlint_cache")
-    if target.exists():
-        shutil.rmtree(target, ignore_errors=True)
-        click.echo(f"Removed {target}")
+    settings = _settings({"cache_dir": cache_dir, "config_path": config_path, "isolated": isolated})
+    target = cache.Cache.for_settings(settings).root
+    if not os.path.lexists(target):
+        return
+    try:
+        problem = cache.remove(target)
+    except OSError as exc:
+        raise _fail(f"cannot remove {target}: {exc.strerror or exc}")
+    if problem is not None:
+        raise _fail(f"{target} {problem}; not removed")
+    click.echo(f"Removed {target}")
 
 
 # ---------------------------------------------------------------------- verify

@@ -628,17 +628,21 @@ def check_files_cached(files: Sequence[Path], settings, jobs: int = 1, use_cache
     try:
         total = len(files) + len(index)
         if not progress or total < 50:
-            return check_files(files, options_for, jobs, cache, index=index, contents=contents)
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            result = check_files(files, options_for, jobs, cache, index=index, contents=contents)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      transient=True, console=_stderr_console()) as bar:
-            task = bar.add_task("check", total=total)
-            return check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task),
-                               index=index, contents=contents)
+            with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          transient=True, console=_stderr_console()) as bar:
+                task = bar.add_task("check", total=total)
+                result = check_files(files, options_for, jobs, cache, progress=lambda: bar.advance(task),
+                                     index=index, contents=contents)
     finally:
         if cache is not None:
-            cache.flush()
+            cache.flush()  # also after an interrupt: finished entries are complete, the write atomic
+    if cache is not None and cache.refused:
+        result.errors.append(cache.refused)
+    return result
 
 
 def options_resolver(settings):

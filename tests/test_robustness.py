@@ -1,0 +1,108 @@
+"""Never lose a file, never hang, never leave a process behind (issue 16):
+bad input, hostile settings and signals, each reproduced in a temp dir."""
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gnnlint.cli import main
+
+HAZARD = textwrap.dedent("""\
+    import torch
+
+    class GCN(torch.nn.Module):
+        def forward(self, x):
+            return x * x.sum().item()
+
+    model = GCN()
+    torch.compile(model)
+""")
+
+
+def run(args, cwd: Path, input: bytes | None = None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (tmp_path / "hazard.py").write_text(HAZARD)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "model.py").write_text(HAZARD)
+    return tmp_path
+
+
+def _tree(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# ---------------------------------------------------------------- 1. clean / cache dir
+@pytest.mark.parametrize("cache_dir", ["src", ".", "src/model.py"])
+def test_clean_refuses_a_folder_gnnlint_did_not_create(project: Path, cache_dir: str):
+    before = _tree(project)
+    result = run(["clean", "--cache-dir", cache_dir], project)
+    assert result.exit_code == 2, result.output
+    assert "not removed" in result.output
+    assert _tree(project) == before
+
+
+def test_a_user_folder_as_cache_dir_is_never_written(project: Path):
+    (project / ".git").mkdir()  # the project is a repository: a '*' .gitignore would hide it
+    before = _tree(project)
+    for cache_dir in (".", "src"):
+        result = run(["check", ".", "--cache-dir", cache_dir, "--output-format", "concise"], project)
+        assert result.exit_code == 1 and "not caching" in result.output
+        assert _tree(project) == before
+    assert not (project / ".gitignore").exists()
+
+
+def test_clean_removes_only_what_gnnlint_created(project: Path):
+    assert run(["check", "."], project).exit_code == 1
+    cache = project / ".gnnlint_cache"
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: ")
+    assert "gnnlint" in (cache / "CACHEDIR.TAG").read_text()
+    assert (cache / ".gitignore").exists() and (cache / "pack.json").exists()
+    (cache / "notes.txt").write_text("mine")  # someone else's file inside: refused, kept
+    result = run(["clean"], project)
+    assert result.exit_code == 2 and "notes.txt" in result.output
+    assert (cache / "notes.txt").read_text() == "mine" and (cache / "pack.json").exists()
+    (cache / "notes.txt").unlink()
+    result = run(["clean"], project)
+    assert result.exit_code == 0 and not cache.exists()
+    assert run(["clean"], project).exit_code == 0  # nothing to remove
+
+
+def test_an_empty_folder_becomes_the_cache_and_a_legacy_cache_is_recognised(project: Path):
+    (project / "empty").mkdir()
+    assert run(["check", ".", "--cache-dir", "empty"], project).exit_code == 1
+    assert (project / "empty" / "CACHEDIR.TAG").exists()
+    legacy = project / "old_cache"  # written by gnnlint before the marker
+    legacy.mkdir()
+    (legacy / ".gitignore").write_text("# Automatically created by gnnlint.\n*\n")
+    (legacy / "pack.json").write_text("{}")
+    assert run(["clean", "--cache-dir", "old_cache"], project).exit_code == 0
+    assert not legacy.exists()
+
+
+def test_a_cache_entry_of_the_wrong_shape_is_a_miss(project: Path):
+    assert run(["check", "hazard.py"], project).exit_code == 1
+    pack = project / ".gnnlint_cache" / "pack.json"
+    keys = list(json.loads(pack.read_text()))
+    for bad in (["not", "a", "dict"], {"findings": ["x"]}, {"findings": [{"fix": 3}]}, "x", None,
+                {"findings": [], "exported": [], "parsed": True}):
+        pack.write_text(json.dumps({k: bad for k in keys}))
+        result = run(["check", "hazard.py", "--output-format", "concise"], project)
+        assert result.exit_code == 1 and "hazard.py:5:20: GNN001" in result.output, (bad, result.output)
+    for bad in ("[]", "3", "{", '{"a": 1}'):
+        pack.write_text(bad)
+        assert run(["check", "hazard.py"], project).exit_code == 1
