@@ -12,11 +12,9 @@ The engine never imports torch or the linted code.
 """
 from __future__ import annotations
 
-import ast
 import gc
 import os
 import tokenize
-import warnings
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,70 +138,53 @@ def decode_source(data: bytes) -> str:
     return text
 
 
-def _syntax_error(path: str, exc: Exception, data: Optional[bytes] = None) -> Finding:
-    if data is not None and not isinstance(exc, SyntaxError):
-        # Python's own parser gives the position and wording users know.
-        try:
-            compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        except SyntaxError as py_exc:
-            exc = py_exc
-        except ValueError:
-            pass
-    if isinstance(exc, SyntaxError):
-        line = exc.lineno or 1
-        col = exc.offset or 1
-        message = exc.msg
-    else:
-        line = getattr(exc, "raw_line", None) or 1
-        col = (getattr(exc, "raw_column", None) or 0) + 1
-        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
-    return Finding(path, line, col, line, col + 1, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME,
-                   f"SyntaxError: {message}")
+def _syntax_error(path: str, exc: BaseException) -> Finding:
+    """GNN000 from what Python's compiler raised (its position and wording)."""
+    from gnnlint.parsing import describe
+
+    line, col, message = describe(exc)
+    return Finding(path, line, col, line, col + 1, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
 
 
 def lint_bytes(path: str, data: bytes, options: LintOptions,
                facts: Optional[ProjectFacts] = None,
                rules: Optional[Sequence] = None) -> FileResult:
-    """Lint one file's bytes (no prefilter, no noqa)."""
+    """Lint one file's bytes (no prefilter, no noqa).
+
+    The size limit is checked on the bytes before anything parses them;
+    Python's compiler then sees the file before libcst does
+    (``gnnlint.parsing``): what it rejects is GNN000 and goes no further."""
     import libcst as cst
 
     from gnnlint.context import FileContext
+    from gnnlint.parsing import parse_module, python_verdict
 
     result = FileResult(path)
     rules = rule_classes(active_rules(options) if rules is None else rules)
     source = data
     limit = options.max_parse_bytes
-    tree = c_error = None
-    if len(source) >= elide.MIN_FILE_BYTES or (limit and len(source) > limit):
-        # one C-parser pass serves both the elision and the size limit
-        try:
-            tree = compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            c_error = exc
-        except (MemoryError, RecursionError):
-            pass
-    if tree is not None:
-        data = elide.elide_constant_tables(source, tree)  # same positions, a fraction of the memory
-    if limit and len(data) > limit:
-        if c_error is not None:  # too big for libcst: Python's parser still reports the syntax error
-            result.parsed = True
-            if SYNTAX_ERROR_CODE in options.codes:
-                result.findings.append(_syntax_error(path, c_error))
-            return result
-        return FileResult(path, error=too_big_message(path, len(data), len(source), limit), too_big=len(data))
+    if limit and len(source) > limit:
+        return FileResult(path, error=too_big_message(path, len(source), len(source), limit), too_big=len(source))
+    # one C-parser pass serves both the syntax check and the elision
+    verdict = python_verdict(source, path, want_ast=len(source) >= elide.MIN_FILE_BYTES)
+    if verdict.error is not None:
+        result.parsed = True
+        if SYNTAX_ERROR_CODE in options.codes:
+            result.findings.append(_syntax_error(path, verdict.error))
+        return result
+    if verdict.tree is not None:
+        data = elide.elide_constant_tables(source, verdict.tree)  # same positions, a fraction of the memory
+        verdict.tree = None
     result.parsed_bytes = len(data)
     try:
-        module = cst.parse_module(data)
-    except cst.ParserSyntaxError as exc:
-        result.parsed = True
-        if SYNTAX_ERROR_CODE in options.codes:
-            result.findings.append(_syntax_error(path, exc, source))
-        return result
-    except (RecursionError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
-        result.parsed = True
-        if SYNTAX_ERROR_CODE in options.codes:
-            result.findings.append(_syntax_error(path, exc))
-        return result
+        module = parse_module(data)
+    except cst.ParserSyntaxError as exc:  # Python compiles it: a libcst limit, not the user's error
+        reason = str(exc).strip().splitlines()
+        reason = next((r for r in reason if r.startswith("parser error")), reason[0] if reason else "")
+        return FileResult(path, error=f"{path}: skipped: libcst cannot parse it although Python compiles it "
+                                      f"(e.g. over 3,000 adjacent string literals): {reason[:200]}")
+    except (RecursionError, MemoryError) as exc:
+        return FileResult(path, error=f"{path}: skipped: too deeply nested for libcst ({type(exc).__name__})")
     result.parsed = True
     context = FileContext(module, path, facts, ContextOptions(
         options.assume_compiled,
@@ -399,15 +380,15 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
             # compiles their class or runs it every step: parse it for that.
             return lint_bytes(path, data, options, facts, rules)
         if not rules:
-            # No rule can fire here; still report a file that does not parse,
-            # with the C parser (an order of magnitude cheaper than libcst).
-            if SYNTAX_ERROR_CODE in options.codes and not _compiles(data, path):
-                return lint_bytes(path, data, options, facts, rules)
-            return FileResult(path)
+            # No rule can fire here; still report a file that Python rejects
+            # (its C parser is an order of magnitude cheaper than libcst).
+            return _syntax_check(path, data, options) if SYNTAX_ERROR_CODE in options.codes else FileResult(path)
     try:
         return lint_bytes(path, data, options, facts, rules)
     except RecursionError:
-        return FileResult(path, error=f"{path}: too deeply nested to analyse")
+        return FileResult(path, error=f"{path}: skipped: too deeply nested to analyse (RecursionError)")
+    except MemoryError:
+        return FileResult(path, error=f"{path}: skipped: out of memory while analysing it")
 
 
 def _worker_pool(jobs: int):
@@ -436,19 +417,19 @@ def too_big_message(path: str, to_parse: int, size: int, limit: int) -> str:
             f"skipped (parsing it would take ~{to_parse * 570 // 10**6} MB)")
 
 
-def _compiles(data: bytes, path: str) -> bool:
-    """Python's own syntax check. Compiling to bytecode is ~25% faster and
-    needs less memory than building the ``ast`` (no Python objects per node).
-    It also rejects what only the compiler checks (``return`` outside a
-    function); lint_bytes then asks libcst, so GNN000 means the same on every
-    path."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # invalid escape sequences and the like
-        try:
-            compile(data, path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return False
-    return True
+def _syntax_check(path: str, data: bytes, options: LintOptions) -> FileResult:
+    """GNN000 if Python's compiler rejects the file (``py_compile``'s verdict:
+    it also rejects what only the compiler checks, ``from __future__`` misuse,
+    ``return`` outside a function), after the size limit."""
+    from gnnlint.parsing import python_verdict
+
+    limit = options.max_parse_bytes
+    if limit and len(data) > limit:
+        return FileResult(path, error=too_big_message(path, len(data), len(data), limit), too_big=len(data))
+    verdict = python_verdict(data, path)
+    if verdict.error is None:
+        return FileResult(path)
+    return FileResult(path, [_syntax_error(path, verdict.error)], parsed=True)
 
 
 def _prefilter_job(data: bytes, options: LintOptions, facts: Optional[ProjectFacts],

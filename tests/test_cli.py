@@ -346,13 +346,19 @@ def test_files_over_max_file_size_are_reported_and_skipped(project: Path):
     assert result.returncode == 1  # hazard.py still checked
     assert "huge.py" in result.stderr and "max-file-size" in result.stderr
     assert "huge.py" not in result.stdout
-    # a file no rule can fire on is never parsed: no limit applies, Python's
-    # syntax check still runs
+    # the limit is checked on the bytes before anything parses them, even
+    # Python's syntax check of a file no rule can fire on (a 51 MB file cost
+    # 7.7 GB to compile); every file skipped: exit 2
     (project / "data.py").write_text("TABLE = [\n" + "    'x' * 80,\n" * 400 + "]\n")
     (project / "broken.py").write_text("TABLE = [\n" + "    'x' * 80,\n" * 400 + "\n")
     result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "data.py", "broken.py", "--no-cache",
                              "--max-file-size", "2", "--output-format", "concise"],
                             cwd=project, capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == "", result
+    assert "data.py: 5 KiB to parse is over max-file-size" in result.stderr
+    assert "broken.py: 5 KiB to parse is over max-file-size" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "data.py", "broken.py", "--no-cache",
+                             "--output-format", "concise"], cwd=project, capture_output=True, text=True)
     assert result.stderr == "" and result.stdout.startswith("broken.py:1:9: GNN000"), result
     (project / "pyproject.toml").write_text("[tool.gnnlint]\nmax-file-size = 0\n")
     result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "huge.py", "--no-cache",

@@ -106,3 +106,84 @@ def test_a_cache_entry_of_the_wrong_shape_is_a_miss(project: Path):
     for bad in ("[]", "3", "{", '{"a": 1}'):
         pack.write_text(bad)
         assert run(["check", "hazard.py"], project).exit_code == 1
+
+
+# ---------------------------------------------------------------- 2. inputs that crashed the parser
+def gnnlint(*args, cwd: Path, input: bytes | None = None, timeout: float = 60):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "gnnlint", *args], cwd=cwd, input=input,
+                          capture_output=True, timeout=timeout)
+
+
+DEEP_PARENS = "x = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n"  # libcst: segfault
+LONG_AND = HAZARD + "x = " + " and ".join(["a"] * 12_000) + "\n"  # Python accepts; libcst: segfault on 8 MB
+ADJACENT = "x = (" + " ".join(['"a"'] * 3_001) + ")\n"  # libcst's limit; Python accepts
+
+
+def test_deep_nesting_is_gnn000_not_a_crash(project: Path):
+    (project / "deep.py").write_text(DEEP_PARENS)
+    result = gnnlint("check", "deep.py", "hazard.py", "--no-cache", "--output-format", "concise", cwd=project)
+    out = result.stdout.decode()
+    assert result.returncode == 1, result
+    assert "deep.py:1:" in out and "GNN000" in out and "too many nested parentheses" in out
+    assert "hazard.py:5:20: GNN001" in out  # the other results are kept
+    result = gnnlint("check", "-", "--stdin-filename", "deep.py", "--output-format", "concise", cwd=project,
+                     input=DEEP_PARENS.encode())
+    assert result.returncode == 1 and b"too many nested parentheses" in result.stdout, result
+
+
+def test_what_python_accepts_but_overflows_libcst_does_not_crash(project: Path):
+    (project / "chain.py").write_text(LONG_AND)
+    result = gnnlint("check", "chain.py", "hazard.py", "--no-cache", "--output-format", "concise", cwd=project)
+    assert result.returncode in (0, 1), result  # not -11 (SIGSEGV)
+    assert b"hazard.py:5:20: GNN001" in result.stdout
+    assert b"GNN000" not in result.stdout
+    assert b"chain.py:5:20: GNN001" in result.stdout or b"chain.py: skipped: too deeply nested" in result.stderr
+
+
+def test_libcst_literal_limit_is_a_named_skip_not_gnn000(project: Path):
+    (project / "strings.py").write_text("import torch\n" + ADJACENT + "y = torch.compile(f)\n")
+    result = run(["check", "strings.py", "hazard.py", "--no-cache", "--output-format", "concise"], project)
+    assert "GNN000" not in result.stdout
+    assert "strings.py: skipped: libcst cannot parse it although Python compiles it" in result.output
+    assert result.exit_code == 1 and "hazard.py:5:20: GNN001" in result.stdout
+
+
+@pytest.mark.parametrize("source", [
+    "from __future__ import braces\n",
+    "from __future__ import no_such_feature\n",
+    "import torch\nfrom __future__ import annotations\n",
+    "import torch\nreturn torch.compile(f)\n",
+    "def f():\n    nonlocal x\n",
+    "x = 1\0\n",
+])
+def test_gnn000_agrees_with_py_compile(project: Path, source: str):
+    import py_compile
+
+    path = project / "bad.py"
+    path.write_bytes(source.encode())
+    with pytest.raises(py_compile.PyCompileError):
+        py_compile.compile(str(path), cfile=str(project / "bad.pyc"), doraise=True)
+    result = run(["check", "bad.py", "--no-cache", "--output-format", "json"], project)
+    findings = json.loads(result.stdout)
+    assert result.exit_code == 1 and [f["code"] for f in findings] == ["GNN000"], result.output
+
+
+# ---------------------------------------------------------------- 4. max-file-size on the bytes
+def test_max_file_size_is_checked_before_anything_parses(monkeypatch):
+    import builtins
+
+    from gnnlint import engine, parsing
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("parsed or compiled a file over max-file-size")
+
+    monkeypatch.setattr(builtins, "compile", forbidden)
+    monkeypatch.setattr(parsing, "parse_module", forbidden)
+    data = (HAZARD + "x = 1\n" * 400_000).encode()  # 2.4 MB
+    options = engine.LintOptions(codes=frozenset({"GNN000", "GNN001"}), max_parse_bytes=1024 * 1024)
+    for prefiltered in (None, ([], False)):  # rules may fire / no rule can fire
+        result = engine.lint_one("big.py", data, options, None, prefiltered=prefiltered)
+        assert result.too_big == len(data) and "over max-file-size" in result.error
