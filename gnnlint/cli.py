@@ -6,6 +6,7 @@ Heavy modules (libcst, rich, the engine) are imported inside the commands so
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -144,6 +145,8 @@ def _settings(kw: dict):
     for key in ("select", "extend_select", "ignore", "fixable", "unfixable"):
         if kw.get(key):
             overrides[key] = _split_codes(kw[key])
+            if not overrides[key]:  # `--select ''` would silently disable every rule
+                raise _fail(f"--{key.replace('_', '-')} names no rule code (got {kw[key][0]!r})")
     for key in ("exclude", "extend_exclude"):
         if kw.get(key):
             overrides[key] = [p for value in kw[key] for p in value.split(",") if p]
@@ -215,8 +218,8 @@ def _run(**kw) -> int:
             if fix_outcome is not None and not kw.get("diff"):
                 # as editors use it (ruff's habit): the fixed source on
                 # stdout, the findings that remain on stderr
-                sys.stdout.buffer.write(fix_outcome.source)
-                sys.stdout.flush()
+                with _writing(sys.stdout):
+                    sys.stdout.buffer.write(fix_outcome.source)
                 if not output_file:
                     out_stream = sys.stderr
                     fmt = kw.get("output_format") or "concise"
@@ -242,18 +245,22 @@ def _run(**kw) -> int:
     if output_file:
         try:
             output_file.parent.mkdir(parents=True, exist_ok=True)
-            out_stream = open(output_file, "w", encoding="utf-8")
+            out_stream = open(output_file, "w", encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
             raise _fail(f"cannot write {output_file}: {exc.strerror or exc}")
     try:
-        if fix_outcome is not None and kw.get("diff"):
-            out_stream.write("".join(fix_outcome.diffs))
-            code = 1 if fix_outcome.diffs else 0
-            return 0 if kw.get("exit_zero") else code
-        _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings)
+        with _writing(out_stream, output_file):
+            if fix_outcome is not None and kw.get("diff"):
+                out_stream.write("".join(fix_outcome.diffs))
+                code = 1 if fix_outcome.diffs else 0
+                return 0 if kw.get("exit_zero") else code
+            _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings)
     finally:
         if out_stream not in (sys.stdout, sys.stderr):
-            out_stream.close()
+            try:
+                out_stream.close()
+            except OSError:
+                pass  # already reported by _writing
     if fix_outcome is not None and any("internal error" in e for e in fix_outcome.errors):
         return 2  # a fix was dropped because it broke the file: never silent
     if kw.get("exit_zero"):
@@ -333,6 +340,32 @@ def _add_noqa(paths, settings, kw) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _writing(stream, output_file=None):
+    """Report a failed write (a full disk, a closed pipe, a character the
+    output's encoding lacks) as exit 2 with a message, never a traceback;
+    what stdout still buffers is dropped so the exit flush cannot fail
+    again."""
+    try:
+        yield
+        stream.flush()
+    except (OSError, UnicodeEncodeError) as exc:
+        where = str(output_file) if output_file else getattr(stream, "name", "the output")
+        if isinstance(exc, UnicodeEncodeError):
+            reason = (f"{exc.reason}: {exc.encoding!r} cannot encode {exc.object[exc.start:exc.end]!r} "
+                      f"(set PYTHONIOENCODING=utf-8 or use -o FILE)")
+        else:
+            reason = exc.strerror or str(exc)
+        if stream in (sys.stdout, sys.stderr):
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+                os.close(devnull)
+            except (OSError, ValueError):
+                pass
+        raise _fail(f"cannot write the report to {where}: {reason}")
+
+
 def _path_base(fmt: str, settings) -> str:
     """The folder reported paths are relative to: the project root; for
     GitHub annotations the repository's root (``$GITHUB_WORKSPACE``, else the
@@ -405,6 +438,9 @@ def _warn(message: str) -> None:
 def _discover(paths, settings, force_exclude: bool = False):
     from gnnlint.discover import discover
 
+    for path in paths:  # a path that does not exist is a usage error, whatever else is named
+        if not os.path.lexists(os.path.join(os.fspath(settings.cwd), path)):
+            raise _fail(f"{path}: No such file or directory")
     files, warnings = discover([Path(p) for p in paths], settings)
     for w in warnings:
         _warn(w)
@@ -503,12 +539,18 @@ def _check_stdin(settings, kw):
     options = options_resolver(settings)(Path(name))
     facts = None
     if name == "-":
-        raw = lint_one(name, data, options, None).findings
+        one = lint_one(name, data, options, None)
+        if one.error:  # over max-file-size, a named skip: exit 2, as the same bytes on disk
+            _warn(one.error)
+            return None, {}, None
+        raw = one.findings
     else:
         result = check_project([Path(name)], settings, project_facts=kw.get("project_facts", True),
                                use_cache=not kw.get("no_cache"), contents={str(Path(name)): data})
         for error in result.errors + result.internal_errors:
             _warn(error)
+        if result.files_checked == 0 and (result.errors or result.internal_errors):
+            return None, {}, None
         raw = result.findings
         facts = result.facts.get(str(Path(name)))
     if not fixing:

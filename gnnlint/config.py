@@ -540,6 +540,18 @@ def _check_str_list(value: Any, name: str, where: _Where) -> list[str]:
     )
 
 
+def _check_globs(patterns: list[str], name: str, where: _Where, star_crosses_slash: bool = False) -> None:
+    """An unusable glob (``[z-a]``) is a config error naming the key and the
+    pattern, never a traceback when the files are walked."""
+    for pattern in patterns:
+        body = pattern.strip()
+        body = body[1:] if body.startswith("!") else body
+        try:
+            re.compile(glob_to_regex(body, star_crosses_slash=star_crosses_slash))
+        except re.error as exc:
+            raise ConfigError(f"invalid glob {pattern!r} in {where.key(name)}: {exc}{where.suffix()}") from None
+
+
 def _check_codes(values: list[str], name: str, where: _Where, known: list[str]) -> None:
     for sel in values:
         if not is_valid_selector(sel, known):
@@ -578,6 +590,7 @@ def _check_per_file(value: Any, where: _Where, known: list[str]) -> dict[str, li
     for pattern, codes in value.items():
         if not isinstance(pattern, str) or not pattern:
             raise ConfigError(f"{where.key(name)} has an empty glob{where.suffix()}")
+        _check_globs([pattern], name, where, star_crosses_slash=True)
         if not (isinstance(codes, (list, tuple)) and all(isinstance(c, str) for c in codes)):
             raise ConfigError(
                 f"{where.key(name)} ({pattern!r}) must be a list of codes, got "
@@ -622,6 +635,8 @@ def _parse_table(table: Any, path: Path, known: list[str]) -> tuple[dict, Verify
             values[name] = _check_str_list(value, name, where)
             if name in _CODE_LISTS:
                 _check_codes(values[name], name, where, known)
+            else:
+                _check_globs(values[name], name, where)
         elif name == "respect_gitignore":
             if not isinstance(value, bool):
                 raise ConfigError(
@@ -694,6 +709,8 @@ def _parse_overrides(overrides: Mapping[str, Any], known: list[str]) -> dict[str
                 value = [p.strip() for v in value for p in v.split(",") if p.strip()]
             if name in _CODE_LISTS:
                 _check_codes(value, name, where, known)
+            else:
+                _check_globs(value, name, where)
             values[name] = value
         elif name == "respect_gitignore":
             if not isinstance(value, bool):

@@ -389,6 +389,24 @@ def _fix_job(args) -> FileFix:
         return FileFix(path, data, data, errors=[f"internal error while fixing {path}: {exc!r}"])
 
 
+def _one_name_per_file(files: Sequence[Path]) -> list[Path]:
+    """A file reached under two names (a symlink, a hard link) is fixed under
+    the first one only: the second write would find it changed on disk and
+    leave a stale finding."""
+    seen: set = set()
+    out = []
+    for path in files:
+        try:
+            st = os.stat(path)
+            key: object = (st.st_dev, st.st_ino)
+        except OSError:
+            key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
+
+
 def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: int,
               project_facts: bool = True, use_cache: bool = False) -> FixOutcome:
     """Fix ``files`` (already discovered) per ``settings``; see the module doc.
@@ -397,6 +415,7 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
     from gnnlint.engine import apply_noqa, options_resolver, parallel_map, project_index_files
 
     outcome = FixOutcome()
+    files = _one_name_per_file(files)
     options_for = options_resolver(settings)
     fixable = frozenset(settings.fixable_codes)
     from gnnlint.config import ConfigError

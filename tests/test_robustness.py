@@ -187,3 +187,98 @@ def test_max_file_size_is_checked_before_anything_parses(monkeypatch):
     for prefiltered in (None, ([], False)):  # rules may fire / no rule can fire
         result = engine.lint_one("big.py", data, options, None, prefiltered=prefiltered)
         assert result.too_big == len(data) and "over max-file-size" in result.error
+
+
+# ---------------------------------------------------------------- 5. stdin
+def test_stdin_has_the_size_limit_and_exit_code_of_the_disk(project: Path):
+    big = HAZARD + "# " + "x" * 3000 + "\n"
+    (project / "big.py").write_text(big)
+    on_disk = run(["check", "big.py", "--no-cache", "--max-file-size", "2"], project)
+    assert on_disk.exit_code == 2 and "over max-file-size" in on_disk.output
+    for name in ([], ["--stdin-filename", "big.py"]):
+        for fixing in ([], ["--fix"], ["--diff"]):
+            result = run(["check", "-", "--no-cache", "--max-file-size", "2", *name, *fixing], project,
+                         input=big.encode())
+            assert result.exit_code == 2, (name, fixing, result.output)
+            assert "over max-file-size" in result.output
+
+
+def test_stdin_fix_and_diff_are_not_ignored(project: Path):
+    source = (project / "hazard.py").read_bytes()
+    fixed = run(["check", "-", "--fix", "--stdin-filename", "hazard.py"], project, input=source)
+    assert b"model = torch.compile(model)" in fixed.stdout_bytes
+    diff = run(["check", "-", "--diff", "--stdin-filename", "hazard.py"], project, input=source)
+    assert "+model = torch.compile(model)" in diff.stdout
+    assert (project / "hazard.py").read_bytes() == source
+
+
+# ---------------------------------------------------------------- 6. command line
+def test_a_missing_path_is_a_usage_error_whatever_else_is_named(project: Path):
+    for args in (["does_not_exist/"], ["does_not_exist/", "hazard.py"], ["hazard.py", "nope.py", "--fix"]):
+        result = run(["check", "--no-cache", *args], project)
+        assert result.exit_code == 2 and "No such file or directory" in result.output, args
+    assert "torch.compile(model)\n" in (project / "hazard.py").read_text()  # nothing was fixed
+
+
+@pytest.mark.parametrize("config, key", [
+    ('exclude = ["[z-a]"]', "'exclude'"),
+    ('extend-exclude = ["src/[z-a]/*.py"]', "'extend-exclude'"),
+    ('per-file-ignores = {"[z-a].py" = ["GNN001"]}', "'per-file-ignores'"),
+])
+def test_an_invalid_glob_names_its_key_and_pattern(project: Path, config: str, key: str):
+    (project / "pyproject.toml").write_text(f"[tool.gnnlint]\n{config}\n")
+    result = run(["check", "--no-cache"], project)
+    assert result.exit_code == 2 and key in result.output and "[z-a]" in result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    (project / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    result = run(["check", "--no-cache", "--extend-exclude", "[z-a]"], project)
+    assert result.exit_code == 2 and "'--extend-exclude'" in result.output
+
+
+@pytest.mark.parametrize("option", ["--select", "--extend-select", "--ignore"])
+def test_an_empty_code_list_is_a_usage_error(project: Path, option: str):
+    result = run(["check", "hazard.py", "--no-cache", option, ""], project)
+    assert result.exit_code == 2 and "names no rule code" in result.output
+
+
+def test_a_failed_write_is_exit_2_with_a_message(project: Path):
+    import subprocess
+    import sys
+
+    for args in (["--output-format", "concise"], ["--output-format", "json", "-o", "/dev/full"]):
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "hazard.py", "--no-cache", *args],
+                                    cwd=project, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert result.returncode == 2, result.stderr
+        assert "cannot write the report" in result.stderr and "No space left" in result.stderr
+        assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    (project / "café.py").write_text(HAZARD)
+    result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "café.py", "--no-cache",
+                             "--output-format", "concise"], cwd=project, capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 2 and "cannot write the report" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_json_and_sarif_are_valid_utf8_whatever_the_file_names(project: Path):
+    import subprocess
+    import sys
+
+    name = os.fsdecode(b"caf\xe9.py")
+    (project / name).write_text(HAZARD)
+    for fmt in ("json", "sarif"):
+        result = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "--no-cache", "--output-format", fmt,
+                                 "-o", f"out.{fmt}"], cwd=project, capture_output=True, timeout=60)
+        assert result.returncode == 1, result.stderr
+        report = json.loads((project / f"out.{fmt}").read_bytes().decode("utf-8"))
+        text = json.dumps(report)
+        assert "caf\\\\xe9.py" in text or "caf%E9.py" in text
+
+
+def test_a_file_reached_under_two_names_is_fixed_once(project: Path):
+    os.symlink("hazard.py", project / "alias.py")
+    result = run(["check", "--fix", "hazard.py", "alias.py", "--no-cache", "--output-format", "concise"], project)
+    assert "changed on disk" not in result.output
+    assert "GNN010" not in result.stdout  # no stale finding under the second name
+    assert "model = torch.compile(model)\n" in (project / "hazard.py").read_text()
+    assert os.path.islink(project / "alias.py")

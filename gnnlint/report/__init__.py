@@ -59,6 +59,29 @@ class ReportContext:
     root: "str | None" = None
 
 
+def json_text(value, **kwargs) -> str:
+    """``json.dumps(value, ensure_ascii=False, ...)`` that is always valid
+    UTF-8: a file name that is not UTF-8 (Python holds its bytes as lone
+    surrogates) is written with its bad bytes escaped (``caf\\xe9.py``)."""
+    import json
+    import re
+
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    if re.search("[\ud800-\udfff]", text) is None:
+        return text
+    return json.dumps(_escape_surrogates(value), ensure_ascii=False, **kwargs)
+
+
+def _escape_surrogates(value):
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_escape_surrogates(v) for v in value]
+    return value
+
+
 def rule_url(code: str) -> str:
     """The documentation page of a rule (its page in the ``rules/`` catalogue)."""
     return f"{RULES_URL_BASE}{code}.md"

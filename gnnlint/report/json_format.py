@@ -14,11 +14,10 @@ exclusive. No summary line; ``[]`` when there is nothing to report.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 from gnnlint.finding import Edit, Finding
-from gnnlint.report import rule_url, sort_findings
+from gnnlint.report import json_text, rule_url, sort_findings
 
 
 def _loc(row: int, column: int) -> dict[str, int]:
@@ -76,5 +75,5 @@ def render_json(
         if extra is not None and extra[i]:
             entry.update(extra[i])
         entries.append(entry)
-    out.write(json.dumps(entries, indent=2, ensure_ascii=False))
+    out.write(json_text(entries, indent=2))
     out.write("\n")

@@ -10,7 +10,6 @@ in the findings.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path, PurePath
 from typing import Any, TextIO
@@ -25,6 +24,7 @@ from gnnlint.report import (
     SYNTAX_ERROR_NAME,
     SYNTAX_ERROR_SUMMARY,
     ReportContext,
+    json_text,
     rule_url,
     sort_findings,
 )
@@ -93,7 +93,7 @@ def artifact_uri(path: str, cwd: str | None = None) -> str:
         rel = absolute.relative_to(Path(os.path.normpath(base)))
     except ValueError:
         return absolute.as_uri()
-    return quote(PurePath(rel).as_posix())
+    return quote(os.fsencode(PurePath(rel).as_posix()))  # bytes: a non-UTF-8 name is %-escaped as is
 
 
 ROOT_BASE_ID = "PROJECTROOT"
@@ -193,5 +193,5 @@ def render_sarif(
     ``sort_findings(findings)[i]`` (e.g. a ``gnnlint verify`` verdict).
     """
     log = build_sarif(findings, extra_properties, cwd=ctx.root if ctx is not None else None)
-    out.write(json.dumps(log, indent=2, ensure_ascii=False))
+    out.write(json_text(log, indent=2))
     out.write("\n")
