@@ -196,6 +196,12 @@ def compiled_constructors(ctx: FileContext) -> list[tuple[cst.Call, cst.CSTNode]
     return _memo(ctx, ("ctors",), compute)
 
 
+def constructor_of(ctx: FileContext, expr, at: cst.CSTNode) -> Optional[cst.Call]:
+    """The ``Class(...)`` call that built ``expr`` (a name bound to it, through
+    ``torch.compile(...)`` and ``.to(...)``), or None."""
+    return _constructor_of(ctx, expr, at)
+
+
 def _constructor_of(ctx: FileContext, expr, at: cst.CSTNode, depth: int = 0) -> Optional[cst.Call]:
     if expr is None or depth > 3:
         return None
@@ -203,6 +209,9 @@ def _constructor_of(ctx: FileContext, expr, at: cst.CSTNode, depth: int = 0) -> 
         name = ctx.last_part(expr.func) or ""
         if name[:1].isupper():
             return expr
+        if ctx.resolve(expr.func) in ("torch.compile", "torch_geometric.compile") and expr.args \
+                and expr.args[0].keyword is None:  # model = torch.compile(Net())
+            return _constructor_of(ctx, expr.args[0].value, at, depth + 1)
         if name == "to" and isinstance(expr.func, cst.Attribute):  # GCN(...).to(device)
             return _constructor_of(ctx, expr.func.value, at, depth + 1)
         return None

@@ -13,7 +13,8 @@ when its code agrees and the expected line lies within its reported span):
 - GNN006/007/010/012: the ``torch.compile`` call; GNN011: the assignment;
 - GNN014: the layer's constructor (a utility: its call); GNN016: the attribute;
 - GNN017: the hook registration; GNN018: the ``state_dict()`` call;
-  GNN019/GNN020: the call.
+  GNN019/GNN020: the call; GNN015: the mutation, the append, the dropout call
+  or (a model compiled per configuration) the ``torch.compile`` call.
 
 Anything else reported on a fixture is a false positive; every ``*_clean.py``
 twin maps to ``[]``. Version-gated rules: GNN003 only runs for target torch
@@ -89,6 +90,8 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "compiled_train_step_hazard.py": [("GNN020", 34), ("GNN020", 36), ("GNN019", 52), ("GNN019", 54),
                                       ("GNN019", 55)],
     "compiled_train_step_clean.py": [],
+    "recompile_storm_hazard.py": [("GNN015", 28), ("GNN015", 30), ("GNN015", 50)],
+    "recompile_storm_clean.py": [],
 }
 
 # Findings added to EXPECTED for other target versions (``--torch-version``).
@@ -362,5 +365,14 @@ RUNTIME: dict[str, dict] = {
         "recompiles": [],
         "main": "6 'Graph break in user code' log entries (TORCH_LOGS=graph_breaks, eager "
                 "backend); clean twin: 0",
+    },
+    "recompile_storm_hazard.py": {
+        "outcome": "ok",
+        "graph_breaks": [],
+        "recompiles": [(28, "self.calls == N (module int attributes are static)"),
+                       (30, "len(self.history) == N"),
+                       (50, "a new SAGE per hidden size: parameter shapes differ")],
+        "main": "'torch._dynamo hit config.recompile_limit (8)' during the first configuration "
+                "(eager backend); the clean twin (reset per configuration, buffers) never hits it",
     },
 }

@@ -15,6 +15,7 @@ RULES = (
     RuleInfo('GNN011', 'hidden-compile-errors', 'gnn011_hidden_compile_errors', (b'suppress_errors', b'cache_size_limit', b'recompile_limit', b'SUPPRESS_ERRORS'), None, '', ''),
     RuleInfo('GNN012', 'lazy-module-compiled', 'gnn012_lazy_module_compiled', (b'compile',), 'compiled', '', ''),
     RuleInfo('GNN014', 'layer-graph-break', 'gnn014_layer_graph_break', (b'APPNP', b'ChebConv', b'EdgeCNN', b'EdgePooling', b'GAT', b'GATConv', b'GATv2Conv', b'GCN', b'GCN2Conv', b'GCNConv', b'GIN', b'GraphSAGE', b'HGTConv', b'JumpingKnowledge', b'MFConv', b'PNA', b'PointNetConv', b'RGCNConv', b'SAGEConv', b'SAGPooling', b'SGConv', b'Set2Set', b'SortAggregation', b'TopKPooling', b'add_remaining_self_loops', b'coalesce', b'contains_self_loops', b'dropout_edge', b'dropout_node', b'is_undirected', b'k_hop_subgraph', b'negative_sampling', b'remove_self_loops', b'subgraph', b'to_undirected'), 'compiled', '>=2.0', '>=2.3'),
+    RuleInfo('GNN015', 'recompile-limit-eager', 'gnn015_recompile_limit_eager', (b'compile', b'+=', b'append', b'extend', b'insert', b'dropout'), 'compiled', '>=2.0', ''),
     RuleInfo('GNN016', 'data-size-in-compiled', 'gnn016_data_size_in_compiled', (b'num_nodes', b'size('), 'compiled', '', ''),
     RuleInfo('GNN017', 'hook-after-compile', 'gnn017_hook_after_compile', (b'register_forward',), 'compiled', '>=2.1', ''),
     RuleInfo('GNN018', 'compiled-state-dict', 'gnn018_compiled_state_dict', (b'state_dict',), 'compiled', '>=2.0', ''),

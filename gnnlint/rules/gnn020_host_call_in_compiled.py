@@ -27,8 +27,9 @@ class HostCallInCompiled(Rule):
     `time`, `random` and `manual_seed` are **warnings** (a break per call,
     and the value they return is baked into the graph as a constant, which
     recompiles when it changes). Calls in `except` handlers and `raise`
-    paths, and under `if not torch.compiler.is_compiling():`, are not
-    flagged; nor print / logging when the file registers the logger in
+    paths, under `if not torch.compiler.is_compiling():` (also in a helper
+    only called there), and print / logging / warnings in a guard clause
+    (`if not items: warnings.warn(...); return None`), are not flagged; nor print / logging when the file registers the logger in
     `torch._dynamo.config.reorderable_logging_functions`.
 
     ## Why is this bad?
@@ -127,8 +128,10 @@ model = torch.compile(Net())
         what, severity = found
         ctx = self.context
         region = ctx.compiled_region(node)
-        if region is None or ctx.in_error_path(node):
+        if region is None or ctx.in_error_path(node) or _eager_helper(ctx, node):
             return
+        if severity == "info" and _in_guard_clause(ctx, node):
+            return  # `if not data_list: warn(...); return None`: a degenerate call, not every call
         extra = "; the value it returns is baked into the graph (a recompile when it changes)" \
             if severity == "warning" else ""
         self.report(node, f"{what} in the {region} is not traced: a graph break on every call{extra}; move it "
@@ -168,6 +171,36 @@ model = torch.compile(Net())
 
     def _logging_reordered(self) -> bool:
         return bool(dataflow.attribute_nodes(self.context, "reorderable_logging_functions"))
+
+
+def _eager_helper(ctx, node: cst.CSTNode) -> bool:
+    """The enclosing function is a helper whose every in-file call sits in a
+    branch that does not run under compile (`if not is_compiling(): self._timing(...)`)."""
+    info = ctx.enclosing_function(node)
+    if info is None or info.name == "forward":
+        return False
+    calls = dataflow.callers(ctx, info)
+    if not calls:
+        for use in dataflow.attribute_nodes(ctx, info.name):
+            parent = ctx.parent.get(use)
+            if isinstance(parent, cst.Call) and parent.func is use:
+                calls.append(parent)
+    return bool(calls) and all(ctx.is_eager_only(call) for call in calls)
+
+
+def _in_guard_clause(ctx, node: cst.CSTNode) -> bool:
+    """Inside ``if ...:`` whose block ends with ``return`` / ``raise``."""
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(anc, cst.If):
+            body = anc.body.body if isinstance(anc.body, cst.IndentedBlock) else []
+            last = body[-1] if body else None
+            if isinstance(last, cst.SimpleStatementLine) and last.body \
+                    and isinstance(last.body[-1], (cst.Return, cst.Raise)):
+                return True
+            return False
+    return False
 
 
 def _formats(ctx, expr: cst.BaseExpression) -> bool:
