@@ -462,3 +462,34 @@ def test_targets_from_settings_when_none_given(tmp_path):
     s.verify.targets = []
     report = verify([], settings=s, cwd=tmp_path)
     assert report.exit_code == 2 and "no targets" in report.targets[0].error["message"]
+
+
+def test_miss_summary_one_line_per_class():
+    from gnnlint.verify._verdicts import Unexpected, miss_summary
+
+    lib = "/venv/lib/python3.11/site-packages/torch_geometric/utils/loop.py"
+    ev = {"kind": "graph_break", "reason": "Dynamic shape operator", "count": 3, "origin": [lib, 650, "f"]}
+    us = [Unexpected("GNN014", ev, "/p/models.py", 41), Unexpected("GNN014", dict(ev, count=2), "/p/models.py", 41),
+          Unexpected(None, {"kind": "recompile", "reason": "x", "count": 1}, "/p/train.py", 9)]
+    assert miss_summary(us, lambda p: p.rsplit("/", 1)[1]) == [
+        "5 graph breaks inside PyG's utils/loop.py (f) reached from models.py:41 [GNN014]",
+        "1 recompile reached from train.py:9 [no rule]"]
+
+
+def test_benign_events_never_confirm_and_are_not_unexpected():
+    from gnnlint.verify._verdicts import benign_counts
+
+    grad = {"kind": "recompile", "reason": "GLOBAL_STATE changed: grad_mode", "frames": [["/x/m.py", 5, "f"]],
+            "context": [], "count": 2, "dynamic": None}
+    req = {"kind": "recompile", "reason": "tensor 'x' requires_grad mismatch. expected requires_grad=1",
+           "frames": [["/x/m.py", 5, "f"]], "context": [], "count": 1}
+    train = {"kind": "recompile", "reason": "self.training == True", "frames": [["/x/m.py", 5, "f"]],
+             "context": [], "count": 1}
+    storm = dict(train, count=6)
+    verdicts, unexpected = judge([_f("GNN007", 5)], [grad, req, train, storm], {"/x/m.py": [5]}, {})
+    assert [v.verdict for v in verdicts] == [NOT_REPRODUCED]  # only the storm is left, and it is no GNN007
+    (u,) = unexpected
+    assert u.code is None and "every train()/eval() switch (6)" in u.event["reason"]
+    counts = benign_counts([grad, req, train, storm])
+    assert counts == {"grad-mode recompiles (training, then evaluation under no_grad)": 2,
+                      "requires_grad recompiles": 1, "training-flag recompiles (train()/eval() switch)": 1}

@@ -224,6 +224,7 @@ class Harness:
         self.program_mode = False  # the user's own program/function drives the run
         self.benign: dict[str, int] = {}  # events that are never evidence, by class
         self.finish_cb = None  # writes the result and leaves (a budget giving up)
+        self.break_sites: dict[str, dict] = {}  # dynamo frame id -> its first graph break
 
     # ------------------------------------------------------------ torch setup
     def setup_torch(self) -> None:
@@ -434,11 +435,14 @@ class Harness:
         def on_start(args):
             try:
                 cid = str(args.compile_id)
+                rec = harness.active[-1] if harness.active else None
                 harness.compile_ctx[cid] = {
                     "frames": live_user_frames(2, limit=6),
-                    "rec": harness.active[-1] if harness.active else None,
+                    "rec": rec,
                     "sparse": list(harness.current_sparse_frames),
                 }
+                if rec is not None:
+                    rec["frames_tried"].add(cid.split("/")[0])
             except Exception:
                 pass
 
@@ -497,6 +501,9 @@ class Harness:
                                   "frames": [], "context": [], "origin": origin, "compile": rec["id"] if rec else None})
             return
         context = chain[1:] + live + ([rec["site"]] if rec and rec.get("site") else [])
+        fid = str(ctx.get("compile_id") or "").split("/")[0]
+        if fid and frames:
+            self.break_sites.setdefault(fid, {"at": frames[0], "origin": origin, "reason": short_reason(reason)})
         self.add_event("graph_break", short_reason(reason), frames, context=context, origin=origin, rec=rec,
                        extra={"compile_id": ctx.get("compile_id")})
 
@@ -506,7 +513,7 @@ class Harness:
         kw = dict(kw)
         user_backend = kw.get("backend")
         if user_backend is None or isinstance(user_backend, str):
-            kw["backend"] = self.backend
+            kw["backend"] = self.counting_backend(self.backend)
         if kw.get("backend") != "inductor":
             kw.pop("mode", None)
             kw.pop("options", None)
@@ -516,10 +523,16 @@ class Harness:
             "origin": origin,
             "target": _describe(model),
             "options": {k: _jsonable(v) for k, v in kw.items() if k != "backend"},
-            "backend": kw.get("backend") if isinstance(kw.get("backend"), str) else repr(kw.get("backend")),
+            "backend": (self.backend if getattr(kw.get("backend"), "__name__", None) == self.backend
+                        else kw.get("backend") if isinstance(kw.get("backend"), str) else repr(kw.get("backend"))),
+            "counted": callable(kw.get("backend")) and getattr(kw.get("backend"), "__name__", None) == self.backend,
             "calls": 0,
             "shapes": set(),
             "optimizer": None,
+            # which dynamo frames this object's calls tried to compile, and
+            # per call, the frames whose compiled graphs ran (None: unknown)
+            "frames_tried": set(),
+            "call_graphs": [],
         }
         if static_site:
             rec["options"].update({k: v for k, v in static_site.items() if k in ("mode",) and v})
@@ -541,12 +554,63 @@ class Harness:
         run._gnnlint_rec = rec  # type: ignore[attr-defined]
         return run
 
+    def counting_backend(self, name: str):
+        """The backend ``name`` with each compiled graph's runs counted for the
+        compiled object being called (one wrapper per backend, shared by every
+        compile, so verify adds no backend guard). Inductor is used as is."""
+        if name not in ("eager", "aot_eager"):
+            return name
+        cached = getattr(self, "_counting", {}).get(name)
+        if cached is not None:
+            return cached
+        from torch._dynamo.backends.registry import lookup_backend
+
+        inner = lookup_backend(name)
+        harness = self
+
+        def counting(gm, example_inputs, **kw):
+            try:
+                fid = str(self.torch._guards.CompileContext.current_compile_id()).split("/")[0]
+            except Exception:
+                fid = None
+            fn = inner(gm, example_inputs, **kw)
+            if fid is None:
+                return fn
+
+            def note():
+                cur = harness.graph_sink
+                if cur is not None:
+                    cur.add(fid)
+
+            if getattr(fn, "_boxed_call", False):
+                def run_boxed(args):
+                    note()
+                    return fn(args)
+
+                run_boxed._boxed_call = True  # type: ignore[attr-defined]
+                return run_boxed
+
+            def run(*args):
+                note()
+                return fn(*args)
+
+            return run
+
+        counting.__name__ = f"{name}"
+        self._counting = {**getattr(self, "_counting", {}), name: counting}
+        self.counted = True
+        return counting
+
+    graph_sink: "set | None" = None  # frame ids whose graphs ran in the current top-level call
+    counted = False
+
     def run_compiled(self, rec, fn, args, kwargs):
         budget = self.budget
         if budget is not None and not self.active:
             budget.before_call(rec)
         if self.program_mode and not self.active:
             self.current_sparse_frames = _sparse_frames(self, (args, kwargs))
+        outer_sink = self.graph_sink
         if rec is not None:
             rec["calls"] += 1
             try:
@@ -554,6 +618,8 @@ class Harness:
             except Exception:
                 pass
             self.active.append(rec)
+            self.graph_sink = set()
+            rec["call_graphs"].append(self.graph_sink)
         tracer = sys.gettrace()
         if tracer is not None:
             # dynamo's traced lines cover compiled code; tracing dynamo itself
@@ -567,6 +633,9 @@ class Harness:
                 sys.settrace(tracer)
             if rec is not None:
                 self.active.pop()
+                if outer_sink is not None:
+                    outer_sink.update(self.graph_sink or ())
+                self.graph_sink = outer_sink
             if budget is not None and not self.active:
                 budget.after_call()
 
@@ -1311,10 +1380,11 @@ def finish(h: Harness, result: dict, t0: float, lap, *, steps: Any, rare: bool =
     result["events"] = aggregate(h.events)
     result["internal"] = aggregate(h.internal)
     result["coverage"] = h.coverage.as_json()
+    stats = compiled_stats(h)
     result["compiles"] = [{
         "site": r["site"], "origin": r["origin"], "target": r["target"], "options": r["options"],
-        "backend": r["backend"], "calls": r["calls"], "distinct_shapes": len(r["shapes"]),
-    } for r in h.compiles]
+        "backend": r["backend"], "calls": r["calls"], "distinct_shapes": len(r["shapes"]), **stats[i],
+    } for i, r in enumerate(h.compiles)]
     result["optimizers"] = [{k: v for k, v in o.items() if k != "ref"} for o in h.optimizers.values()]
     result["steps"] = steps
     result["notes"] = h.notes
@@ -1324,6 +1394,96 @@ def finish(h: Harness, result: dict, t0: float, lap, *, steps: Any, rare: bool =
         result["budget"] = budget.as_json()
     result["seconds"] = round(time.time() - t0, 2)
     return result
+
+
+def compiled_stats(h: Harness) -> list[dict]:
+    """Per compiled object: how many calls really ran compiled code of the
+    object's own (user-level) frames, which of those frames dynamo skipped
+    (falling back to eager) and which hit the recompile limit, each with the
+    user line that caused it. A call "ran compiled" when a graph of one of
+    those frames ran during it: a user forward that dynamo skipped runs
+    eagerly even though the PyG layers it calls still run compiled pieces."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+
+        rows = get_compilation_metrics()
+    except Exception:
+        rows = []
+    code: dict[str, tuple] = {}
+    skipped: dict[str, str] = {}
+    limit: dict[str, str] = {}
+    for m in rows:
+        fid = str(m.compile_id or "").split("/")[0]
+        if m.co_filename and fid not in code:
+            code[fid] = (m.co_filename, m.co_firstlineno, m.co_name)
+        fail = m.fail_type
+        reason = str(m.fail_reason or "")
+        if fail and "recompile limit" in reason.lower():
+            limit.setdefault(fid, short_reason(m.recompile_reason or reason))
+        elif fail in ("Unsupported", "SkipFrame") and not m.recompile_reason:
+            skipped.setdefault(fid, short_reason(reason or fail))
+    out = []
+    for r in h.compiles:
+        tried = set(r["frames_tried"])
+        user = {f for f in tried if f in code and code[f][0] in USER}
+        top = user or tried
+        compiled = None
+        if r.get("counted"):
+            compiled = sum(1 for ran in r["call_graphs"] if ran & top)
+
+        def where(fid: str, reason: str) -> dict:
+            c = code.get(fid, ("?", 0, "?"))
+            d = {"frame": c[2], "file": _real(c[0]) if c[0] != "?" else None, "line": c[1], "reason": reason}
+            b = h.break_sites.get(fid) or _break_inside(h, c)
+            if b:
+                d["at"] = b["at"][:2]
+                if b.get("origin") and b["origin"][0] and b["origin"][0] not in USER:
+                    d["in"] = [b["origin"][0], b["origin"][1]]
+            return d
+
+        out.append({
+            "calls_compiled": compiled,
+            "frames_skipped": [where(f, skipped[f]) for f in sorted(top, key=_fid_key) if f in skipped],
+            "recompile_limit": [where(f, limit[f]) for f in sorted(tried, key=_fid_key) if f in limit],
+        })
+    return out
+
+
+def _break_inside(h: Harness, code: tuple) -> dict | None:
+    """The first graph break whose user line lies in this function's code
+    (a frame that failed as a whole records no break of its own)."""
+    lines = _code_lines(*code)
+    if not lines:
+        return None
+    path = _real(code[0])
+    for ev in h.events:
+        if ev["kind"] != "graph_break":
+            continue
+        for fr in ev["frames"] + ev["context"]:
+            if fr[0] == path and fr[1] in lines:
+                return {"at": fr, "origin": ev.get("origin")}
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _code_lines(filename: str, first: int, name: str) -> frozenset:
+    import dis
+
+    try:
+        top = compile(Path(filename).read_text(encoding="utf-8"), filename, "exec")
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    stack = [top]
+    while stack:
+        co = stack.pop()
+        if co.co_name == name and co.co_firstlineno == first:
+            return frozenset(line for _, line in dis.findlinestarts(co) if line)
+        stack.extend(c for c in co.co_consts if hasattr(c, "co_code"))
+    return frozenset()
+
+
+def _fid_key(fid: str):
+    return int(fid) if fid.isdigit() else 0
 
 
 def _cover_code(h: Harness, code: tuple) -> None:

@@ -187,14 +187,41 @@ def program_text(p: dict) -> str:
 
 
 def compiled_lines(d: dict) -> list[str]:
-    """One line per compiled object the run created: where, and its calls."""
+    """Per compiled object the run created: where, how many of its calls
+    really ran compiled code, and why the others did not (a frame dynamo
+    skipped, falling back to eager; the recompile limit), at the user line."""
     out = []
     for c in d.get("compiles") or []:
         site = c.get("site")
         where = f" at {display_path(site[0])}:{site[1]}" if site else ""
-        out.append(f"compiled `{c.get('target')}`{where}: {c.get('calls', 0)} call"
-                   f"{'s' if c.get('calls', 0) != 1 else ''}")
+        n = c.get("calls", 0)
+        calls = f"{n} call{'s' if n != 1 else ''}"
+        if c.get("calls_compiled") is not None and n:
+            calls = f"{c['calls_compiled']} of {n} calls ran compiled"
+        out.append(f"compiled `{c.get('target')}`{where}: {calls}")
+        for s in c.get("frames_skipped") or []:
+            out.append(f"  `{s['frame']}` ({_frame_place(s)}) fell back to eager: {s['reason'][:160]}"
+                       + _caused_by(s))
+        for s in c.get("recompile_limit") or []:
+            out.append(f"  `{s['frame']}` ({_frame_place(s)}) hit the recompile limit and runs eagerly "
+                       f"since: {s['reason'][:160]}" + _caused_by(s))
     return out
+
+
+def _frame_place(s: dict) -> str:
+    f = s.get("file")
+    if not f:
+        return "?"
+    return f"{_short_lib(f)}:{s.get('line')}"
+
+
+def _caused_by(s: dict) -> str:
+    parts = []
+    if s.get("at"):
+        parts.append(f"reached from {display_path(s['at'][0])}:{s['at'][1]}")
+    if s.get("in"):
+        parts.append(f"in {_short_lib(s['in'][0])}:{s['in'][1]}")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 # ----------------------------------------------------------------- json
@@ -245,7 +272,9 @@ def run_entry(t: "TargetReport") -> dict[str, Any]:
         "program": t.program, "budget": t.budget, "seconds": round(t.result.seconds, 2),
         "versions": d.get("versions", {}),
         "compiled": [{"target": c.get("target"), "site": c.get("site"), "calls": c.get("calls"),
-                      "options": c.get("options")} for c in d.get("compiles") or []],
+                      "calls_compiled": c.get("calls_compiled"), "frames_skipped": c.get("frames_skipped") or [],
+                      "recompile_limit": c.get("recompile_limit") or [], "options": c.get("options")}
+                     for c in d.get("compiles") or []],
         "benign": t.benign,
         "misses": miss_summary(t.unexpected, display_path),
         "files": sorted(d.get("coverage") or {}),

@@ -70,6 +70,9 @@ TRAINING_SWITCH_BENIGN = 2
 def benign_class(ev: dict) -> str | None:
     """Events that are never evidence and never "unexpected": by design in
     torch, or caused by verify itself. Returns the class's name."""
+    if ev["kind"] == "graph_break" and "torch/optim/optimizer.py" in str((ev.get("origin") or [""])[0]) \
+            and "graph_break()" in (ev.get("reason") or ""):
+        return "the by-design graph break in a compiled optimizer step (torch/optim/optimizer.py)"
     if ev["kind"] != "recompile" or ev.get("limit_hit") or ev.get("lr_guard") or ev.get("shape_guard"):
         return None
     r = ev.get("reason") or ""
@@ -99,6 +102,16 @@ def is_automatic_dynamic_once(ev: dict) -> bool:
 AUTOMATIC_DYNAMIC = "automatic-dynamic recompiles (dynamic=None: one per new input size, then dynamic)"
 
 
+EAGER_DATA_DEPENDENT = "data-dependent-shape ops in eager code (a sync on a GPU, no compile hazard)"
+
+
+def is_eager_data_dependent(ev: dict) -> bool:
+    """Boolean-mask indexing, nonzero, unique... outside compiled code: they
+    may confirm a finding at their line (a skipped frame runs eagerly), but
+    are no miss of the compile rules."""
+    return ev["kind"] == "host_sync" and (ev.get("reason") or "").startswith("data-dependent shape")
+
+
 def is_training_switch_storm(ev: dict) -> bool:
     r = ev.get("reason") or ""
     return (ev["kind"] == "recompile" and bool(_TRAINING_GUARD.search(r)) and not ev.get("shape_guard")
@@ -113,9 +126,9 @@ def benign_counts(events: list[dict], child: dict[str, int] | None = None,
     used = {(e["kind"], e["reason"], e.get("line")) for v in verdicts for e in v.evidence}
     for ev in events:
         c = benign_class(ev)
-        if c is None and is_automatic_dynamic_once(ev):
+        if c is None and (is_automatic_dynamic_once(ev) or is_eager_data_dependent(ev)):
             if not any(k == ev["kind"] and r == ev["reason"] for k, r, _ in used):
-                c = AUTOMATIC_DYNAMIC
+                c = AUTOMATIC_DYNAMIC if ev["kind"] == "recompile" else EAGER_DATA_DEPENDENT
         if c:
             out[c] = out.get(c, 0) + ev.get("count", 1)
     return out
@@ -131,9 +144,14 @@ def _accepts(f: Finding, ev: dict) -> bool:
         return False
     if f.code == "GNN002" and not ev.get("lr_guard"):
         return False
-    if f.code == "GNN007" and ev.get("lr_guard"):
-        return False
+    if f.code == "GNN007" and (ev.get("lr_guard") or (ev["kind"] == "recompile" and not _shape_guard(ev))):
+        return False  # GNN007 is about input sizes; other guards are other hazards
     return True
+
+
+def _shape_guard(ev: dict) -> bool:
+    r = ev.get("reason") or ""
+    return bool(ev.get("shape_guard")) or any(k in r for k in ("size mismatch", "stride mismatch", ".size()"))
 
 
 def _in_span(f: Finding, path: str, line: int) -> bool:
@@ -143,13 +161,51 @@ def _in_span(f: Finding, path: str, line: int) -> bool:
     return start <= line <= max(f.end_line, f.line)
 
 
+_PYG_SITE = re.compile(r"`((?:[\w]+/)*[\w]+\.py):(\d+)`")
+_CALLED_AS = re.compile(r"every call of `(self\.\w+)`")
+
+
+def _line_text(path: str, line: int) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for i, text in enumerate(fh, 1):
+                if i == line:
+                    return text
+    except OSError:
+        pass
+    return ""
+
+
+def _layer_break_matches(f: Finding, ev: dict) -> bool:
+    """GNN014 points at a layer's constructor; its break happens inside PyG
+    (the file the message names) when the layer is called from the same
+    file's compiled code (through the attribute the message names)."""
+    if ev["kind"] not in ("graph_break", "compile_error"):
+        return False
+    origin = (ev.get("origin") or [None])[0] or ""
+    origin = origin.replace("\\", "/")
+    sites = _PYG_SITE.findall(f.message)
+    if not sites or not any(origin.endswith("/torch_geometric/" + file) for file, _ in sites):
+        return False
+    path = _real(f.path)
+    user = [fr for fr in list(ev.get("frames") or []) + list(ev.get("context") or []) if fr[0] == path]
+    if not user:
+        return False
+    called = _CALLED_AS.search(f.message)
+    if called is None:
+        return True
+    return any(called.group(1) in _line_text(fr[0], fr[1]) for fr in user)
+
+
 def _matches(f: Finding, ev: dict) -> bool:
     if not _accepts(f, ev):
         return False
     frames = list(ev.get("frames") or [])
     if f.code in SITE_RULES:
         frames += ev.get("context") or []
-    return any(_in_span(f, fr[0], fr[1]) for fr in frames)
+    if any(_in_span(f, fr[0], fr[1]) for fr in frames):
+        return True
+    return f.code == "GNN014" and _layer_break_matches(f, ev)
 
 
 def evidence_entry(ev: dict, finding: Finding | None = None) -> dict[str, Any]:
@@ -205,6 +261,8 @@ def guess_code(ev: dict) -> str | None:
             return "GNN002"
         if is_training_switch_storm(ev):
             return None  # its own hazard, not dynamic shapes (the reason says so)
+        if in_pyg and str((ev.get("origin") or ["", 0, ""])[2]).startswith("torch_dynamo_resume_in_"):
+            return "GNN014"  # PyG code after a graph break inside it, re-specialised per size
         if "size mismatch" in r or "stride mismatch" in r or "dimension" in r:
             return "GNN007"
         return None
@@ -220,6 +278,8 @@ def guess_code(ev: dict) -> str | None:
                                     "bincount", "dynamic shape operator", "data-dependent", "data dependent"))
     sync = any(k in r for k in ("host sync", "item", "_local_scalar_dense", "tolist", "tensor.__bool__",
                                 "generic_jump", "data-dependent branching", "float(tensor)", "int(tensor)"))
+    if in_pyg and data_dep and not sync:
+        return "GNN014"  # a PyG layer or utility with a data-dependent shape
     if in_pyg and (data_dep or sync):
         return "GNN009"
     if data_dep:
@@ -231,7 +291,7 @@ def guess_code(ev: dict) -> str | None:
 
 def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[int]],
           versions: dict, exercised_sites: list[tuple[str, int]] = (),  # type: ignore[assignment]
-          compiled_ran: bool = True) -> tuple[list[Verdict], list[Unexpected]]:
+          compiled_ran: bool = True, device: str = "cpu") -> tuple[list[Verdict], list[Unexpected]]:
     """``compiled_ran=False``: the program never called compiled code, so no
     finding about compiled code was exercised, whatever lines ran."""
     cov = {(_real(p)): set(ls) for p, ls in coverage.items()}
@@ -261,6 +321,10 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
             continue
         if ran and not compiled_ran:
             verdicts.append(Verdict(f, NOT_EXERCISED, [], "the line ran, but the program never called compiled code"))
+        elif ran and device == "cpu" and f.code in ("GNN001", "GNN013") and _copy_to_host(f):
+            verdicts.append(Verdict(f, NOT_REPRODUCED, [], (
+                "the line ran; on CPU a copy to the host is a plain copy, so this device sync can only "
+                "be observed on CUDA")))
         elif ran:
             note = f"the line ran and nothing happened on {vtext}"
             if f.code == "GNN006":
@@ -272,13 +336,20 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
     for i, ev in enumerate(events):
         if i in explained or i in rare or i in benign or ev.get("confirm_only"):
             continue
-        if is_automatic_dynamic_once(ev):
+        if is_automatic_dynamic_once(ev) or is_eager_data_dependent(ev):
             continue  # counted as benign by benign_counts
         fr = ev["frames"][0]
         if is_training_switch_storm(ev):
             ev = dict(ev, reason=f"recompiles on every train()/eval() switch ({ev.get('count', 1)}): {ev['reason']}")
         unexpected.append(Unexpected(guess_code(ev), ev, fr[0], fr[1]))
     return verdicts, unexpected
+
+
+def _copy_to_host(f: Finding) -> bool:
+    """A finding about `.cpu()` / `.to("cpu")` (not `.item()` & co., which
+    are observable on CPU too)."""
+    head = f.message.split(" ", 1)[0]
+    return "`.cpu()`" in head or "`.to(" in head
 
 
 def _library_part(path: str) -> str | None:
