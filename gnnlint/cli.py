@@ -114,6 +114,58 @@ class _Main(click.Group):
                 out.append(arg)
         return super().parse_args(ctx, out)
 
+    def invoke(self, ctx):
+        """Ctrl-C or SIGTERM ends the run promptly: the workers are killed,
+        temporary files removed, nothing half-written; exit 130 (143 for
+        SIGTERM) with one line, no traceback. A second signal exits at once."""
+        import signal
+        import threading
+
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, _on_signal)
+        try:
+            result = super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            terminated = isinstance(exc, _Terminated)
+            try:
+                click.echo("gnnlint: terminated" if terminated else "gnnlint: interrupted", err=True)
+            except OSError:
+                pass
+            raise click.exceptions.Exit(143 if terminated else 130)
+        except BaseException:
+            _restore(previous)
+            raise
+        _restore(previous)
+        return result
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is (exit 143)."""
+
+
+def _on_signal(signum, frame):
+    import signal
+
+    # the first signal unwinds the run; from now on another one exits at once
+    signal.signal(signal.SIGINT, _exit_now)
+    signal.signal(signal.SIGTERM, _exit_now)
+    raise _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _exit_now(signum, frame):
+    import signal
+
+    os._exit(143 if signum == signal.SIGTERM else 130)  # workers die with us (parent-death signal)
+
+
+def _restore(previous: dict) -> None:
+    import signal
+
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="gnnlint", message="%(prog)s %(version)s")

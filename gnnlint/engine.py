@@ -391,24 +391,29 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
         return FileResult(path, error=f"{path}: skipped: out of memory while analysing it")
 
 
-def _worker_pool(jobs: int):
-    """A process pool of ``jobs`` workers forked after libcst and the rules
-    are imported (so each worker starts with them)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
-
+def _worker_pool_ready() -> None:
+    """Import libcst and the rules before the workers fork (each starts with them)."""
     all_rules()
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
 
 
-def parallel_map(jobs: int, func, items: list) -> list:
+def parallel_map(jobs: int, func, items: list, on_crash=lambda item: None) -> list:
     """``[func(i) for i in items]``, in worker processes when there are
-    enough items to pay for a pool (the fixer's per-file jobs)."""
+    enough items to pay for a pool (the fixer's per-file jobs). A worker
+    that dies loses only its own item, whose result is ``on_crash(item)``."""
+    from gnnlint import workers
+
     if jobs > 1 and len(items) >= _PARALLEL_MIN_FILES:
-        with _worker_pool(jobs) as pool:
-            return list(pool.map(func, items, chunksize=1))
+        _worker_pool_ready()
+        results: list = [None] * len(items)
+        workers.run(jobs, func, items, results.__setitem__, lambda i: on_crash(items[i]))
+        return results
     return [func(item) for item in items]
+
+
+def crashed(path: str):
+    """The result for a file whose worker process died twice on it."""
+    return FileResult(path, error=f"{path}: skipped: the worker process checking it died "
+                                  f"(a crash in the parser?); the other files were checked")
 
 
 def too_big_message(path: str, to_parse: int, size: int, limit: int) -> str:
@@ -512,13 +517,17 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
         (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
     costly.sort(key=lambda job: -len(job[2][1]))
     if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
-        with _worker_pool(jobs) as pool:
-            futures = [(index, key, pool.submit(_lint_job, args)) for index, key, args in costly]
-            # the cheap files (syntax check only) while the workers parse
+        from gnnlint import workers
+
+        _worker_pool_ready()
+
+        def run_cheap():  # the cheap files (syntax check only) while the workers parse
             for index, key, args in cheap:
                 finish(index, key, _lint_job(args))
-            for index, key, future in futures:
-                finish(index, key, future.result())
+
+        workers.run(jobs, _lint_job, [args for _, _, args in costly],
+                    lambda i, result: finish(costly[i][0], costly[i][1], result),
+                    lambda i: crashed(costly[i][2][0]), while_waiting=run_cheap)
     else:
         for index, key, args in cheap + costly:
             finish(index, key, _lint_job(args))

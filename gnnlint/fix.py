@@ -328,7 +328,8 @@ def write_atomic(path: str, expected: bytes, data: bytes) -> None:
     st = os.stat(target)
     if not os.access(target, os.W_OK):  # like an editor (and ruff): a read-only file stays as it is
         raise PermissionError(13, "Permission denied (the file is read-only)", path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".gnnlint.tmp")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.{os.getpid()}.",
+                               suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -352,6 +353,29 @@ def write_atomic(path: str, expected: bytes, data: bytes) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+TMP_SUFFIX = ".gnnlint.tmp"
+_TMP_RE = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + r"\Z")
+
+
+def remove_stale_temps(folders: Iterable[str]) -> None:
+    """Remove the temporary files of ``write_atomic`` that a killed run left
+    in ``folders`` (the run that wrote one, named in it, is gone)."""
+    from gnnlint.cache import _pid_alive
+
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder) if n.endswith(TMP_SUFFIX)]
+        except OSError:
+            continue
+        for name in names:
+            m = _TMP_RE.match(name)
+            if m is not None and not _pid_alive(int(m.group("pid"))):
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    pass
 
 
 # ---------------------------------------------------------------------- many files
@@ -416,6 +440,8 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
 
     outcome = FixOutcome()
     files = _one_name_per_file(files)
+    if not diff:
+        remove_stale_temps({os.path.dirname(os.path.realpath(p)) for p in files})
     options_for = options_resolver(settings)
     fixable = frozenset(settings.fixable_codes)
     from gnnlint.config import ConfigError
@@ -444,7 +470,10 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
     # `# noqa` hides it is decided on the text the fixer reads.
     todo = [p for p, group in by_path.items() if _candidates(group, unsafe, fixable, set())]
     jobs_args = [(p, options_for(Path(p)), facts_by_path.get(p), unsafe, fixable) for p in todo]
-    results: dict[str, FileFix] = {r.path: r for r in parallel_map(jobs, _fix_job, jobs_args)}
+    results: dict[str, FileFix] = {r.path: r for r in parallel_map(jobs, _fix_job, jobs_args) if r is not None}
+    for path in todo:
+        if path not in results:  # its worker process died: the file is left as it was
+            outcome.errors.append(f"{path}: not fixed: the worker process fixing it died")
 
     remaining: list[Finding] = []
     texts: dict[str, str] = {}

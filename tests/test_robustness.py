@@ -282,3 +282,155 @@ def test_a_file_reached_under_two_names_is_fixed_once(project: Path):
     assert "GNN010" not in result.stdout  # no stale finding under the second name
     assert "model = torch.compile(model)\n" in (project / "hazard.py").read_text()
     assert os.path.islink(project / "alias.py")
+
+
+# ---------------------------------------------------------------- 3. signals and worker processes
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _alive(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+@pytest.fixture
+def busy(tmp_path: Path) -> Path:
+    """16 files that keep two workers parsing for several seconds."""
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    body = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y * 2 if y else [y, (x, y)]\n\n" for i in range(1000))
+    for k in range(16):
+        (tmp_path / f"m{k:02d}.py").write_text(HAZARD + body)
+    return tmp_path
+
+
+def _start(cwd: Path, *args: str):
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "gnnlint", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 20
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert len(workers) >= 2, "the workers never started"
+    time.sleep(0.3)  # they are parsing now
+    return proc, workers
+
+
+def _finish(proc, workers, timeout: float = 10):
+    import signal
+    import subprocess
+    import time
+
+    started = time.monotonic()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:  # a hang (or orphans holding the pipes): clean up, then fail
+        os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _alive(workers):
+            os.kill(pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"no exit within {timeout} s")
+    elapsed = time.monotonic() - started
+    deadline = time.monotonic() + 3
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _alive(workers) == [], "worker processes left behind"
+    return proc.returncode, err.decode(), elapsed
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_stops_the_run_promptly(busy: Path, presses: int):
+    import signal
+    import time
+
+    proc, workers = _start(busy, "check", ".", "--no-cache", "-j", "2")
+    for _ in range(presses):
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal signals the whole process group
+        time.sleep(0.05)
+    code, err, elapsed = _finish(proc, workers)
+    # a second press may land while the interpreter exits (its handlers reset):
+    # killed by SIGINT then, which the shell reports as 130 too
+    assert code in ((130,) if presses == 1 else (130, -2)) and elapsed < 5, (code, elapsed, err)
+    assert "Traceback" not in err and "Aborted" not in err
+
+
+@pytest.mark.parametrize("sig, code", [("SIGTERM", 143), ("SIGKILL", -9)])
+def test_workers_die_with_their_parent(busy: Path, sig: str, code: int):
+    import signal
+
+    proc, workers = _start(busy, "check", ".", "--no-cache", "-j", "2")
+    os.kill(proc.pid, getattr(signal, sig))  # `kill PID`: the parent only
+    returncode, err, elapsed = _finish(proc, workers)
+    assert returncode == code and elapsed < 5 and "Traceback" not in err
+
+
+def test_an_interrupted_fix_leaves_whole_files_and_no_temporary_files(busy: Path):
+    import signal
+
+    before = {p.name: p.read_text() for p in busy.glob("*.py")}
+    proc, workers = _start(busy, "check", ".", "--fix", "--no-cache", "-j", "2")
+    os.killpg(proc.pid, signal.SIGINT)
+    code, err, _ = _finish(proc, workers)
+    assert code == 130 and "Traceback" not in err
+    assert not list(busy.glob(".*.gnnlint.tmp"))
+    for name, text in before.items():
+        now = (busy / name).read_text()
+        assert now == text or now == text.replace("\ntorch.compile(model)\n", "\nmodel = torch.compile(model)\n")
+
+
+def test_a_killed_runs_temporary_files_are_removed_by_the_next_fix(project: Path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = project / f".hazard.py.{int(dead.stdout)}.abc123{'.gnnlint.tmp'}"
+    stale.write_text("half")
+    ours = project / f".hazard.py.{os.getpid()}.def456.gnnlint.tmp"  # a live run's: kept
+    ours.write_text("in flight")
+    assert run(["check", "--fix", ".", "--no-cache"], project).exit_code == 1
+    assert not stale.exists() and ours.exists()
+
+
+def test_a_worker_that_dies_is_named_and_the_other_results_kept(tmp_path: Path, monkeypatch):
+    import signal
+
+    from gnnlint import engine
+    from gnnlint.config import Settings
+
+    for k in range(10):  # enough files for a pool
+        (tmp_path / f"m{k:02d}.py").write_text(HAZARD)
+
+    real = engine.lint_one
+
+    def crashing(path, *args, **kwargs):  # runs in the forked workers
+        if path.endswith("m03.py"):
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "lint_one", crashing)
+    files = sorted(tmp_path.glob("m*.py"))
+    result = engine.check_files(files, lambda p: engine.options_from_settings(Settings(), p), jobs=2)
+    assert len(result.errors) == 1 and "m03.py" in result.errors[0] and "died" in result.errors[0]
+    reported = {Path(f.path).name for f in result.findings}
+    assert reported == {f.name for f in files} - {"m03.py"}
