@@ -25,6 +25,8 @@ Fields:
 - ``unless``: a parameter whose presence avoids the inference (``ptr`` of
   ``softmax``: the size is ``ptr.numel() - 1``), or None.
 - ``what``: what the size is, in the user's words.
+- ``exempt``: a constructor option under which the module needs no size
+  (``LayerNorm(mode="node")``: E15 measured 0 breaks).
 - ``module``: True for a module class whose *call* takes the size
   (``SumAggregation()(x, index, dim_size=...)``); positions then count the
   call's arguments.
@@ -51,6 +53,9 @@ class SizeInference:
     unless: Optional[SizeArg] = None
     package: str = "torch_geometric"
     module: bool = False
+    # a constructor option (keyword, position, literal) under which the module
+    # infers nothing: ``LayerNorm(..., mode="node")`` normalises per node
+    exempt: Optional[tuple[str, int, str]] = None
 
 
 def _s(keyword: str, position: int) -> SizeArg:
@@ -147,7 +152,7 @@ TABLE: tuple[SizeInference, ...] = (
                   needs=_s("batch", 1), module=True),
     SizeInference("LayerNorm", (_s("batch_size", 2),), "number of graphs",
                   "nn/norm/layer_norm.py:89 `int(batch.max()) + 1` (mode='graph')", needs=_s("batch", 1),
-                  module=True),
+                  module=True, exempt=("mode", 3, "node")),
     # torch_scatter (PyG's former backend): dim_size from index.max() + 1 unless `out` is given
     SizeInference("scatter", (_s("dim_size", 4),), "output size along `dim`",
                   "torch_scatter/scatter.py `index.max() + 1`", unless=_s("out", 3), package="torch_scatter"),

@@ -142,6 +142,21 @@ model = torch.compile(Net())
         Invalid("""
 import torch
 import torch_geometric.nn as gnn
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.node_norm = gnn.LayerNorm(16, mode="node")
+        self.graph_norm = gnn.LayerNorm(16)
+        self.pair = gnn.PairNorm()
+    def forward(self, x, batch):
+        x = self.node_norm(x, batch)
+        x = self.graph_norm(x, batch)
+        return self.pair(x, batch)
+model = torch.compile(Net())
+""", lines=(12, 13)),
+        Invalid("""
+import torch
+import torch_geometric.nn as gnn
 from torch_geometric.nn.aggr import SumAggregation
 class Net(torch.nn.Module):
     def __init__(self):
@@ -166,6 +181,8 @@ model = torch.compile(Net())
             return
         if entry.unless is not None and dataflow.passed(node, entry.unless.keyword, entry.unless.position):
             return
+        if entry.exempt is not None and self._built_with(node, entry.exempt):
+            return
         missing = [s.keyword for s in entry.sizes if not dataflow.passed(node, s.keyword, s.position)]
         if not missing:
             return
@@ -177,6 +194,20 @@ model = torch.compile(Net())
         self.report(node, f"`{callee}(...)` without {names} computes the {entry.what} from the data "
                           f"(`int(index.max()) + 1`): a device sync and a graph break in the {region}; "
                           f"pass the size you already know")
+
+    def _built_with(self, node: cst.Call, option: tuple[str, int, str]) -> bool:
+        """``self.norm(...)`` where every ``self.norm = ...`` in the class passes the option."""
+        ctx = self.context
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return False
+        cls = ctx.enclosing_class(node)
+        values = cls.attrs.get(func.attr.value, []) if cls is not None else []
+        keyword, position, literal = option
+        built = [v for v in values if isinstance(v, cst.Call)]
+        return bool(built) and len(built) == len(values) and all(
+            (arg := dataflow.arg_of(v, keyword, position)) is not None
+            and isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == literal for v in built)
 
     def _entry(self, node: cst.Call) -> Optional[pyg_sizes.SizeInference]:
         ctx = self.context
