@@ -89,6 +89,14 @@ for data in loader:
         Valid("""
 import torch
 class Net(torch.nn.Module):
+    def forward(self, data):
+        field = data["node_features"]
+        return field[: field.size(0) // 2]
+model = torch.compile(Net())
+"""),
+        Valid("""
+import torch
+class Net(torch.nn.Module):
     def __init__(self, data):
         super().__init__()
         self.emb = torch.nn.Embedding(data.num_nodes, 16)
@@ -165,6 +173,11 @@ def readout(batch, h):
             return False
         if isinstance(expr, cst.Name) and expr.value == "self":
             return False
+        if isinstance(expr, cst.Name):
+            # x = data["field"]: an entry of a data object or a dict (a tensor, a storage)
+            binding, _ = self.context.lookup(expr.value, expr)
+            if binding is not None and isinstance(binding.value, cst.Subscript):
+                return False
         return self.context.kind(expr) == BATCH
 
     def _reads_x(self, node: cst.Attribute) -> bool:
