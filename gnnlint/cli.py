@@ -458,6 +458,9 @@ def _report(findings, sources, fmt, out_stream, kw, fix_outcome, settings) -> No
     if kw.get("statistics"):
         render_statistics(findings, out_stream, "json" if fmt == "json" else "text")
         return
+    from gnnlint.notebook import localize
+
+    findings, sources = localize(findings, sources)  # a notebook's findings at their cells
     base = _path_base(fmt, settings)
     rename = _display_path(base, kw.get("absolute_paths", False))
     findings = [replace(f, path=rename(f.path)) for f in findings]
@@ -580,6 +583,16 @@ def _check_stdin(settings, kw):
     name = kw.get("stdin_filename") or "-"
     data = sys.stdin.buffer.read()
     fixing = kw.get("fix") or kw.get("diff")
+    notebook = None
+    if name.endswith(".ipynb"):  # a notebook's JSON: lint the module its code cells make
+        from gnnlint.notebook import Notebook, NotebookError, localize
+
+        try:
+            notebook = Notebook.parse(data)
+        except (NotebookError, UnicodeDecodeError) as exc:
+            _warn(f"{name}: cannot read notebook: {exc}")
+            return None, {}, None
+        nb_bytes, data = data, notebook.source.encode("utf-8")
     try:
         text = decode_source(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
@@ -607,7 +620,10 @@ def _check_stdin(settings, kw):
         facts = result.facts.get(str(Path(name)))
     if not fixing:
         sources = {name: text}
-        return apply_noqa(raw, sources, ignore=kw.get("ignore_noqa", False)), sources, None
+        findings = apply_noqa(raw, sources, ignore=kw.get("ignore_noqa", False))
+        if notebook is not None:
+            return (*localize(findings, sources, read=lambda _path: nb_bytes), None)
+        return findings, sources, None
     from gnnlint.fix import fix_source, unified_diff
 
     fixable = frozenset(settings.for_path(name).fixable_codes) if name != "-" else frozenset(settings.fixable_codes)
@@ -616,6 +632,15 @@ def _check_stdin(settings, kw):
     for error in fixed.errors:
         _warn(error)
     diffs = [unified_diff(name, fixed.original_text, fixed.text)] if fixed.changed else []
+    if notebook is not None:
+        try:
+            source = notebook.with_source(fixed.text).encode("utf-8") if fixed.changed else nb_bytes
+        except NotebookError as exc:
+            _warn(f"{name}: not fixed: {exc}")
+            return (*localize(apply_noqa(raw, {name: text}), {name: text}, read=lambda _path: nb_bytes),
+                    SimpleNamespace(fixed=[], diffs=[], errors=[], source=nb_bytes))
+        outcome = SimpleNamespace(fixed=fixed.applied, diffs=diffs, errors=fixed.errors, source=source)
+        return (*localize(fixed.remaining, {name: fixed.text}, read=lambda _path: nb_bytes), outcome)
     outcome = SimpleNamespace(fixed=fixed.applied, diffs=diffs, errors=fixed.errors, source=fixed.fixed)
     return fixed.remaining, {name: fixed.text}, outcome
 

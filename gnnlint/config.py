@@ -26,6 +26,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 SYNTAX_ERROR_CODE = "GNN000"
 
+DEFAULT_INCLUDE: tuple[str, ...] = ("*.py", "*.pyi", "*.ipynb")
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".git",
     ".hg",
@@ -84,6 +85,10 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: list[str] = field(default_factory=list)
+    # Which files a folder's walk lints (ruff's include / extend-include;
+    # notebooks by default, as ruff >= 0.6). Files named are always linted.
+    include: list[str] = field(default_factory=lambda: list(DEFAULT_INCLUDE))
+    extend_include: list[str] = field(default_factory=list)
     respect_gitignore: bool = True
     fixable: list[str] = field(default_factory=lambda: ["ALL"])
     unfixable: list[str] = field(default_factory=list)
@@ -483,6 +488,8 @@ _FILE_KEYS = {
     "per-file-ignores": "per_file_ignores",
     "exclude": "exclude",
     "extend-exclude": "extend_exclude",
+    "include": "include",
+    "extend-include": "extend_include",
     "respect-gitignore": "respect_gitignore",
     "fixable": "fixable",
     "unfixable": "unfixable",
@@ -496,7 +503,7 @@ _FILE_KEYS = {
 }
 _VERIFY_KEYS = ("targets", "backend", "timeout")
 _CODE_LISTS = ("select", "extend_select", "ignore", "fixable", "unfixable")
-_STR_LISTS = _CODE_LISTS + ("exclude", "extend_exclude")
+_STR_LISTS = _CODE_LISTS + ("exclude", "extend_exclude", "include", "extend_include")
 _OPT_STRS = ("torch_version", "pyg_version", "cache_dir")
 _OVERRIDE_KEYS = frozenset(_STR_LISTS + _OPT_STRS) | {
     "max_file_size",
@@ -783,7 +790,7 @@ def _load_file(path: Path, known: list[str], seen: tuple = ()) -> tuple[dict, Ve
         layers = layers + [((selection.get("select"), selection.get("extend_select", []),
                              selection.get("ignore", [])), str(path))]
     for name, value in values.items():
-        if name in ("extend_exclude", "unfixable"):
+        if name in ("extend_exclude", "extend_include", "unfixable"):
             value = merged.get(name, []) + value
         merged[name] = value
         origins[name] = str(path)

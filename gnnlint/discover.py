@@ -90,6 +90,22 @@ class ExcludeMatcher:
         return False
 
 
+class IncludeMatcher:
+    """``include`` + ``extend-include``: the files a walk lints, with the
+    exclude patterns' glob rules; plain ``*.ext`` patterns are a suffix test."""
+
+    def __init__(self, patterns: list[str], project_root: Path | str) -> None:
+        plain = [p for p in patterns if re.fullmatch(r"\*\.[A-Za-z0-9_]+", p.strip())]
+        self.suffixes = tuple(p.strip()[1:] for p in plain)
+        rest = [p for p in patterns if p not in plain]
+        self.matcher = ExcludeMatcher(rest, project_root) if rest else None
+
+    def included(self, abs_path: str, name: str) -> bool:
+        if name.endswith(self.suffixes):
+            return True
+        return self.matcher is not None and self.matcher.excluded(abs_path, name, False)
+
+
 # --------------------------------------------------------------------------
 # .gitignore
 
@@ -287,6 +303,7 @@ def discover(paths: list[Path], settings: Settings, excluded: list | None = None
             hit = matchers[id(mine)] = ExcludeMatcher(list(mine.exclude) + list(mine.extend_exclude),
                                                       mine.project_root)
         return hit
+    includer = IncludeMatcher(list(settings.include) + list(settings.extend_include), project_root)
     gitignore = settings.respect_gitignore
 
     found: dict[str, str] = {}  # absolute key -> output form
@@ -312,7 +329,7 @@ def discover(paths: list[Path], settings: Settings, excluded: list | None = None
             continue
         levels = _initial_levels(abs_path, project_root) if gitignore else ()
         _walk(abs_path, out, levels, st, excluder_for(abs_path), gitignore, found, warnings, visited_dirs, excluded,
-              excluder_for if settings.hierarchy else None)
+              excluder_for if settings.hierarchy else None, includer)
 
     files = sorted(found.values(), key=lambda p: (p.replace(os.sep, "/"), p))
     if as_strings:  # a whole project's index: Path objects cost more than the walk
@@ -332,6 +349,7 @@ def _walk(
     visited: set[tuple[int, int]],
     excluded: list | None = None,
     excluder_for=None,
+    includer: "IncludeMatcher | None" = None,
 ) -> None:
     key = (top_stat.st_dev, top_stat.st_ino)
     if key in visited:
@@ -380,7 +398,7 @@ def _walk(
                     continue
                 visited.add(dkey)
                 stack.append((abs_path, _join_out(out_dir, name), levels, excluder))
-            elif name.endswith(PY_SUFFIXES):
+            elif includer.included(abs_path, name) if includer is not None else name.endswith(PY_SUFFIXES):
                 try:
                     if not entry.is_file():  # broken symlink, socket, ...
                         continue

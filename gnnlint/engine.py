@@ -328,8 +328,9 @@ def _drop_nested_duplicates(findings: list[Finding]) -> list[Finding]:
 
 # ---------------------------------------------------------------------- project
 def read_source(path: str, decode: bool = True) -> tuple[Optional[bytes], Optional[str]]:
-    """The file's bytes, or an error message for a file that cannot be read
-    or (``decode``) decoded -- reported once and skipped, never a traceback."""
+    """The file's bytes (a notebook's: the module its code cells make), or
+    an error message for a file that cannot be read or (``decode``) decoded
+    -- reported once and skipped, never a traceback."""
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
@@ -338,6 +339,13 @@ def read_source(path: str, decode: bool = True) -> tuple[Optional[bytes], Option
         return None, f"{path}: No such file or directory (broken symlink?)"
     except OSError as exc:
         return None, f"{path}: {exc.strerror or exc}"
+    if path.endswith(".ipynb"):  # a notebook is linted as the module its code cells make
+        from gnnlint.notebook import NotebookError, python_source
+
+        try:
+            data = python_source(data)
+        except (NotebookError, UnicodeDecodeError) as exc:
+            return None, f"{path}: cannot read notebook: {exc}"
     error = decode_error(path, data) if decode else None
     return (None, error) if error else (data, None)
 
@@ -777,8 +785,9 @@ def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None
     for path, group in by_path.items():
         text = (sources or {}).get(path)
         if text is None:
+            data, _error = read_source(path, decode=False)
             try:
-                text = decode_source(Path(path).read_bytes())
+                text = decode_source(data)
             except Exception:  # noqa: BLE001 - unreadable now: keep findings
                 kept.extend(group)
                 continue

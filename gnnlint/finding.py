@@ -63,10 +63,18 @@ class Finding:
     # Line a `# noqa` must sit on to suppress this finding (first line of the
     # enclosing statement); 0 means "the finding's own line".
     noqa_line: int = 0
+    # A notebook's finding, as reported: its cell (1-based, among all cells);
+    # line and columns are then within the cell. None: a file's positions.
+    cell: int | None = None
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicability == "safe"
 
+    @property
+    def where(self) -> str:
+        """The file as reported: ``nb.ipynb:cell 3`` for a notebook's cell."""
+        return self.path if self.cell is None else f"{self.path}:cell {self.cell}"
+
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.col, self.code)
+        return (self.path, self.cell or 0, self.line, self.col, self.code)

@@ -161,6 +161,7 @@ class FileFix:
     remaining: list[Finding] = field(default_factory=list)  # noqa applied, for ``text``
     original_remaining: list[Finding] = field(default_factory=list)  # for ``original_text``
     errors: list[str] = field(default_factory=list)
+    diff: str = ""  # set when the text is not the file (a notebook's per-cell diff)
 
     @property
     def changed(self) -> bool:
@@ -408,7 +409,12 @@ def _fix_job(args) -> FileFix:
     if data is None:
         return FileFix(path, b"", b"", errors=[error or f"{path}: cannot read"])
     try:
-        return fix_source(path, data, options, facts, unsafe=unsafe, fixable=fixable)
+        result = fix_source(path, data, options, facts, unsafe=unsafe, fixable=fixable)
+        if path.endswith(".ipynb"):
+            from gnnlint.notebook import notebook_fix
+
+            result = notebook_fix(result)
+        return result
     except Exception as exc:  # noqa: BLE001 - one file's bug must not lose the others' fixes
         return FileFix(path, data, data, errors=[f"internal error while fixing {path}: {exc!r}"])
 
@@ -488,7 +494,7 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
             texts[path] = res.text
             continue
         if diff:
-            outcome.diffs.append(unified_diff(path, res.original_text, res.text))
+            outcome.diffs.append(res.diff or unified_diff(path, res.original_text, res.text))
             outcome.fixed.extend(res.applied)
             outcome.changed_files.append(path)
             remaining.extend(res.remaining)

@@ -19,7 +19,7 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold 
 
 
 def plain_header(f: Finding) -> str:
-    return f"{f.path}:{f.line}:{f.col}: {f.code} {'[*] ' if f.fixable else ''}{f.severity}: {f.message}"
+    return f"{f.where}:{f.line}:{f.col}: {f.code} {'[*] ' if f.fixable else ''}{f.severity}: {f.message}"
 
 
 def header(f: Finding) -> "Text":
@@ -27,7 +27,7 @@ def header(f: Finding) -> "Text":
     from rich.text import Text
 
     t = Text()
-    t.append(f.path, style="bold")
+    t.append(f.where, style="bold")
     t.append(":", style="cyan")
     t.append(str(f.line))
     t.append(":", style="cyan")

@@ -261,12 +261,12 @@ def render_full(findings: list[Finding], out: TextIO, ctx: ReportContext) -> Non
     split_cache: dict[str, list[str]] = {}
     for f in ordered:
         console.print(header(f))
-        source = ctx.sources.get(f.path)
+        source = ctx.sources.get(f.where)  # a notebook's finding: its cell's source
         shown = False
         if ctx.show_source and source is not None:
-            lines = split_cache.get(f.path)
+            lines = split_cache.get(f.where)
             if lines is None:
-                lines = split_cache[f.path] = split_lines(source)
+                lines = split_cache[f.where] = split_lines(source)
             shown = _snippet(console, f, lines)
         if not shown and f.fix is not None:
             console.print(Text("  = help: " + f.fix.message))

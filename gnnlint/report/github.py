@@ -39,7 +39,8 @@ def annotation(f: Finding) -> str:
         ("endColumn", str(f.end_col)),
     ]
     joined = ",".join(f"{k}={escape_property(v)}" for k, v in props)
-    return f"::{level} {joined}::{escape_data(f'{f.code} {f.message}')}"
+    cell = f"cell {f.cell}: " if f.cell is not None else ""  # GitHub cannot point into a notebook's cell
+    return f"::{level} {joined}::{escape_data(f'{cell}{f.code} {f.message}')}"
 
 
 def render_github(findings: list[Finding], out: TextIO) -> None:

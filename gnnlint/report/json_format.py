@@ -41,7 +41,7 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
             "edits": [_edit(e) for e in f.fix.edits],
         }
     return {
-        "cell": None,
+        "cell": f.cell,
         "code": f.code,
         "end_location": _loc(f.end_line, f.end_col),
         "filename": f.path,
