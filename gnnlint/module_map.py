@@ -22,7 +22,8 @@ class ModuleMap:
         for path in paths:
             absolute = os.path.abspath(path)
             self.given[absolute] = str(path)
-            self.modules.setdefault(module_name_for(absolute), absolute)
+            if not absolute.endswith(".ipynb"):  # a notebook is never imported (train.ipynb is not `train`)
+                self.modules.setdefault(module_name_for(absolute), absolute)
 
     def resolve(self, importer: str, ref: ImportRef) -> Optional[tuple[str, str]]:
         """(the linted file defining ``ref``, as the run named it; the

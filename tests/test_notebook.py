@@ -247,3 +247,10 @@ def test_split_keeps_inserted_lines_in_their_cell():
     assert texts == ["import torch", "%time x = 1\ny = 2\ny2 = 2", "z = 3"]
     with pytest.raises(NotebookError):
         nb.with_source("import torch\ny = 2\nz = 3\n")  # an edit may not remove a magic line
+
+
+def test_a_notebook_is_not_a_module(project: Path):
+    """models.ipynb beside models.py: `from models import Net` is the .py file."""
+    nbformat.write(make_notebook([new_code_cell("import torch")]), project / "models.ipynb")
+    lines = concise(run(["check", ".", "--no-cache", "--output-format", "concise"], project))
+    assert any(line.startswith("models.py:10:12: GNN001") for line in lines)
