@@ -685,6 +685,16 @@ def rule_command(code: str, output_format: str) -> None:
     click.echo(rule_json(rule) if output_format == "json" else rule_page(rule))
 
 
+@main.command("server")
+def server_command() -> None:
+    """Run the language server (LSP over stdio) for editors."""
+    try:
+        from gnnlint.server import main as serve
+    except ImportError as exc:
+        raise _fail(f"the server needs the optional extra: pip install 'gnnlint[server]' ({exc})")
+    serve()
+
+
 @main.command("clean")
 @click.option("--cache-dir", type=click.Path(path_type=Path), envvar="GNNLINT_CACHE_DIR")
 @click.option("--config", "config_path", type=click.Path(path_type=Path))
