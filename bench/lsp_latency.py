@@ -117,6 +117,10 @@ class Client:
         def create(params) -> None:
             return None
 
+        @self.client.feature(T.PROGRESS)
+        def progress(params) -> None:
+            return None
+
     async def start(self, root: Path) -> None:
         await self.client.start_io(sys.executable, "-m", "gnnlint", "server")
         await self.client.initialize_async(T.InitializeParams(
@@ -200,6 +204,13 @@ async def main() -> None:
         print(f"warm didChange -> publishDiagnostics over {len(times)} edits: median {med:.3f} s, "
               f"max {worst:.3f} s (without the {debounce} s debounce: {med - debounce:.3f} s / "
               f"{worst - debounce:.3f} s)  ({n3} diagnostics)")
+        import json
+        import subprocess
+
+        out = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "--output-format", "json", "--exit-zero"],
+                             cwd=tmp, capture_output=True, text=True).stdout
+        cli = [f for f in json.loads(out) if f["filename"] == path.name]
+        print(f"gnnlint check . reports {len(cli)} findings for {path.name} (the server: {n1})")
     finally:
         if args.keep is None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -78,7 +78,10 @@ class Linter:
 
     settings_cache: dict = field(default_factory=dict)  # folder -> (signature, Settings)
     indexed: set = field(default_factory=set)  # project roots linted at least once
-    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    # One process: the engine's worker pool forks, and forking this
+    # multi-threaded server (the stdio reader, the lint thread) can deadlock
+    # the children on a lock another thread held.
+    jobs: int = 1
 
     def settings_for(self, path: str):
         from gnnlint.config import load_settings
@@ -300,8 +303,8 @@ class GnnlintServer(LanguageServer):
             return None
         token = f"gnnlint-index-{time.monotonic_ns()}"
         try:
-            await self.work_done_progress.create_async(token)
-        except Exception:  # noqa: BLE001 - a client that refuses: no progress, still lint
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 5.0)
+        except Exception:  # noqa: BLE001 - a client that refuses or never answers: no progress, still lint
             return None
         self.work_done_progress.begin(token, T.WorkDoneProgressBegin(title="gnnlint", message=title))
         return token
