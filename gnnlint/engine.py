@@ -202,7 +202,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     for visitor, report in reports:
         rng = positions[report.node]
         stmt_line = first_line(context.statement_of(report.node)) or rng.start.line
-        fix = _to_fix(report.fix, positions, module) if report.fix is not None else None
+        fix = _to_fix(report.fix, positions, module, context) if report.fix is not None else None
         result.findings.append(Finding(
             path=path, line=rng.start.line, col=rng.start.column + 1,
             end_line=rng.end.line, end_col=rng.end.column + 1,
@@ -295,13 +295,14 @@ def _handler_names(rule: type) -> tuple[str, ...]:
     return names
 
 
-def _to_fix(spec, positions, module: "cst.Module") -> Optional[Fix]:
+def _to_fix(spec, positions, module: "cst.Module", context=None) -> Optional[Fix]:
     edits = []
     for edit in spec.edits:
         rng = positions.get(edit.node)
         if rng is None:
             return None
-        text = edit.replacement if isinstance(edit.replacement, str) else module.code_for_node(edit.replacement)
+        text = edit.replacement if isinstance(edit.replacement, str) else \
+            _code_in_place(module, edit.replacement, edit.node, context)
         if edit.where == "before":
             edits.append(Edit(rng.start.line, rng.start.column + 1, rng.start.line, rng.start.column + 1, text))
         elif edit.where == "after":
@@ -309,6 +310,27 @@ def _to_fix(spec, positions, module: "cst.Module") -> Optional[Fix]:
         else:
             edits.append(Edit(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, text))
     return Fix(spec.applicability, spec.message, tuple(edits))
+
+
+def _code_in_place(module: "cst.Module", node, anchor, context) -> str:
+    """The source of ``node`` as it will stand where ``anchor`` is: the
+    continuation lines of a multi-line expression are indented by the
+    blocks around ``anchor`` (``Module.code_for_node`` renders them at
+    column 0: a fixed call lost its indentation)."""
+    import libcst as cst
+
+    if context is None:
+        return module.code_for_node(node)
+    try:
+        from libcst._nodes.internal import CodegenState
+    except ImportError:  # a libcst without it: the plain rendering
+        return module.code_for_node(node)
+    blocks = [anc for anc in context.ancestors(anchor) if isinstance(anc, cst.IndentedBlock)]
+    tokens = [module.default_indent if b.indent is None else b.indent for b in reversed(blocks)]
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline,
+                         indent_tokens=tokens)
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def _drop_nested_duplicates(findings: list[Finding]) -> list[Finding]:

@@ -379,6 +379,34 @@ for epoch in range(10):
     print(f"epoch {epoch}: {float(total_loss):.4f}")
     history.append(float(total_loss))
 """),
+        # a multi-line statement keeps its indentation
+        Invalid("""
+import torch
+model = torch.compile(Net())
+for epoch in range(3):
+    total = 0.0
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        total += float(
+            loss
+            * batch.num_graphs
+        )
+    print(total)
+""", lines=(10,), expected_fix="""
+import torch
+model = torch.compile(Net())
+for epoch in range(3):
+    total = 0.0
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        total += (loss
+            * batch.num_graphs).detach()
+    print(float(total))
+"""),
         Invalid("""
 import torch
 def evaluate(model, loader):
