@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import os
 import tokenize
+from stat import S_ISREG
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,6 +355,9 @@ def read_source(path: str, decode: bool = True) -> tuple[Optional[bytes], Option
     an error message for a file that cannot be read or (``decode``) decoded
     -- reported once and skipped, never a traceback."""
     try:
+        if not S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            # a FIFO or a device named on the command line: reading it would block forever
+            return None, f"{path}: not a regular file (a FIFO, a socket or a device); skipped"
         data = Path(path).read_bytes()
     except IsADirectoryError:
         return None, f"{path}: is a directory"

@@ -434,3 +434,11 @@ def test_a_worker_that_dies_is_named_and_the_other_results_kept(tmp_path: Path, 
     assert len(result.errors) == 1 and "m03.py" in result.errors[0] and "died" in result.errors[0]
     reported = {Path(f.path).name for f in result.findings}
     assert reported == {f.name for f in files} - {"m03.py"}
+
+
+def test_a_fifo_named_explicitly_is_skipped_not_read(project: Path):
+    os.mkfifo(project / "pipe.py")  # nobody writes to it: reading would block forever
+    result = gnnlint("check", "pipe.py", "hazard.py", "--no-cache", "--output-format", "concise", cwd=project,
+                     timeout=20)
+    assert result.returncode == 1 and b"hazard.py:5:20: GNN001" in result.stdout
+    assert b"pipe.py: not a regular file" in result.stderr
