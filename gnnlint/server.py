@@ -107,6 +107,8 @@ class Linter:
         from gnnlint.engine import apply_noqa, check_project
 
         settings = self.settings_for(path)
+        if _excluded(path, settings):  # `gnnlint check .` does not report it: neither do we
+            return LintState(version, text, [], [], None, settings)
         root = self.project_root(path)
         contents = {p: t.encode("utf-8") for p, t in buffers.items()
                     if p != path and _within(p, root) and p.endswith((".py", ".pyi"))}
@@ -136,6 +138,14 @@ class Linter:
         for error in fixed.errors:
             log.warning(error)
         return fixed.text if fixed.changed else None
+
+
+def _excluded(path: str, settings) -> bool:
+    """Whether exclude / extend-exclude leave ``path`` (or a folder above it,
+    up to the project root) out of a walk, as ``--force-exclude`` decides."""
+    from gnnlint.cli import _force_excluded
+
+    return _force_excluded(Path(path), settings)
 
 
 def _within(path: str, root: str) -> bool:

@@ -254,3 +254,11 @@ def test_a_notebook_is_not_a_module(project: Path):
     nbformat.write(make_notebook([new_code_cell("import torch")]), project / "models.ipynb")
     lines = concise(run(["check", ".", "--no-cache", "--output-format", "concise"], project))
     assert any(line.startswith("models.py:10:12: GNN001") for line in lines)
+
+
+def test_sarif_names_the_cell(project: Path):
+    result = run(["check", "train.ipynb", "--no-cache", "--output-format", "sarif"], project)
+    results = json.loads(result.output)["runs"][0]["results"]
+    first = results[0]
+    assert first["properties"]["cell"] == 3
+    assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 2

@@ -179,6 +179,11 @@ async def test_unsaved_edits_and_config_reload(client: LanguageClient, workspace
         uri=(workspace / "pyproject.toml").as_uri(), type=T.FileChangeType.Changed)]))
     await diagnostics(client, models, lambda d: len(d) == 0)
     assert [d.code for d in await diagnostics(client, train, lambda d: len(d) == 1)] == ["GNN010"]
+    # an excluded file is not reported, as `gnnlint check .` does not report it
+    (workspace / "pyproject.toml").write_text('[tool.gnnlint]\nextend-exclude = ["train.py"]\n')
+    client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[T.FileEvent(
+        uri=(workspace / "pyproject.toml").as_uri(), type=T.FileChangeType.Changed)]))
+    await diagnostics(client, train, lambda d: len(d) == 0)
 
 
 def test_check_never_imports_the_server(workspace: Path):

@@ -154,9 +154,11 @@ def build_sarif(
         ]
         if f.fix is not None and f.fix.edits:
             result["fixes"] = [_fix(f.fix, uri)]
-        props = (extra_properties or {}).get(i)
+        props = dict((extra_properties or {}).get(i) or {})
+        if f.cell is not None:  # a notebook's finding: the region is within this cell
+            props["cell"] = f.cell
         if props:
-            result["properties"] = dict(props)
+            result["properties"] = props
         results.append(result)
     return {
         "$schema": SARIF_SCHEMA,
