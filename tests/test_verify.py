@@ -493,3 +493,27 @@ def test_benign_events_never_confirm_and_are_not_unexpected():
     counts = benign_counts([grad, req, train, storm])
     assert counts == {"grad-mode recompiles (training, then evaluation under no_grad)": 2,
                       "requires_grad recompiles": 1, "training-flag recompiles (train()/eval() switch)": 1}
+
+
+def test_layer_and_storm_rules_take_only_their_own_events(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import torch\nclass Net:\n    def __init__(self):\n        self.conv1 = GCNConv(8, 8)\n"
+                   "    def forward(self, x, ei):\n        return self.conv1(x, ei)\n")
+    path = str(src.resolve())
+    loop = "/venv/site-packages/torch_geometric/utils/loop.py"
+    msg = ("`GCNConv(...)` without `add_self_loops=False` breaks the graph on every call of `self.conv1` in the "
+           "compiled forward of `Net` (`utils/loop.py:650` (`add_remaining_self_loops`), `nonzero`)")
+    layer = Finding(path=path, line=4, col=1, end_line=4, end_col=5, code="GNN014", name="n", message=msg)
+    brk = {"kind": "graph_break", "reason": "Dynamic shape operator", "frames": [[path, 6, "forward"]],
+           "context": [], "count": 2, "origin": [loop, 650, "add_remaining_self_loops"]}
+    err = dict(brk, kind="compile_error", reason="IndexError: tuple index out of range")
+    v, _ = judge([layer], [brk], {path: [4, 6]}, {})
+    assert v[0].verdict == CONFIRMED  # the break inside PyG, reached through self.conv1
+    v, _ = judge([layer], [err], {path: [4, 6]}, {})
+    assert v[0].verdict == NOT_REPRODUCED  # an error in the same PyG file is not the layer's break
+    storm = _f("GNN015", 9)
+    size = {"kind": "recompile", "reason": "tensor 'x' size mismatch at index 0. expected 64, actual 40",
+            "frames": [["/x/m.py", 9, "f"]], "context": [], "count": 1, "shape_guard": True, "dynamic": True}
+    value = dict(size, reason="self.step == 0", shape_guard=False, count=8, limit_hit=True)
+    assert judge([storm], [size], {"/x/m.py": [9]}, {})[0][0].verdict == NOT_REPRODUCED
+    assert judge([storm], [value], {"/x/m.py": [9]}, {})[0][0].verdict == CONFIRMED

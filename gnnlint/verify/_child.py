@@ -225,6 +225,7 @@ class Harness:
         self.benign: dict[str, int] = {}  # events that are never evidence, by class
         self.finish_cb = None  # writes the result and leaves (a budget giving up)
         self.break_sites: dict[str, dict] = {}  # dynamo frame id -> its first graph break
+        self.total_calls = 0  # top-level calls of compiled code so far (spaces syncs apart)
 
     # ------------------------------------------------------------ torch setup
     def setup_torch(self) -> None:
@@ -341,7 +342,7 @@ class Harness:
         frames = live_user_frames(3)
         if not frames:
             return
-        self.add_event("host_sync", what, frames[:1], context=frames[1:])
+        self.add_event("host_sync", what, frames[:1], context=frames[1:], extra={"at_call": self.total_calls})
 
     # ------------------------------------------------------------ modes
     def modes_enter(self) -> None:
@@ -611,6 +612,8 @@ class Harness:
         if self.program_mode and not self.active:
             self.current_sparse_frames = _sparse_frames(self, (args, kwargs))
         outer_sink = self.graph_sink
+        if not self.active:
+            self.total_calls += 1
         if rec is not None:
             rec["calls"] += 1
             try:
@@ -1659,19 +1662,29 @@ def collect_metrics(h: Harness) -> None:
 
 
 def _mark_rare_syncs(h: "Harness") -> None:
-    """In the user's own loop, a sync site that ran far fewer times than the
-    model did is a once-per-epoch read (after the batch loop), not a per-step
-    sync: evidence for nothing, never "unexpected"."""
+    """In the user's own loop, a sync site that runs once every several
+    compiled calls is a once-per-epoch read (after the batch loop), not a
+    per-step sync: evidence for nothing, never "unexpected". A site that runs
+    between every one or two compiled calls is per step (an evaluation loop
+    over batches; in full-batch training, the epoch loop is the step)."""
     steps = max((r["calls"] for r in h.compiles), default=0)
     if steps < 4:
         return
-    per_site: dict[tuple, int] = {}
+    at: dict[tuple, list[int]] = {}
     for ev in h.events:
         if ev["kind"] == "host_sync" and ev["frames"]:
-            site = tuple(ev["frames"][0][:2])
-            per_site[site] = per_site.get(site, 0) + ev.get("count", 1)
+            at.setdefault(tuple(ev["frames"][0][:2]), []).append(ev.get("at_call", 0))
+    rare_sites = set()
+    for site, calls in at.items():
+        marks = sorted(set(calls))
+        if len(marks) >= 2:
+            gaps = sorted(b - a for a, b in zip(marks, marks[1:]))
+            if gaps[len(gaps) // 2] > 3:
+                rare_sites.add(site)
+        elif len(calls) * 2 < steps:
+            rare_sites.add(site)
     for ev in h.events:
-        if ev["kind"] == "host_sync" and ev["frames"] and per_site[tuple(ev["frames"][0][:2])] * 2 < steps:
+        if ev["kind"] == "host_sync" and ev["frames"] and tuple(ev["frames"][0][:2]) in rare_sites:
             ev["rare"] = True
             ev["steps"] = steps
 

@@ -30,7 +30,7 @@ RULE_EVENTS: dict[str, tuple[str, ...]] = {
     "GNN011": ("compile_error",),
     "GNN012": ("graph_break", "recompile", "compile_error"),
     "GNN013": ("host_sync",),
-    "GNN014": ("graph_break", "compile_error"),
+    "GNN014": ("graph_break",),
     "GNN015": ("recompile",),
     "GNN016": ("graph_break", "compile_error"),
     "GNN019": ("graph_break",),
@@ -146,6 +146,11 @@ def _accepts(f: Finding, ev: dict) -> bool:
         return False
     if f.code == "GNN007" and (ev.get("lr_guard") or (ev["kind"] == "recompile" and not _shape_guard(ev))):
         return False  # GNN007 is about input sizes; other guards are other hazards
+    if f.code == "GNN015" and _shape_guard(ev) and "parameter" not in (ev.get("reason") or "") \
+            and not ev.get("limit_hit"):
+        return False  # a new input size is GNN007's; GNN015's storms guard on values, parameters, lengths
+    if f.code == "GNN014" and kind != "graph_break":
+        return False  # a layer's break, not an error that happens to pass through the same PyG file
     return True
 
 
@@ -180,7 +185,7 @@ def _layer_break_matches(f: Finding, ev: dict) -> bool:
     """GNN014 points at a layer's constructor; its break happens inside PyG
     (the file the message names) when the layer is called from the same
     file's compiled code (through the attribute the message names)."""
-    if ev["kind"] not in ("graph_break", "compile_error"):
+    if ev["kind"] != "graph_break":
         return False
     origin = (ev.get("origin") or [None])[0] or ""
     origin = origin.replace("\\", "/")
