@@ -1,4 +1,13 @@
-"""DOC"""
+"""The ``torch.compile`` calls of a file: "how is this compiled?"
+
+``CompileSite`` is the one record of a compile call (target, mode,
+dynamic, fullgraph, options, API) -- the file analysis and the project index
+share it. ``compile_site(node)``, ``compile_call_node``, ``compile_kwarg``
+(also through ``**kwargs`` dicts), ``compile_dynamic``,
+``cudagraphs_setting``; ``compiled_refs(site)`` -- the names and attributes
+that hold the compiled object -- and ``ref_calls``/``_ref_passes``: where
+they are called and what is passed to them.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,9 +22,14 @@ from gnnlint.semantic.vocab import _FEED_MODEL_WRAPPERS, COMPILE_FUNCS
 
 @dataclass(frozen=True)
 class CompileSite:
-    """One ``torch.compile`` call (or decorator, or ``.compile()`` method call)."""
+    """One ``torch.compile`` call (or decorator, or ``.compile()`` method call).
 
-    line: int
+    The file analysis fills what the call says; the project index
+    (``gnnlint.project_index``) adds where it is (``path``, ``line``) and
+    which class it compiles across files, with ``dataclasses.replace``.
+    """
+
+    line: int  # 0 in a file's analysis (rules report the node); the 1-based line in the project index
     target: str  # what is compiled, as written (e.g. "model", "GCN", "optimizer.step")
     target_kind: str  # "class" | "function" | "method" | "optimizer_step" | "unknown"
     mode: Optional[str]
@@ -23,10 +37,15 @@ class CompileSite:
     fullgraph: bool
     options: tuple[str, ...] = ()  # keys of options={...}
     api: str = "torch.compile"  # or "torch_geometric.compile", "Module.compile"
+    # -- project index only
+    path: Optional[str] = None  # the file with the compile call
+    mark_dynamic: bool = False  # the file calls torch._dynamo.mark_dynamic
+    class_path: Optional[str] = None  # resolved file defining the compiled class
+    class_name: Optional[str] = None
 
 
 class CompileSites:
-    """MIXIN DOC"""
+    """Compile-call questions: options of a site and the references to what it compiled. Mixed into FileContext; reads the SemanticModel."""
 
     def compile_site(self, node: cst.CSTNode) -> Optional[CompileSite]:
         for site_node, site in self.compile_sites:

@@ -1,4 +1,14 @@
-"""DOC"""
+"""What feeds a compiled model: "are its batches variable-size?"
+
+``loader_feeds(site)`` lists the variable-size loaders whose batches reach
+the compiled object (``for batch in loader: model(batch)``, ``next(iter(...))``,
+DDP wrappers, Lightning ``*_dataloader`` hooks and PyG Lightning data
+modules, other files via ProjectFacts), each as a ``LoaderFeed`` with whether
+batches are padded and which arguments ``torch._dynamo.mark_dynamic`` leaves
+unmarked. ``variable_size_loader(expr)``, ``mark_dynamic_keys()``,
+``pipeline_padded()``; ``_export_fed`` tells the project which compiled
+classes are fed here.
+"""
 from __future__ import annotations
 
 import re
@@ -8,7 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.semantic.kinds import BATCH, SCALAR
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
 
 # PyG loaders whose batches change size from one batch to the next. Not
@@ -46,7 +56,7 @@ class LoaderFeed:
 
 
 class Feeds:
-    """MIXIN DOC"""
+    """Loader-feed questions: what reaches a compiled model, and at what sizes. Mixed into FileContext; reads the SemanticModel."""
 
     def _export_fed(self) -> None:
         """``enc = build_encoder(...)`` from another file, then ``enc`` fed a
@@ -76,78 +86,9 @@ class Feeds:
             return None
         at = at or expr
         if isinstance(expr, cst.Call):
-            resolved = self.resolve(expr.func) or ""
-            last = resolved.split(".")[-1]
-            if resolved.startswith(("torch_geometric.loader", "torch_geometric.data")) and last in _FEED_LOADERS:
-                first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
-                if last in ("DataLoader", "DataListLoader") and isinstance(first, (cst.List, cst.Tuple)) \
-                        and len(first.elements) == 1:
-                    return None  # DataLoader([data]): the same single graph every step
-                return last  # (PyG 1.x kept the loaders in torch_geometric.data)
-            if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
-                mode = next((self.literal_value(a.value, a.value) for a in expr.args
-                             if a.keyword is not None and a.keyword.value == "loader"), None)
-                return None if mode == "full" else last
-            if (resolved.startswith("torch_geometric.loader") and last in _FEED_LOADER_WRAPPERS) or \
-                    last in _FEED_ITER_WRAPPERS:
-                for arg in expr.args:
-                    found = self.variable_size_loader(arg.value, at, depth + 1)
-                    if found:
-                        return found
-                return None
-            local = self._local_callee(expr)
-            if isinstance(local, ClassInfo):  # class NeighborSampler(RawNeighborSampler): ...
-                for base in local.bases:
-                    found = self.variable_size_loader(cst.Call(func=cst.parse_expression(base)), at, depth + 1) \
-                        if base else None
-                    if found:
-                        return found
-                return None
-            if local is None and isinstance(expr.func, cst.Attribute) and not isinstance(expr.func.value, cst.Call):
-                owner = self.class_of(expr.func.value, at)
-                if isinstance(owner, ClassInfo):
-                    local = self.method_of(owner, expr.func.attr.value)
-            if isinstance(local, FuncInfo):
-                for ret in local.returns:
-                    found = self.variable_size_loader(ret.value, ret, depth + 1)
-                    if found:
-                        return found
-            return None
+            return self._loader_of_call(expr, at, depth)
         if isinstance(expr, cst.Name):
-            binding = self._feed_binding(expr.value, at)
-            if binding is None:
-                return None
-            if binding.how == "assign":
-                return self.variable_size_loader(binding.value, binding.value, depth + 1)
-            if binding.how == "unpack" and isinstance(binding.value, cst.Call) and binding.index >= 0:
-                local = self._local_callee(binding.value)
-                if isinstance(local, FuncInfo):
-                    for ret in local.returns:
-                        if isinstance(ret.value, cst.Tuple) and binding.index < len(ret.value.elements):
-                            found = self.variable_size_loader(ret.value.elements[binding.index].value, ret,
-                                                              depth + 1)
-                            if found:
-                                return found
-                return None
-            if binding.how == "iter" and isinstance(binding.value, (cst.List, cst.Tuple)):
-                return self.variable_size_loader(binding.value, at, depth + 1)
-            if binding.how == "param":
-                func = self.enclosing_function(binding.node) if binding.node is not None else None
-                if func is None:
-                    return None
-                for caller in self._callers_of(func):
-                    value = self._arg_for_param(func, caller, expr.value)
-                    found = self.variable_size_loader(value, caller, depth + 1) if value is not None else None
-                    if found:
-                        return found
-                if func.name == "__init__" and func.cls is not None:
-                    for call in self._all_calls():
-                        if self._local_callee(call) is func.cls:
-                            value = self._arg_for_param(func, call, expr.value)
-                            found = self.variable_size_loader(value, call, depth + 1) if value is not None else None
-                            if found:
-                                return found
-            return None
+            return self._loader_of_name(expr, at, depth)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = self.enclosing_class(at)
             if cls is None:
@@ -177,6 +118,88 @@ class Feeds:
         if isinstance(expr, cst.IfExp):
             return self.variable_size_loader(expr.body, at, depth + 1) or \
                 self.variable_size_loader(expr.orelse, at, depth + 1)
+        return None
+
+    def _loader_of_call(self, expr: cst.Call, at: cst.CSTNode, depth: int) -> Optional[str]:
+        """A loader constructor, a wrapper around one, a local class or function that builds one."""
+        resolved = self.resolve(expr.func) or ""
+        last = resolved.split(".")[-1]
+        if resolved.startswith(("torch_geometric.loader", "torch_geometric.data")) and last in _FEED_LOADERS:
+            first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
+            if last in ("DataLoader", "DataListLoader") and isinstance(first, (cst.List, cst.Tuple)) \
+                    and len(first.elements) == 1:
+                return None  # DataLoader([data]): the same single graph every step
+            return last  # (PyG 1.x kept the loaders in torch_geometric.data)
+        if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
+            mode = next((self.literal_value(a.value, a.value) for a in expr.args
+                         if a.keyword is not None and a.keyword.value == "loader"), None)
+            return None if mode == "full" else last
+        if (resolved.startswith("torch_geometric.loader") and last in _FEED_LOADER_WRAPPERS) or \
+                last in _FEED_ITER_WRAPPERS:
+            for arg in expr.args:
+                found = self.variable_size_loader(arg.value, at, depth + 1)
+                if found:
+                    return found
+            return None
+        local = self._local_callee(expr)
+        if isinstance(local, ClassInfo):  # class NeighborSampler(RawNeighborSampler): ...
+            for base in local.bases:
+                found = self.variable_size_loader(cst.Call(func=cst.parse_expression(base)), at, depth + 1) \
+                    if base else None
+                if found:
+                    return found
+            return None
+        if local is None and isinstance(expr.func, cst.Attribute) and not isinstance(expr.func.value, cst.Call):
+            owner = self.class_of(expr.func.value, at)
+            if isinstance(owner, ClassInfo):
+                local = self.method_of(owner, expr.func.attr.value)
+        if isinstance(local, FuncInfo):
+            for ret in local.returns:
+                found = self.variable_size_loader(ret.value, ret, depth + 1)
+                if found:
+                    return found
+        return None
+
+    def _loader_of_name(self, expr: cst.Name, at: cst.CSTNode, depth: int) -> Optional[str]:
+        """A name bound to a loader: assigned, unpacked from a local call, iterated, a parameter."""
+        binding = self._feed_binding(expr.value, at)
+        if binding is None:
+            return None
+        if binding.how == "assign":
+            return self.variable_size_loader(binding.value, binding.value, depth + 1)
+        if binding.how == "unpack" and isinstance(binding.value, cst.Call) and binding.index >= 0:
+            local = self._local_callee(binding.value)
+            if isinstance(local, FuncInfo):
+                for ret in local.returns:
+                    if isinstance(ret.value, cst.Tuple) and binding.index < len(ret.value.elements):
+                        found = self.variable_size_loader(ret.value.elements[binding.index].value, ret,
+                                                          depth + 1)
+                        if found:
+                            return found
+            return None
+        if binding.how == "iter" and isinstance(binding.value, (cst.List, cst.Tuple)):
+            return self.variable_size_loader(binding.value, at, depth + 1)
+        if binding.how == "param":
+            return self._loader_of_param(binding, expr.value, depth)
+        return None
+
+    def _loader_of_param(self, binding: Binding, name: str, depth: int) -> Optional[str]:
+        """A parameter: what the local callers (or the constructor calls of its class) pass."""
+        func = self.enclosing_function(binding.node) if binding.node is not None else None
+        if func is None:
+            return None
+        for caller in self._callers_of(func):
+            value = self._arg_for_param(func, caller, name)
+            found = self.variable_size_loader(value, caller, depth + 1) if value is not None else None
+            if found:
+                return found
+        if func.name == "__init__" and func.cls is not None:
+            for call in self._all_calls():
+                if self._local_callee(call) is func.cls:
+                    value = self._arg_for_param(func, call, name)
+                    found = self.variable_size_loader(value, call, depth + 1) if value is not None else None
+                    if found:
+                        return found
         return None
 
     def _mark_dynamic_calls(self) -> dict[cst.Call, set[str]]:

@@ -1,4 +1,15 @@
-"""DOC"""
+"""What a value is: "is this value a tensor?"
+
+``kind(expr)`` is a local, conservative guess: TENSOR, BATCH (a PyG
+Data/HeteroData), MODEL, OPTIMIZER, SCHEDULER, LOADER, SCALAR (Python or
+numpy, surely not a tensor) or UNKNOWN; rules flag only what is surely a
+tensor (``is_tensor``). It follows bindings (reaching definitions), loop
+elements, parameters (annotations, names, and the arguments callers pass),
+attributes (``self.x`` assigned in any method),
+calls (torch functions, tensor methods, local functions' returns:
+``returns_kind``), and ``class_of(expr)`` -- the class a value is an
+instance of. ``literal_value`` folds a constant expression.
+"""
 from __future__ import annotations
 
 import re
@@ -139,7 +150,7 @@ _TORCH_UTILS_RETURNING_TENSORS = {
 
 
 class Kinds:
-    """MIXIN DOC"""
+    """Value-kind questions: what an expression evaluates to. Mixed into FileContext; reads the SemanticModel."""
 
     def kind(self, expr: Optional[cst.CSTNode]) -> str:
         if expr is None:
@@ -447,84 +458,53 @@ class Kinds:
         func = call.func
         resolved = self.resolve(func) or ""
         root = resolved.split(".")[0]
-        # Builtins that return Python values.
-        if resolved in ("float", "int", "bool", "len", "round", "str", "repr", "abs", "min", "max",
-                        "sum", "range", "enumerate", "zip", "list", "tuple", "dict", "set",
-                        "sorted", "isinstance", "hasattr", "getattr", "format", "print", "any", "all"):
-            if resolved in ("getattr",):
-                return UNKNOWN
-            return SCALAR
-        if root in ("np", "numpy", "math", "random", "time", "os", "json", "pandas", "pd", "sklearn",
-                    "scipy", "statistics"):
+        if resolved in _BUILTINS_RETURNING_VALUES:
+            return UNKNOWN if resolved == "getattr" else SCALAR
+        if root in _SCALAR_LIBRARIES:
             return SCALAR
         if resolved in COMPILE_FUNCS:
             return MODEL
         if root == "torch":
-            parts = resolved.split(".")
-            if len(parts) == 2:
-                name = parts[1]
-                if name in _TORCH_NON_TENSOR or name[:1].isupper():
-                    return UNKNOWN
-                return TENSOR
-            if parts[1] == "nn" and len(parts) >= 4 and parts[2] == "functional":
-                return TENSOR
-            if resolved in _TORCH_UTILS_RETURNING_TENSORS:
-                return TENSOR
-            if parts[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
-                return TENSOR  # a parameter is a tensor, not a module
-            if parts[1] == "nn" and parts[-1][:1].isupper():
+            return _torch_call_kind(resolved.split("."), resolved)
+        if root == "torch_geometric":
+            return _pyg_call_kind(resolved.split("."))
+        if isinstance(func, cst.Attribute):
+            kind = self._method_call_kind(func)
+            if kind is not None:
+                return kind
+        return self._named_call_kind(call, func)
+
+    def _method_call_kind(self, func: cst.Attribute) -> Optional[str]:
+        """``receiver.method(...)`` by what the receiver is; None: not decided here."""
+        method = func.attr.value
+        receiver = self.kind(func.value)
+        if receiver == TENSOR:
+            if method in _TENSOR_METHODS_NON_TENSOR or method.startswith(("is_", "has_")):
+                return SCALAR
+            return TENSOR
+        if receiver == MODEL:
+            if method in _MODEL_METHODS_SELF:
                 return MODEL
-            if parts[1] == "optim":
-                if len(parts) >= 3 and parts[2] == "lr_scheduler":
-                    return SCHEDULER
-                return OPTIMIZER if parts[-1][:1].isupper() else UNKNOWN
-            if parts[1] in _TORCH_TENSOR_SUBMODULES:
+            if method in _MODEL_METHODS_NON_TENSOR:
+                return UNKNOWN
+            if method == "__call__" or method in ("forward", "encode", "decode", "inference",
+                                                   "embed", "predict", "decode_all", "score"):
                 return TENSOR
             return UNKNOWN
-        if root == "torch_geometric":
-            parts = resolved.split(".")
-            last = parts[-1]
-            if last in VARIABLE_SIZE_LOADERS and "loader" in parts:
-                return LOADER
-            if last == "to_hetero" or last == "to_hetero_with_bases":
-                return MODEL
-            if len(parts) >= 2 and parts[1] == "nn" and last[:1].isupper():
-                return MODEL
-            if len(parts) >= 2 and parts[1] == "utils":
-                if last.startswith(("is_", "has_", "contains_")):
-                    return SCALAR
-                return TENSOR
-            if len(parts) >= 2 and parts[1] == "nn" and last.startswith("global_"):
-                return TENSOR
-            if last in ("Data", "HeteroData", "Batch"):
+        if receiver == BATCH:
+            if method in ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous", "subgraph",
+                          "coalesce", "detach", "apply"):
                 return BATCH
             return UNKNOWN
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            receiver = self.kind(func.value)
-            if receiver == TENSOR:
-                if method in _TENSOR_METHODS_NON_TENSOR or method.startswith(("is_", "has_")):
-                    return SCALAR
-                return TENSOR
-            if receiver == MODEL:
-                if method in _MODEL_METHODS_SELF:
-                    return MODEL
-                if method in _MODEL_METHODS_NON_TENSOR:
-                    return UNKNOWN
-                if method == "__call__" or method in ("forward", "encode", "decode", "inference",
-                                                       "embed", "predict", "decode_all", "score"):
-                    return TENSOR
-                return UNKNOWN
-            if receiver == BATCH:
-                if method in ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous", "subgraph",
-                              "coalesce", "detach", "apply"):
-                    return BATCH
-                return UNKNOWN
-            if receiver == SCALAR:
-                return SCALAR
-            if receiver == UNKNOWN and method in _TENSOR_ONLY_METHODS and method not in (
-                    "numpy", "tolist", "item"):
-                return TENSOR
+        if receiver == SCALAR:
+            return SCALAR
+        if receiver == UNKNOWN and method in _TENSOR_ONLY_METHODS and method not in (
+                "numpy", "tolist", "item"):
+            return TENSOR
+        return None
+
+    def _named_call_kind(self, call: cst.Call, func: cst.BaseExpression) -> str:
+        """A call of a model value, a local function or class, an imported model class, a loss."""
         callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
         if callee_kind == MODEL:
             return TENSOR
@@ -641,3 +621,56 @@ class Kinds:
             if binding is not None and binding.how == "assign":
                 return self.literal_value(binding.value, binding.value, depth + 1)
         return _NO_VALUE
+
+
+# Builtins that return Python values (getattr: anything).
+_BUILTINS_RETURNING_VALUES = frozenset((
+    "float", "int", "bool", "len", "round", "str", "repr", "abs", "min", "max",
+    "sum", "range", "enumerate", "zip", "list", "tuple", "dict", "set",
+    "sorted", "isinstance", "hasattr", "getattr", "format", "print", "any", "all"))
+_SCALAR_LIBRARIES = frozenset(("np", "numpy", "math", "random", "time", "os", "json", "pandas", "pd", "sklearn",
+                               "scipy", "statistics"))
+
+
+def _torch_call_kind(parts: list[str], resolved: str) -> str:
+    """``torch.<...>(...)``: tensor functions, nn modules, optimizers, schedulers."""
+    if len(parts) == 2:
+        name = parts[1]
+        if name in _TORCH_NON_TENSOR or name[:1].isupper():
+            return UNKNOWN
+        return TENSOR
+    if parts[1] == "nn" and len(parts) >= 4 and parts[2] == "functional":
+        return TENSOR
+    if resolved in _TORCH_UTILS_RETURNING_TENSORS:
+        return TENSOR
+    if parts[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
+        return TENSOR  # a parameter is a tensor, not a module
+    if parts[1] == "nn" and parts[-1][:1].isupper():
+        return MODEL
+    if parts[1] == "optim":
+        if len(parts) >= 3 and parts[2] == "lr_scheduler":
+            return SCHEDULER
+        return OPTIMIZER if parts[-1][:1].isupper() else UNKNOWN
+    if parts[1] in _TORCH_TENSOR_SUBMODULES:
+        return TENSOR
+    return UNKNOWN
+
+
+def _pyg_call_kind(parts: list[str]) -> str:
+    """``torch_geometric.<...>(...)``: loaders, layers and models, utils, data objects."""
+    last = parts[-1]
+    if last in VARIABLE_SIZE_LOADERS and "loader" in parts:
+        return LOADER
+    if last == "to_hetero" or last == "to_hetero_with_bases":
+        return MODEL
+    if len(parts) >= 2 and parts[1] == "nn" and last[:1].isupper():
+        return MODEL
+    if len(parts) >= 2 and parts[1] == "utils":
+        if last.startswith(("is_", "has_", "contains_")):
+            return SCALAR
+        return TENSOR
+    if len(parts) >= 2 and parts[1] == "nn" and last.startswith("global_"):
+        return TENSOR
+    if last in ("Data", "HeteroData", "Batch"):
+        return BATCH
+    return UNKNOWN

@@ -1,4 +1,11 @@
-"""DOC"""
+"""Lazy modules: "does this model have lazy parameters, and does it run one
+eager forward before it is compiled?"
+
+``lazy_reason(expr)`` / ``class_lazy_reason(cls)`` explain why a model has
+uninitialised parameters (``-1`` in_channels, ``Lazy*`` layers, PyG layers
+built without sizes, ``to_hetero`` over one); ``eager_forward_before(site,
+target)`` tells whether the model runs once before the compile call.
+"""
 from __future__ import annotations
 
 from typing import Optional
@@ -11,7 +18,7 @@ from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS
 
 
 class Lazy:
-    """MIXIN DOC"""
+    """Lazy-module questions. Mixed into FileContext; reads the SemanticModel."""
 
     # -- lazily initialised models ----------------------------------------------
     @staticmethod

@@ -1,4 +1,13 @@
-"""DOC"""
+"""The parse-once semantic model of one file (ruff's SemanticModel, LibCST's
+ParentNodeProvider + ScopeProvider in one walk).
+
+``SemanticModel`` holds what ``_Collector`` gathers in a single pre-order
+walk: ``parent`` and ``order`` of every node, ``preorder``/``postorder``,
+imports and aliases, ``FuncInfo``/``ClassInfo`` per def with their bindings,
+parameters, calls and returns, module and class-body bindings, loops and the
+``torch.compile`` calls. Nothing here interprets values: the questions are in
+the sibling modules (see README.md).
+"""
 from __future__ import annotations
 
 import dataclasses

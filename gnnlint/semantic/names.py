@@ -1,4 +1,13 @@
-"""DOC"""
+"""Names, scopes and the tree: "what does this name stand for, and where was it
+bound?"
+
+``resolve``/``resolve_dotted`` (through import aliases), ``lookup`` (the
+reaching binding of a name at a node, with its scope), ``ancestors``,
+``enclosing_function``/``enclosing_class``, ``statement_of``,
+``in_error_path``, ``in_loop_body``; callers of a local function
+(``_callers_of``) and the argument bound to a parameter (``_arg_for_param``);
+``names_in`` and the taint of names through a function's assignments.
+"""
 from __future__ import annotations
 
 from typing import Iterator, Optional
@@ -10,7 +19,7 @@ from gnnlint.semantic.vocab import MODULE_BASE_SUFFIXES
 
 
 class Names:
-    """MIXIN DOC"""
+    """Name, scope and tree questions over the SemanticModel. Mixed into FileContext; reads the SemanticModel."""
 
     @staticmethod
     def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:

@@ -1,4 +1,11 @@
-"""DOC"""
+"""Optimizers and learning rates: "which optimizer is this, who changes its lr,
+and is its step compiled?"
+
+``optimizer_ctor(expr)`` finds the constructor call of an optimizer value,
+``lr_changers(ctor)`` the schedulers / ``param_groups[...]["lr"]`` writes
+that change its learning rate, ``compiled_steps(ctor)`` the compiled
+functions that step it (with their ``dynamic`` setting).
+"""
 from __future__ import annotations
 
 from typing import Optional
@@ -9,7 +16,7 @@ from gnnlint.semantic.vocab import COMPILE_FUNCS
 
 
 class Optim:
-    """MIXIN DOC"""
+    """Optimizer / learning-rate questions. Mixed into FileContext; reads the SemanticModel."""
 
     # -- optimizers -----------------------------------------------------------------
     def optimizer_ctor(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,

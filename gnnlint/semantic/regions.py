@@ -1,4 +1,15 @@
-"""DOC"""
+"""Where code runs: "does this line run compiled?" and "once per step?"
+
+``compiled_region(node)`` says why a node runs under torch.compile (the body
+of a compiled function, the ``forward`` of a compiled class and the methods
+and helpers it calls, a compiled class from another file via ProjectFacts,
+library mode) or None; ``is_eager_only(node)`` is true in branches guarded by
+``is_compiling()`` that never run compiled. ``hot_region(node)`` says why a
+node runs once per training/inference step (the per-iteration body of a
+loop that steps an optimizer, calls ``.backward()`` or runs a model, and the
+functions it calls). Both are computed once, up front
+(``_analyse_regions``), and feed ``exported_facts()``.
+"""
 from __future__ import annotations
 
 from typing import Iterator, Optional
@@ -13,7 +24,7 @@ from gnnlint.semantic.vocab import COMPILE_FUNCS, IS_COMPILING, LIGHTNING_STEP_H
 
 
 class Regions:
-    """MIXIN DOC"""
+    """Compiled / hot / eager-only region questions. Mixed into FileContext; reads the SemanticModel."""
 
     def _analyse_regions(self) -> None:
         """Compiled and hot regions, computed up front: every region question and the exported facts need them."""

@@ -1,4 +1,7 @@
-"""DOC"""
+"""What names mean in torch / PyG, shared by several analyses: the compile
+functions, the ``is_compiling()`` spellings, module base classes, message
+passing methods, Lightning step hooks, variable-size loaders, model wrappers.
+"""
 from __future__ import annotations
 
 COMPILE_FUNCS = {"torch.compile", "torch_geometric.compile"}
