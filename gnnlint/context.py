@@ -82,3 +82,10 @@ class FileContext(SemanticModel, Names, Kinds, CompileSites, Regions, Feeds, Opt
                  options: Optional[ContextOptions] = None) -> None:
         SemanticModel.__init__(self, module, path, project or ProjectFacts(), options or ContextOptions())
         self._analyse_regions()
+
+    # Old private spellings of questions rules ask, for branches written before the split.
+    _local_callee = Names.local_callee
+    _class_attr_values = Names.class_attr_values
+    _callers_of = Names.callers_of
+    _arg_for_param = Names.arg_for_param
+    _feed_binding = Names.feed_binding

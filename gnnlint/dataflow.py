@@ -185,7 +185,7 @@ def _calls_function(ctx: FileContext, call: cst.Call, info: FuncInfo) -> bool:
     else:
         return False
     try:
-        callee = ctx._local_callee(call)  # noqa: SLF001 - FileContext has no public accessor yet
+        callee = ctx.local_callee(call)
     except RecursionError:  # pragma: no cover
         return False
     if callee is info:
@@ -267,7 +267,7 @@ def compiled_value(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, 
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = ctx.enclosing_class(at)
             if cls is not None:
-                for value in ctx._class_attr_values(cls, expr.attr.value):  # noqa: SLF001
+                for value in ctx.class_attr_values(cls, expr.attr.value):
                     if _is_compile_call(ctx, value):
                         return f"compiled `{text}`"
     return None
@@ -536,7 +536,7 @@ def _is_read(ctx: FileContext, node: cst.Attribute) -> bool:
 def _into_callee(ctx: FileContext, call: cst.Call, arg: cst.Arg, depth: int, seen: set):
     """Follow an argument of a local (not compiled) function into its parameter."""
     try:
-        callee = ctx._local_callee(call)  # noqa: SLF001
+        callee = ctx.local_callee(call)
     except RecursionError:  # pragma: no cover
         return None
     if not isinstance(callee, FuncInfo):
@@ -692,7 +692,7 @@ def module_dict_kind(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         cls = ctx.enclosing_class(at)
         if cls is not None:
-            values = list(ctx._class_attr_values(cls, expr.attr.value))  # noqa: SLF001
+            values = list(ctx.class_attr_values(cls, expr.attr.value))
     elif isinstance(expr, cst.Name):
         binding, _ = ctx.lookup(expr.value, at)
         if binding is not None and binding.how == "assign" and binding.value is not None:
@@ -757,7 +757,7 @@ def _edge_keyed_dict(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         cls = ctx.enclosing_class(at)
         if cls is not None:
-            values = list(ctx._class_attr_values(cls, expr.attr.value))  # noqa: SLF001
+            values = list(ctx.class_attr_values(cls, expr.attr.value))
     if isinstance(expr, cst.Attribute) and expr.attr.value == "convs":
         return True
     for value in values:

@@ -16,7 +16,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
-from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import _FEED_MODEL_WRAPPERS, COMPILE_FUNCS
 
 
@@ -97,7 +97,7 @@ class CompileSites:
                 continue
             value = arg.value
             if isinstance(value, cst.Name):
-                binding = self._feed_binding(value.value, value)
+                binding = self.feed_binding(value.value, value)
                 value = binding.value if binding is not None and binding.how == "assign" else None
             if isinstance(value, cst.Dict):
                 for element in value.elements:
@@ -144,19 +144,6 @@ class CompileSites:
                     return "options"
         return None
 
-    def _feed_binding(self, name: str, at: cst.CSTNode) -> Optional[Binding]:
-        """``lookup``, falling back to the last module-level binding for a
-        global read inside a function defined before the global is assigned."""
-        binding, _scope = self.lookup(name, at)
-        if binding is None and self.enclosing_function(at) is not None:
-            if self._binds_locally(self.enclosing_function(at), name):
-                return None
-            bindings = self.module_bindings.get(name)
-            if bindings:
-                return bindings[-1]
-        return binding
-
-    # -- which names hold the compiled object ------------------------------------
     def _compile_holder(self, call: cst.CSTNode) -> tuple[cst.CSTNode, Optional[cst.CSTNode]]:
         """Walk up from a compile call through ``a if c else b``, ``x or y``
         and ``.to(device)``-like calls to the node whose parent uses the value."""
@@ -207,7 +194,7 @@ class CompileSites:
         elif isinstance(parent, cst.Return) and _depth < 3:
             func = self.enclosing_function(site_node)
             if func is not None:
-                for caller in self._callers_of(func):
+                for caller in self.callers_of(func):
                     refs.extend(self.compiled_refs(caller, _depth + 1) if self.resolve(caller.func) in COMPILE_FUNCS
                                 else self._refs_of_value(caller, _depth + 1))
         elif isinstance(parent, cst.Arg):
@@ -283,7 +270,7 @@ class CompileSites:
     def ref_calls(self, ref: tuple) -> list[cst.Call]:
         """Calls that run the compiled object a ref holds."""
         if ref[0] == "func":
-            return [c for c in self._all_calls() if self._local_callee(c) is ref[1]]
+            return [c for c in self._all_calls() if self.local_callee(c) is ref[1]]
         if ref[0] == "arg":
             return []
         return [c for c in self._all_calls() if self._is_ref_expr(c.func, ref, c)]
@@ -300,7 +287,7 @@ class CompileSites:
             for index, arg in enumerate(call.args):
                 if arg.star or not self._is_ref_expr(arg.value, ref, arg.value):
                     continue
-                callee = self._local_callee(call)
+                callee = self.local_callee(call)
                 if isinstance(callee, ClassInfo):
                     init = self.method_of(callee, "__init__")
                     param = self._param_for(init, call, index, arg, skip_self=True) if init else None

@@ -93,7 +93,7 @@ class Feeds:
             cls = self.enclosing_class(at)
             if cls is None:
                 return None
-            for value in self._class_attr_values(cls, expr.attr.value):
+            for value in self.class_attr_values(cls, expr.attr.value):
                 found = self.variable_size_loader(value, value, depth + 1)
                 if found:
                     return found
@@ -101,7 +101,7 @@ class Feeds:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             owner = self.class_of(expr.value, at)  # dm.train_loader, dm being a local class
             if isinstance(owner, ClassInfo):
-                for value in self._class_attr_values(owner, expr.attr.value):
+                for value in self.class_attr_values(owner, expr.attr.value):
                     found = self.variable_size_loader(value, value, depth + 1)
                     if found:
                         return found
@@ -141,7 +141,7 @@ class Feeds:
                 if found:
                     return found
             return None
-        local = self._local_callee(expr)
+        local = self.local_callee(expr)
         if isinstance(local, ClassInfo):  # class NeighborSampler(RawNeighborSampler): ...
             for base in local.bases:
                 found = self.variable_size_loader(cst.Call(func=cst.parse_expression(base)), at, depth + 1) \
@@ -162,13 +162,13 @@ class Feeds:
 
     def _loader_of_name(self, expr: cst.Name, at: cst.CSTNode, depth: int) -> Optional[str]:
         """A name bound to a loader: assigned, unpacked from a local call, iterated, a parameter."""
-        binding = self._feed_binding(expr.value, at)
+        binding = self.feed_binding(expr.value, at)
         if binding is None:
             return None
         if binding.how == "assign":
             return self.variable_size_loader(binding.value, binding.value, depth + 1)
         if binding.how == "unpack" and isinstance(binding.value, cst.Call) and binding.index >= 0:
-            local = self._local_callee(binding.value)
+            local = self.local_callee(binding.value)
             if isinstance(local, FuncInfo):
                 for ret in local.returns:
                     if isinstance(ret.value, cst.Tuple) and binding.index < len(ret.value.elements):
@@ -188,15 +188,15 @@ class Feeds:
         func = self.enclosing_function(binding.node) if binding.node is not None else None
         if func is None:
             return None
-        for caller in self._callers_of(func):
-            value = self._arg_for_param(func, caller, name)
+        for caller in self.callers_of(func):
+            value = self.arg_for_param(func, caller, name)
             found = self.variable_size_loader(value, caller, depth + 1) if value is not None else None
             if found:
                 return found
         if func.name == "__init__" and func.cls is not None:
             for call in self._all_calls():
-                if self._local_callee(call) is func.cls:
-                    value = self._arg_for_param(func, call, name)
+                if self.local_callee(call) is func.cls:
+                    value = self.arg_for_param(func, call, name)
                     found = self.variable_size_loader(value, call, depth + 1) if value is not None else None
                     if found:
                         return found
@@ -236,7 +236,7 @@ class Feeds:
             if call in marks:
                 keys |= marks[call]
                 continue
-            callee = self._local_callee(call)
+            callee = self.local_callee(call)
             if isinstance(callee, FuncInfo) and callee not in seen and len(seen) < 20:
                 seen.add(callee)
                 todo += [c for c in callee.calls if self.enclosing_function(c) is callee]
@@ -271,7 +271,7 @@ class Feeds:
                 continue
             keys = {last, self.module.code_for_node(value)}
             if isinstance(value, cst.Name):
-                binding = self._feed_binding(value.value, value)
+                binding = self.feed_binding(value.value, value)
                 if binding is not None and binding.how == "assign":
                     keys.add(self.last_part(binding.value) or "")
             if self.kind(value) == BATCH and marked:
@@ -342,7 +342,7 @@ class Feeds:
         tainted = self._tainted(func, params)
         if not self._call_mentions(call, tainted):
             return None
-        for caller in self._callers_of(func):
+        for caller in self.callers_of(func):
             feed = self._batch_source(caller, depth + 1)
             if feed is not None:
                 return LoaderFeed(feed.loader, call, feed.via, feed.padded, tuple(self._unmarked_args(call)),

@@ -270,8 +270,8 @@ class Kinds:
                 return TENSOR if prev_kind == TENSOR else UNKNOWN
             return UNKNOWN
         if how == "unpack":
-            if isinstance(value, cst.Call) and self._local_callee(value) is not None:
-                callee = self._local_callee(value)
+            if isinstance(value, cst.Call) and self.local_callee(value) is not None:
+                callee = self.local_callee(value)
                 # `x, counts = collate(...)` with `return torch.cat(xs), counts`
                 if isinstance(callee, FuncInfo) and binding.index >= 0:
                     return self._returned_element_kind(callee, binding.index)
@@ -372,7 +372,7 @@ class Kinds:
         """The expression every in-file call of ``func`` passes for ``param``
         (the parameter's default or a ``*args`` call: None for that call), or
         None when there is no caller. The first 20 callers are read."""
-        callers = self._callers_of(func)
+        callers = self.callers_of(func)
         if not callers:
             return None
         position = next((i for i, p in enumerate(func.node.params.params) if p is param), -1)
@@ -440,7 +440,7 @@ class Kinds:
         cls = self.enclosing_class(expr)
         if cls is None:
             return UNKNOWN
-        values = self._class_attr_values(cls, expr.attr.value)
+        values = self.class_attr_values(cls, expr.attr.value)
         kinds = {self.kind(v) for v in values}
         for value in values:
             if isinstance(value, cst.Call):
@@ -508,7 +508,7 @@ class Kinds:
         callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
         if callee_kind == MODEL:
             return TENSOR
-        local = self._local_callee(call)
+        local = self.local_callee(call)
         if local is not None:
             if isinstance(local, ClassInfo):
                 return MODEL if self.is_module_class(local) else UNKNOWN
@@ -569,7 +569,7 @@ class Kinds:
                         ("DataParallel", "DistributedDataParallel")):
                 first = expr.args[0].value if expr.args else None
                 return self.class_of(first, at, depth + 1)
-            local = self._local_callee(expr)
+            local = self.local_callee(expr)
             if isinstance(local, ClassInfo):
                 return local
             if isinstance(local, FuncInfo) and local.returns and not local.is_async:
@@ -596,7 +596,7 @@ class Kinds:
             cls = self.enclosing_class(at or expr)
             if cls is None:
                 return None
-            for value in self._class_attr_values(cls, expr.attr.value):
+            for value in self.class_attr_values(cls, expr.attr.value):
                 found = self.class_of(value, value, depth + 1)
                 if found is not None:
                     return found
@@ -617,7 +617,7 @@ class Kinds:
         if isinstance(expr, cst.Name):
             if expr.value in ("True", "False", "None"):
                 return {"True": True, "False": False, "None": None}[expr.value]
-            binding = self._feed_binding(expr.value, at or expr)
+            binding = self.feed_binding(expr.value, at or expr)
             if binding is not None and binding.how == "assign":
                 return self.literal_value(binding.value, binding.value, depth + 1)
         return _NO_VALUE

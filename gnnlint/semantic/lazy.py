@@ -60,7 +60,7 @@ class Lazy:
                 return self._lazy_in_args(expr, depth)
             if resolved.startswith("torch.nn.") and last in ("Sequential", "ModuleList", "ModuleDict"):
                 return self._lazy_in_args(expr, depth)
-            local = self._local_callee(expr)
+            local = self.local_callee(expr)
             if isinstance(local, FuncInfo):
                 for ret in local.returns:
                     if isinstance(ret.value, cst.Name) and any(
@@ -78,14 +78,14 @@ class Lazy:
                 return reason
             return None
         if isinstance(expr, cst.Name):
-            binding = self._feed_binding(expr.value, at)
+            binding = self.feed_binding(expr.value, at)
             if binding is not None and binding.how == "assign":
                 return self.lazy_reason(binding.value, binding.value, depth + 1)
             return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = self.enclosing_class(at)
             if cls is not None:
-                for value in self._class_attr_values(cls, expr.attr.value):
+                for value in self.class_attr_values(cls, expr.attr.value):
                     reason = self.lazy_reason(value, value, depth + 1)
                     if reason:
                         return reason
@@ -131,7 +131,7 @@ class Lazy:
             if name == "forward" or name in MESSAGE_PASSING_METHODS:
                 continue
             for call in info.calls:
-                local = self._local_callee(call)
+                local = self.local_callee(call)
                 if isinstance(local, ClassInfo):
                     reason = self.class_lazy_reason(local, seen)
                 else:
@@ -180,7 +180,7 @@ class Lazy:
         if depth >= 2:
             return False
         passes = [i for i, a in enumerate(call.args) if is_root(a.value)]
-        local = self._local_callee(call)
+        local = self.local_callee(call)
         if isinstance(local, FuncInfo):
             for index in passes:
                 param = self._param_for(local, call, index, call.args[index],

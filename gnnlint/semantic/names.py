@@ -5,7 +5,7 @@ bound?"
 reaching binding of a name at a node, with its scope), ``ancestors``,
 ``enclosing_function``/``enclosing_class``, ``statement_of``,
 ``in_error_path``, ``in_loop_body``; callers of a local function
-(``_callers_of``) and the argument bound to a parameter (``_arg_for_param``);
+(``callers_of``) and the argument bound to a parameter (``arg_for_param``);
 ``names_in`` and the taint of names through a function's assignments.
 """
 from __future__ import annotations
@@ -181,7 +181,21 @@ class Names:
             self._memo[key] = compute()
         return self._memo[key]
 
-    def _class_attr_values(self, cls: ClassInfo, attr: str) -> list[cst.BaseExpression]:
+    def feed_binding(self, name: str, at: cst.CSTNode) -> Optional[Binding]:
+        """``lookup``, falling back to the last module-level binding for a
+        global read inside a function defined before the global is assigned."""
+        binding, _scope = self.lookup(name, at)
+        if binding is None and self.enclosing_function(at) is not None:
+            if self._binds_locally(self.enclosing_function(at), name):
+                return None
+            bindings = self.module_bindings.get(name)
+            if bindings:
+                return bindings[-1]
+        return binding
+
+    # -- which names hold the compiled object ------------------------------------
+    def class_attr_values(self, cls: ClassInfo, attr: str) -> list[cst.BaseExpression]:
+        """The values assigned to ``self.<attr>`` in ``cls``, or else in the nearest local base class that assigns it."""
         seen: set[str] = set()
         todo = [cls]
         while todo:
@@ -197,7 +211,7 @@ class Names:
                     todo.append(local)
         return []
 
-    def _local_callee(self, call: cst.Call):
+    def local_callee(self, call: cst.Call):
         """The local FunctionDef/ClassDef info a call targets, when it is one."""
         func = call.func
         if isinstance(func, cst.Name):
@@ -275,7 +289,7 @@ class Names:
             by_callee: dict = {}
             by_attr: dict = {}
             for c in self._all_calls():
-                callee = self._local_callee(c)
+                callee = self.local_callee(c)
                 if callee is not None:
                     by_callee.setdefault(callee, []).append(c)
                 if isinstance(c.func, cst.Attribute) and not isinstance(c.func.value, cst.Call):
@@ -284,7 +298,8 @@ class Names:
             index = self._callers_idx = (by_callee, by_attr, order)
         return index
 
-    def _callers_of(self, func: FuncInfo) -> list[cst.Call]:
+    def callers_of(self, func: FuncInfo) -> list[cst.Call]:
+        """The calls in this file that call the local function (or method) ``func``."""
         def compute():
             by_callee, by_attr, order = self._callers_index()
             calls = list(by_callee.get(func, ()))
@@ -316,7 +331,8 @@ class Names:
         positional = sum(1 for a in call.args[:index] if a.keyword is None)
         return params[positional] if positional < len(params) else None
 
-    def _arg_for_param(self, func: FuncInfo, call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    def arg_for_param(self, func: FuncInfo, call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+        """The expression ``call`` passes for ``func``'s parameter ``name`` (positional or keyword)."""
         params = [p.name.value for p in list(func.node.params.posonly_params) + list(func.node.params.params)]
         if params and params[0] in ("self", "cls") and (func.cls is not None):
             params = params[1:]

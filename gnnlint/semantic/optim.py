@@ -32,14 +32,14 @@ class Optim:
                 return expr
             return None
         if isinstance(expr, cst.Name):
-            binding = self._feed_binding(expr.value, at or expr)
+            binding = self.feed_binding(expr.value, at or expr)
             if binding is not None and binding.how == "assign":
                 return self.optimizer_ctor(binding.value, binding.value, depth + 1)
             if binding is not None and binding.how == "param" and binding.node is not None:
                 func = self.enclosing_function(binding.node)
                 found_ctors = set()
-                for caller in self._callers_of(func) if func is not None else ():
-                    value = self._arg_for_param(func, caller, expr.value)
+                for caller in self.callers_of(func) if func is not None else ():
+                    value = self.arg_for_param(func, caller, expr.value)
                     found_ctors.add(self.optimizer_ctor(value, caller, depth + 1) if value is not None else None)
                 if len(found_ctors) == 1:
                     return found_ctors.pop()  # every caller passes the same optimizer
@@ -47,7 +47,7 @@ class Optim:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = self.enclosing_class(at or expr)
             if cls is not None:
-                for value in self._class_attr_values(cls, expr.attr.value):
+                for value in self.class_attr_values(cls, expr.attr.value):
                     found = self.optimizer_ctor(value, value, depth + 1)
                     if found is not None:
                         return found
@@ -90,7 +90,7 @@ class Optim:
         if isinstance(group, cst.Subscript):
             group = group.value  # opt.param_groups[0]['lr']
         elif isinstance(group, cst.Name):  # for g in opt.param_groups: g['lr'] = ...
-            binding = self._feed_binding(group.value, at)
+            binding = self.feed_binding(group.value, at)
             if binding is None or binding.how != "iter":
                 return None
             group = binding.value

@@ -282,7 +282,7 @@ class Regions:
         for call in info.calls:
             if self.enclosing_function(call) is not info:
                 continue  # calls inside nested defs belong to them
-            local = self._local_callee(call)
+            local = self.local_callee(call)
             if isinstance(local, FuncInfo):
                 yield local, call
                 continue
@@ -385,7 +385,7 @@ class Regions:
                 if self._is_step_trigger(call):
                     result = True
                     break
-                callee = self._local_callee(call)
+                callee = self.local_callee(call)
                 if isinstance(callee, FuncInfo) and runs_step(callee, stack | {info}):
                     result = True
                     break
@@ -399,7 +399,7 @@ class Regions:
             if any(self._is_step_trigger(call) for call in calls):
                 self.hot_loops[loop] = self._loop_why(loop)
             elif any(isinstance(callee, FuncInfo) and runs_step(callee)
-                     for callee in (self._local_callee(call) for call in calls)):
+                     for callee in (self.local_callee(call) for call in calls)):
                 self.hot_loops[loop] = self._loop_why(loop)
                 only_via_calls.append((loop, calls))
         # The innermost loop is the hot one: an epoch loop that calls a
@@ -407,7 +407,7 @@ class Regions:
         # calls once per epoch is not per step either).
         with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
         for loop, calls in only_via_calls:
-            callees = [c for c in (self._local_callee(call) for call in calls) if isinstance(c, FuncInfo)]
+            callees = [c for c in (self.local_callee(call) for call in calls) if isinstance(c, FuncInfo)]
             if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees):
                 del self.hot_loops[loop]
         # Lightning-style step hooks run once per batch.
@@ -438,7 +438,7 @@ class Regions:
             if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
                     func.attr.value == "step" and self._is_step_trigger(call))):
                 return True
-            callee = self._local_callee(call)
+            callee = self.local_callee(call)
             if isinstance(callee, FuncInfo) and depth < 3 and callee is not info \
                     and self._updates_when_called(callee, depth + 1):
                 return True
@@ -450,7 +450,7 @@ class Regions:
         return "inside the training loop"
 
     def _mark_hot_call(self, call: cst.Call, why: str) -> None:
-        callee = self._local_callee(call)
+        callee = self.local_callee(call)
         if isinstance(callee, FuncInfo):
             self._mark_hot_func(callee, why)
             return
