@@ -20,6 +20,9 @@ the answer lives:
   ``pipeline_padded``: what feeds a compiled model (semantic/feeds.py).
 - ``optimizer_ctor``, ``lr_changers``, ``compiled_steps`` (semantic/optim.py);
   ``lazy_reason``, ``eager_forward_before`` (semantic/lazy.py).
+- ``compiled_callee``, ``compiled_sink``: does a call run compiled code, does
+  a value reach it (semantic/flow.py); ``is_bool_mask``, ``likely_tensor``
+  (semantic/shapes.py); ``module_dict_kind``, ``tuple_key`` (semantic/keys.py).
 
 Cross-file knowledge (a class compiled in another file) arrives as
 ``ProjectFacts``; ``exported_facts()`` is what this file tells the project.
@@ -37,6 +40,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
+from gnnlint.semantic import flow, keys, shapes
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
 from gnnlint.semantic.kinds import (  # noqa: F401
@@ -56,6 +60,14 @@ from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, SemanticModel, 
 from gnnlint.semantic.names import Names
 from gnnlint.semantic.optim import Optim
 from gnnlint.semantic.regions import Regions
+from gnnlint.semantic.syntax import (  # noqa: F401 - call-argument helpers rules use
+    arg_of,
+    has_star_args,
+    is_none,
+    literal_string_tuple,
+    param_position,
+    passed,
+)
 from gnnlint.semantic.vocab import (  # noqa: F401
     COMPILE_FUNCS,
     IS_COMPILING,
@@ -83,9 +95,41 @@ class FileContext(SemanticModel, Names, Kinds, CompileSites, Regions, Feeds, Opt
         SemanticModel.__init__(self, module, path, project or ProjectFacts(), options or ContextOptions())
         self._analyse_regions()
 
+    # -- questions answered by functions of the context (semantic/flow.py, shapes.py, keys.py)
+    def compiled_callee(self, call: cst.Call) -> Optional[str]:
+        return flow.compiled_callee(self, call)
+
+    def compiled_value(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
+        return flow.compiled_value(self, expr, at)
+
+    def compiled_sink(self, expr: cst.BaseExpression) -> Optional[tuple[cst.Call, str]]:
+        return flow.compiled_sink(self, expr)
+
+    def name_uses(self, name: str) -> list[cst.Name]:
+        return flow.name_uses(self, name)
+
+    def attribute_nodes(self, attr: str) -> list[cst.Attribute]:
+        return flow.attribute_nodes(self, attr)
+
+    def is_read(self, node: cst.Attribute) -> bool:
+        return flow.is_read(self, node)
+
+    def is_bool_mask(self, expr: cst.BaseExpression) -> bool:
+        return shapes.is_bool_mask(self, expr)
+
+    def likely_tensor(self, expr: cst.BaseExpression) -> bool:
+        return shapes.likely_tensor(self, expr)
+
+    def module_dict_kind(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
+        return keys.module_dict_kind(self, expr, at)
+
+    def tuple_key(self, key: cst.BaseExpression) -> bool:
+        return keys.tuple_key(self, key)
+
     # Old private spellings of questions rules ask, for branches written before the split.
     _local_callee = Names.local_callee
     _class_attr_values = Names.class_attr_values
     _callers_of = Names.callers_of
     _arg_for_param = Names.arg_for_param
     _feed_binding = Names.feed_binding
+    _all_calls = Names.all_calls

@@ -120,7 +120,10 @@ answers each (its README has the full map):
 | `loader_feeds(site)`: what feeds this compiled model (variable-size loaders, padding, `mark_dynamic`) | `semantic/feeds.py` |
 | `optimizer_ctor(expr)`, `lr_changers(ctor)`, `compiled_steps(ctor)` | `semantic/optim.py` |
 | `lazy_reason(expr)`, `eager_forward_before(site, target)` | `semantic/lazy.py` |
-| where a value goes (`compiled_sink`), boolean masks, ModuleDict keys | `gnnlint/dataflow.py` |
+| `compiled_callee(call)`, `compiled_sink(expr)`: does this call run a compiled model, does this value reach one | `semantic/flow.py` |
+| `is_bool_mask(expr)`, `likely_tensor(expr)`: data-dependent shapes | `semantic/shapes.py` |
+| `module_dict_kind(expr, at)`, `tuple_key(key)`: ModuleDicts and edge-type keys | `semantic/keys.py` |
+| `arg_of`, `passed`, `has_star_args`, `is_none` (import them from `gnnlint.context`) | `semantic/syntax.py` |
 
 If the question you need is not there, add it to the module of its family
 (not to the rule), as a public method the rule calls through the context; a

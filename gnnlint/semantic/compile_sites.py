@@ -270,10 +270,10 @@ class CompileSites:
     def ref_calls(self, ref: tuple) -> list[cst.Call]:
         """Calls that run the compiled object a ref holds."""
         if ref[0] == "func":
-            return [c for c in self._all_calls() if self.local_callee(c) is ref[1]]
+            return [c for c in self.all_calls() if self.local_callee(c) is ref[1]]
         if ref[0] == "arg":
             return []
-        return [c for c in self._all_calls() if self._is_ref_expr(c.func, ref, c)]
+        return [c for c in self.all_calls() if self._is_ref_expr(c.func, ref, c)]
 
     def _ref_passes(self, ref: tuple) -> Iterator[tuple[str, object, cst.Call]]:
         """Where the compiled object is passed on: ("ref", new ref, call) for a
@@ -283,7 +283,7 @@ class CompileSites:
             return
         if ref[0] == "func":
             return
-        for call in self._all_calls():
+        for call in self.all_calls():
             for index, arg in enumerate(call.args):
                 if arg.star or not self._is_ref_expr(arg.value, ref, arg.value):
                     continue

@@ -64,7 +64,7 @@ class Feeds:
         is where GNN006/GNN007 report)."""
         if not any(ref.name.split(".")[-1] in _FEED_LOADERS for ref in self.imports.values()):
             return
-        for call in self._all_calls():
+        for call in self.all_calls():
             func = call.func
             assign = self.parent.get(call)
             if not (isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].islower()
@@ -194,7 +194,7 @@ class Feeds:
             if found:
                 return found
         if func.name == "__init__" and func.cls is not None:
-            for call in self._all_calls():
+            for call in self.all_calls():
                 if self.local_callee(call) is func.cls:
                     value = self.arg_for_param(func, call, name)
                     found = self.variable_size_loader(value, call, depth + 1) if value is not None else None
@@ -208,7 +208,7 @@ class Feeds:
         cached = getattr(self, "_feed_mark_calls", None)
         if cached is None:
             cached = {}
-            for call in self._all_calls():
+            for call in self.all_calls():
                 resolved = self.resolve(call.func) or ""
                 if resolved.startswith("torch") and resolved.split(".")[-1] in ("mark_dynamic", "maybe_mark_dynamic") \
                         and call.args:
@@ -285,7 +285,7 @@ class Feeds:
         cached = getattr(self, "_feed_padded", None)
         if cached is None:
             cached = False
-            for call in self._all_calls():
+            for call in self.all_calls():
                 resolved = self.resolve(call.func) or ""
                 if resolved.startswith("torch_geometric.transforms") and resolved.split(".")[-1] in ("Pad", "ToDense"):
                     cached = True
@@ -294,7 +294,7 @@ class Feeds:
         return cached
 
     def _pads_in_loop(self, loop: cst.CSTNode, tainted: set[str], func: Optional[FuncInfo]) -> bool:
-        for call in self._all_calls():
+        for call in self.all_calls():
             if not self.in_loop_body(call, loop) or self.enclosing_function(call) is not func:
                 continue
             name = (self.last_part(call.func) or "").lower()
@@ -409,7 +409,7 @@ class Feeds:
                     loader = self.variable_size_loader(ret.value, ret)
                     if loader:
                         return loader, f"`{owner.name}.{hook}()`"
-        for call in self._all_calls():
+        for call in self.all_calls():
             resolved = self.resolve(call.func) or ""
             last = resolved.split(".")[-1]
             if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:

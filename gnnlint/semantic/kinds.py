@@ -17,6 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.facts import ImportRef
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
 
@@ -602,6 +603,13 @@ class Kinds:
                     return found
         return None
 
+    def class_name(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
+        """The dotted name of the class ``expr`` is an instance of (``class_of`` as text), or None."""
+        try:
+            return full_name(self.class_of(expr, at or expr))
+        except RecursionError:  # pragma: no cover - defensive
+            return None
+
     def literal_value(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
         """A Python literal (str/int/float/bool/None) an expression surely is,
         through one name binding; ``_NO_VALUE`` otherwise."""
@@ -674,3 +682,16 @@ def _pyg_call_kind(parts: list[str]) -> str:
     if last in ("Data", "HeteroData", "Batch"):
         return BATCH
     return UNKNOWN
+
+
+def full_name(ref) -> Optional[str]:
+    """A dotted name for what ``class_of`` returned."""
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, ImportRef):
+        if ref.level == 0 and ref.module:
+            return f"{ref.module}.{ref.name}"
+        return ref.name
+    if isinstance(ref, ClassInfo):
+        return ref.name
+    return None

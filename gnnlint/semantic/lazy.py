@@ -221,7 +221,7 @@ class Lazy:
             # `model = torch.compile(net)`: an eager `net(...)` counts until the
             # compiled object is first used (called, or handed to a function)
             names = {r[1] for r in refs}
-            uses = [self.order.get(call, 0) for call in self._all_calls()
+            uses = [self.order.get(call, 0) for call in self.all_calls()
                     if self.enclosing_function(call) is scope and self.order.get(call, 0) > limit
                     and (isinstance(call.func, cst.Name) and call.func.value in names
                          or any(isinstance(a.value, cst.Name) and a.value.value in names for a in call.args)
@@ -229,7 +229,7 @@ class Lazy:
                                                              "isinstance", "hasattr", "getattr"))]
             if uses:
                 limit, renamed = min(uses), False
-        for call in self._all_calls():
+        for call in self.all_calls():
             if self.enclosing_function(call) is not scope:
                 continue
             if (self.order.get(call, 0) < limit or renamed) and self._runs_forward(call, root):

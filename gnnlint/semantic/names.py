@@ -274,7 +274,8 @@ class Names:
             func = func.parent
         return False
 
-    def _all_calls(self) -> list[cst.Call]:
+    def all_calls(self) -> list[cst.Call]:
+        """Every call in the file, in source order."""
         cached = getattr(self, "_feed_all_calls", None)
         if cached is None:
             cached = [n for n in self.preorder if isinstance(n, cst.Call)]
@@ -288,13 +289,13 @@ class Names:
         if index is None:
             by_callee: dict = {}
             by_attr: dict = {}
-            for c in self._all_calls():
+            for c in self.all_calls():
                 callee = self.local_callee(c)
                 if callee is not None:
                     by_callee.setdefault(callee, []).append(c)
                 if isinstance(c.func, cst.Attribute) and not isinstance(c.func.value, cst.Call):
                     by_attr.setdefault(c.func.attr.value, []).append(c)
-            order = {id(c): i for i, c in enumerate(self._all_calls())}
+            order = {id(c): i for i, c in enumerate(self.all_calls())}
             index = self._callers_idx = (by_callee, by_attr, order)
         return index
 

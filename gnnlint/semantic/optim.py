@@ -57,7 +57,7 @@ class Optim:
         """LR schedulers built on the optimizer ``ctor`` creates, and manual
         writes to its ``param_groups[...]['lr']``."""
         out: list[cst.CSTNode] = []
-        for call in self._all_calls():
+        for call in self.all_calls():
             resolved = self.resolve(call.func) or ""
             last = resolved.split(".")[-1]
             is_sched = resolved.startswith("torch.optim.lr_scheduler.") or (
@@ -111,7 +111,7 @@ class Optim:
             if isinstance(target, cst.Attribute) and target.attr.value == "step" \
                     and self.optimizer_ctor(target.value, call) is ctor:
                 out.append((site_node, self.compile_dynamic(site_node)))
-        for call in self._all_calls():
+        for call in self.all_calls():
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
                 continue
