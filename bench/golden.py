@@ -5,6 +5,7 @@ takes ~25 s.
     python bench/golden.py            # compare with bench/golden/*.json.gz; exit 1 on a difference
     python bench/golden.py --update   # regenerate them from the code in this tree
     python bench/golden.py --only fixtures,pyg-src
+    python bench/golden.py --update --src /work/main   # goldens from another checkout's code
 
 Each tree is linted by `python -m gnnlint check . --isolated --select ALL
 --no-cache --exit-zero --output-format json` run from the tree's directory
@@ -54,7 +55,7 @@ def trees() -> list[tuple[str, Path | None, list[str]]]:
     return out
 
 
-def run(tree: Path, extra: list[str]) -> list[str]:
+def run(tree: Path, extra: list[str], src: Path = REPO) -> list[str]:
     if tree.name == PYG_CORPUS.name:
         paths = ["examples", "benchmark"]
     else:
@@ -64,7 +65,7 @@ def run(tree: Path, extra: list[str]) -> list[str]:
     cmd = [sys.executable, "-P", "-m", "gnnlint", "check", *paths, "--isolated", "--select", "ALL",
            "--no-cache", "--exit-zero", "--output-format", "json", "-q", *extra]
     # no empty PYTHONPATH entry either: it would mean the cwd too
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")])))
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"gnnlint failed on {tree} (exit {proc.returncode}):\n{proc.stderr}")
@@ -77,6 +78,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--update", action="store_true", help="rewrite the golden files")
     ap.add_argument("--only", help="comma-separated tree names")
+    ap.add_argument("--src", type=Path, default=REPO,
+                    help="the checkout whose gnnlint package runs (default: this one)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
     GOLDEN.mkdir(exist_ok=True)
@@ -89,7 +92,7 @@ def main() -> int:
             failed = failed or not args.update
             continue
         t0 = time.perf_counter()
-        lines = run(tree, extra)
+        lines = run(tree, extra, args.src.resolve())
         took = time.perf_counter() - t0
         golden = GOLDEN / f"{name}.json.gz"
         text = "\n".join(lines) + "\n"
