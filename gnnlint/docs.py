@@ -92,7 +92,46 @@ def index_page() -> str:
         summary = rule.summary.replace("|", "\\|")
         lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.fix_applicability or '-'} "
                      f"| {rule.severity} | {summary} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + AUTHOR_GUIDE
+
+
+# The rule author's guide, appended to rules/README.md.
+AUTHOR_GUIDE = """
+## Adding a rule
+
+To add a rule, write one module: `gnnlint/rules/gnnNNN_<name>.py` with one
+`Rule` subclass (`code`, kebab-case `name`, `summary`, a docstring with *What
+it does / Why is this bad? / Example / Use instead / Fix safety / References*,
+`triggers` byte strings for the prefilter, `region` when the hazard needs a
+compiled region or a hot loop, and `VALID` / `INVALID` examples, which are its
+tests). Then run `python -m gnnlint.docs` to regenerate these pages and the
+rule index. There is no list to edit.
+
+A rule visits nodes and **asks** `self.context` (a `FileContext`); it never
+re-derives context. The questions, and the module of `gnnlint/semantic/` that
+answers each (its README has the full map):
+
+| ask | answered in |
+|---|---|
+| `resolve(expr)`: the dotted name through imports and aliases; `lookup(name, at)`: its binding | `semantic/names.py` |
+| `kind(expr)` / `is_tensor(expr)`: is this value a tensor, a batch, a model, an optimizer, a loader, a scalar? | `semantic/kinds.py` |
+| `compiled_region(node)` / `hot_region(node)` / `is_eager_only(node)`: does this line run compiled, once per step, only eagerly -- and why (for the message) | `semantic/regions.py` |
+| `compile_site(node)`, `compile_kwarg(node, "dynamic")`, `compiled_refs(node)`: how is it compiled, and which names hold the result | `semantic/compile_sites.py` |
+| `loader_feeds(site)`: what feeds this compiled model (variable-size loaders, padding, `mark_dynamic`) | `semantic/feeds.py` |
+| `optimizer_ctor(expr)`, `lr_changers(ctor)`, `compiled_steps(ctor)` | `semantic/optim.py` |
+| `lazy_reason(expr)`, `eager_forward_before(site, target)` | `semantic/lazy.py` |
+| `compiled_callee(call)`, `compiled_sink(expr)`: does this call run a compiled model, does this value reach one | `semantic/flow.py` |
+| `is_bool_mask(expr)`, `likely_tensor(expr)`: data-dependent shapes | `semantic/shapes.py` |
+| `module_dict_kind(expr, at)`, `tuple_key(key)`: ModuleDicts and edge-type keys | `semantic/keys.py` |
+| `arg_of`, `passed`, `has_star_args`, `is_none` (import them from `gnnlint.context`) | `semantic/syntax.py` |
+
+If the question you need is not there, add it to the module of its family
+(not to the rule), as a public method the rule calls through the context; a
+second rule will ask it too. Import only the vocabulary (`TENSOR`,
+`COMPILE_FUNCS`, ...) from `gnnlint.context`, never an analysis' internals.
+Before landing, `python bench/golden.py` shows every finding your change adds
+or removes on real trees.
+"""
 
 
 def expected_pages() -> dict[str, str]:

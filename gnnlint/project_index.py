@@ -8,27 +8,14 @@ whose bytes mention ``compile``.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
 import libcst as cst
 
-from gnnlint.context import ClassInfo, FileContext, ImportRef
-
-
-@dataclass(frozen=True)
-class CompileSite:
-    path: str
-    line: int
-    mode: Optional[str]
-    dynamic: Optional[bool]
-    fullgraph: bool
-    mark_dynamic: bool
-    options: Optional[dict]
-    class_path: Optional[str] = None  # file defining the compiled class
-    class_name: Optional[str] = None
-    target_kind: str = "unknown"
+from gnnlint.context import ClassInfo, CompileSite, FileContext, ImportRef
 
 
 @dataclass
@@ -77,9 +64,7 @@ def build_index(files: Iterable[Path]) -> ProjectIndex:
                 found = modules.resolve(str(path), target)
                 if found is not None:
                     class_path, class_name = str(Path(found[0]).resolve()), found[1]
-            index.sites.append(CompileSite(
-                path=str(path), line=positions[node].start.line, mode=site.mode, dynamic=site.dynamic,
-                fullgraph=site.fullgraph, mark_dynamic=mark_dynamic,
-                options={k: None for k in site.options} or None,
-                class_path=class_path, class_name=class_name, target_kind=site.target_kind))
+            index.sites.append(dataclasses.replace(
+                site, path=str(path), line=positions[node].start.line, mark_dynamic=mark_dynamic,
+                class_path=class_path, class_name=class_name))
     return index

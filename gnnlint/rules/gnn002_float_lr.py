@@ -318,14 +318,14 @@ for group in optimizer.param_groups:
         if isinstance(value, cst.Call) and (ctx.resolve(value.func) or "").startswith("torch."):
             return True
         if isinstance(value, cst.Name):
-            binding = ctx._feed_binding(value.value, value)
+            binding = ctx.feed_binding(value.value, value)
             if binding is not None and binding.how == "assign" and binding.value is not None:
                 return self._is_tensor(binding.value) if binding.value is not value else False
             if binding is not None and binding.how == "param":
                 func = ctx.enclosing_function(binding.node) if binding.node is not None else None
                 if func is not None:
-                    for caller in ctx._callers_of(func):
-                        passed = ctx._arg_for_param(func, caller, value.value)
+                    for caller in ctx.callers_of(func):
+                        passed = ctx.arg_for_param(func, caller, value.value)
                         if passed is not None and ctx.kind(passed) == TENSOR:
                             return True
         return False

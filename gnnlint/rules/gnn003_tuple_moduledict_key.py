@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
+from gnnlint.context import literal_string_tuple
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 
 # Old versions (the only ones this rule runs for): see the page.
@@ -183,9 +183,9 @@ model = torch.compile(Net())
     def visit_Subscript(self, node: cst.Subscript) -> None:
         ctx = self.context
         key = _key_of(node)
-        if key is None or not dataflow.tuple_key(ctx, key):
+        if key is None or not ctx.tuple_key(key):
             return
-        kind = dataflow.module_dict_kind(ctx, node.value, node)
+        kind = ctx.module_dict_kind(node.value, node)
         if kind is None:
             return
         region = ctx.compiled_region(node)
@@ -193,7 +193,7 @@ model = torch.compile(Net())
             return
         container = ctx.module.code_for_node(node.value)
         fix: Optional[FixSpec] = None
-        parts = dataflow.literal_string_tuple(key)
+        parts = literal_string_tuple(key)
         if parts is not None and not any("___" in p for p in parts):
             internal = pyg_internal_key(parts)
             applicability = "safe" if kind == "pyg" else "unsafe"

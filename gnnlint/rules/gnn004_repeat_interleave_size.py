@@ -4,8 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
-from gnnlint.context import SCALAR, TENSOR
+from gnnlint.context import SCALAR, TENSOR, arg_of, is_none
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 
 
@@ -151,21 +150,21 @@ class Expand(torch.nn.Module):
             positional = [a for a in node.args if a.keyword is None]
             if any(a.star for a in node.args):
                 return
-            repeats_arg = dataflow.arg_of(node, "repeats", 1) or (positional[0] if len(positional) == 1 else None)
+            repeats_arg = arg_of(node, "repeats", 1) or (positional[0] if len(positional) == 1 else None)
         elif isinstance(func, cst.Attribute) and func.attr.value == "repeat_interleave" \
                 and not (isinstance(func.value, cst.Name) and func.value.value in ctx.aliases):
             if ctx.kind(func.value) == SCALAR:
                 return
-            repeats_arg = dataflow.arg_of(node, "repeats", 0)
+            repeats_arg = arg_of(node, "repeats", 0)
         else:
             return
         if repeats_arg is None or repeats_arg.star:
             return
         repeats = repeats_arg.value
-        if not dataflow.likely_tensor(ctx, repeats):
+        if not ctx.likely_tensor(repeats):
             return
         size_arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == "output_size"), None)
-        if size_arg is not None and not dataflow.is_none(size_arg.value):
+        if size_arg is not None and not is_none(size_arg.value):
             if ctx.kind(size_arg.value) != TENSOR:
                 return
             problem = (f"`output_size={_text(ctx, size_arg.value)}` is a device tensor: converting it to an int "
@@ -294,7 +293,7 @@ def _known_total(ctx, repeats: cst.BaseExpression, call: cst.Call) -> Optional[s
 
 
 def _name_kind(ctx, name: str, at: cst.CSTNode) -> str:
-    for use in dataflow.name_uses(ctx, name):
+    for use in ctx.name_uses(name):
         binding_at_use, _ = ctx.lookup(name, use)
         binding_at_call, _ = ctx.lookup(name, at)
         if binding_at_use is binding_at_call and binding_at_use is not None:

@@ -4,7 +4,6 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
 from gnnlint.context import SCALAR
 from gnnlint.rules.base import Invalid, Rule, Valid
 
@@ -187,7 +186,7 @@ train(model, loader)
                               f"sparse tensors (graph break on every call); build `edge_index`/`EdgeIndex` "
                               f"inputs instead")
             return
-        sink = dataflow.compiled_sink(ctx, node)
+        sink = ctx.compiled_sink(node)
         if sink is not None:
             call, why = sink
             self.report(node, _message(text, call, why, ctx))
@@ -197,14 +196,14 @@ train(model, loader)
         adj_sinks: list[tuple[cst.Call, str, cst.Attribute]] = []
         seen_calls: set = set()
         for attr in _ADJ_ATTRS:
-            for node in dataflow.attribute_nodes(ctx, attr):
-                if not dataflow._is_read(ctx, node):  # noqa: SLF001
+            for node in ctx.attribute_nodes(attr):
+                if not ctx.is_read(node):
                     continue
                 if isinstance(node.value, cst.Name) and node.value.value == "self":
                     continue
                 if ctx.kind(node.value) == SCALAR:
                     continue
-                sink = dataflow.compiled_sink(ctx, node)
+                sink = ctx.compiled_sink(node)
                 if sink is None or sink[0] in seen_calls:
                     continue
                 seen_calls.add(sink[0])
@@ -246,7 +245,7 @@ train(model, loader)
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
                 and isinstance(parent.targets[0].target, cst.Name):
             name = parent.targets[0].target.value
-            applications = [c for c in dataflow.all_calls(ctx) if isinstance(c.func, cst.Name) and c.func.value == name]
+            applications = [c for c in ctx.all_calls() if isinstance(c.func, cst.Name) and c.func.value == name]
             if not applications:
                 return None
         else:

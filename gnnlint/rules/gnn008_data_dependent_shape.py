@@ -4,7 +4,6 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
 from gnnlint.context import BATCH, MODEL, SCALAR
 from gnnlint.rules.base import Invalid, Rule, Valid
 
@@ -218,7 +217,7 @@ def step(x, y, train_mask):
             return False
         for element in node.slice:
             index = element.slice
-            if isinstance(index, cst.Index) and dataflow.is_bool_mask(ctx, index.value):
+            if isinstance(index, cst.Index) and ctx.is_bool_mask(index.value):
                 return True
         return False
 

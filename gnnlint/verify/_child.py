@@ -929,7 +929,8 @@ def _unwrap(model):
 def _site_dict(cs, via: str) -> dict:
     return {"path": str(Path(cs.path).resolve()), "line": cs.line, "mode": cs.mode,
             "dynamic": cs.dynamic, "fullgraph": bool(cs.fullgraph),
-            "mark_dynamic": bool(cs.mark_dynamic), "options": cs.options, "via": via}
+            "mark_dynamic": bool(cs.mark_dynamic), "options": {k: None for k in cs.options} or None,
+            "via": via}
 
 
 def find_sites(files: list[Path], model, target_path: Path) -> tuple[dict | None, dict | None, bool]:

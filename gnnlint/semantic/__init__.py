@@ -1,0 +1,1 @@
+"""The analyses behind FileContext, one family of questions per module (see README.md)."""

@@ -1,0 +1,697 @@
+"""What a value is: "is this value a tensor?"
+
+``kind(expr)`` is a local, conservative guess: TENSOR, BATCH (a PyG
+Data/HeteroData), MODEL, OPTIMIZER, SCHEDULER, LOADER, SCALAR (Python or
+numpy, surely not a tensor) or UNKNOWN; rules flag only what is surely a
+tensor (``is_tensor``). It follows bindings (reaching definitions), loop
+elements, parameters (annotations, names, and the arguments callers pass),
+attributes (``self.x`` assigned in any method),
+calls (torch functions, tensor methods, local functions' returns:
+``returns_kind``), and ``class_of(expr)`` -- the class a value is an
+instance of. ``literal_value`` folds a constant expression.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
+from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
+
+# -- kinds -------------------------------------------------------------------
+TENSOR = "tensor"
+
+
+BATCH = "batch"
+
+
+MODEL = "model"
+
+
+OPTIMIZER = "optimizer"
+
+
+SCHEDULER = "scheduler"
+
+
+LOADER = "loader"
+
+
+SCALAR = "scalar"
+
+
+UNKNOWN = "unknown"
+
+
+# torch.<fn> calls that do not return a tensor.
+_TORCH_NON_TENSOR = {
+    "device", "dtype", "Size", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled",
+    "manual_seed", "seed", "compile", "save", "load", "is_tensor", "is_floating_point",
+    "is_complex", "is_nonzero", "numel", "get_default_dtype", "set_default_dtype",
+    "set_printoptions", "use_deterministic_algorithms", "set_num_threads", "get_num_threads",
+    "is_grad_enabled", "is_inference_mode_enabled", "typename", "set_float32_matmul_precision",
+    "is_storage", "broadcast_shapes", "initial_seed", "get_rng_state", "autocast",
+    "Generator", "Stream", "Event", "set_default_device", "get_default_device",
+    "allclose", "equal", "is_same_size", "is_autocast_enabled", "are_deterministic_algorithms_enabled",
+}
+
+
+_TORCH_TENSOR_SUBMODULES = {"linalg", "fft", "special", "sparse", "nested", "masked"}
+
+
+_TENSOR_METHODS_NON_TENSOR = {
+    "item", "tolist", "size", "dim", "ndimension", "numel", "nelement", "element_size",
+    "data_ptr", "is_contiguous", "is_floating_point", "numpy", "stride", "storage_offset",
+    "get_device", "is_complex", "type", "untyped_storage", "equal", "__len__", "is_pinned",
+    "is_coalesced", "is_set_to", "is_shared", "has_names", "is_signed", "__repr__",
+}
+
+
+_TENSOR_ATTRS_NON_TENSOR = {
+    "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "is_sparse", "layout",
+    "is_leaf", "names", "is_quantized", "is_meta", "is_cpu", "itemsize", "nbytes",
+}
+
+
+# Attributes of a PyG Data/HeteroData/Batch that are not tensors.
+_BATCH_ATTRS_NON_TENSOR = {
+    "num_nodes", "num_edges", "num_graphs", "batch_size", "num_features", "num_node_features",
+    "num_edge_features", "keys", "node_types", "edge_types", "metadata", "is_directed",
+    "is_undirected", "has_isolated_nodes", "has_self_loops", "stores", "node_stores",
+    "edge_stores", "num_node_types", "num_edge_types", "x_dict", "edge_index_dict",
+    "edge_attr_dict", "y_dict", "collect", "to_dict", "to_namedtuple", "input_id",
+}
+
+
+# Methods only tensors have (not numpy arrays, modules or Python values):
+# calling one on a value of unknown kind returns a tensor.
+_TENSOR_ONLY_METHODS = {
+    "detach", "softmax", "log_softmax", "sigmoid", "relu", "unsqueeze", "permute", "contiguous",
+    "masked_fill", "masked_fill_", "index_select", "eq", "ne", "lt", "gt", "le", "ge", "long",
+    "clamp", "clamp_min", "clamp_max", "topk", "gather", "scatter", "scatter_add", "scatter_reduce",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as", "expand", "expand_as",
+    "repeat_interleave", "masked_select", "logical_and", "logical_or", "logical_not", "bmm", "mm",
+    "matmul", "index_add", "index_add_", "argsort", "logsumexp", "norm", "unbind", "narrow",
+    "flip", "roll", "tril", "triu", "diag", "sign", "sqrt", "rsqrt", "exp", "log", "log1p", "pow",
+    "isnan", "isinf", "isfinite", "nan_to_num", "clone", "numpy", "tolist", "item",
+}
+
+
+_MODEL_METHODS_NON_TENSOR = {
+    "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
+    "named_children", "buffers", "named_buffers", "zero_grad", "load_state_dict", "apply",
+    "register_buffer", "register_parameter", "register_forward_hook", "add_module",
+    "reset_parameters", "requires_grad_", "share_memory", "extra_repr", "num_parameters",
+}
+
+
+_MODEL_METHODS_SELF = {"to", "eval", "train", "cuda", "cpu", "float", "double", "half", "bfloat16",
+                       "compile", "to_empty", "jittable", "type"}
+
+
+_BATCH_NAMES = re.compile(r"^(batch|data|graph|sample|mini_?batch|hetero_data|(\w+_)?(data|batch|graph))$")
+
+
+_MODEL_NAMES = re.compile(r"^(model|net|encoder|decoder|gnn|classifier|module|(\w+_)?(model|net|gnn|encoder|decoder))$")
+
+
+_SCALAR_PARAM_NAMES = re.compile(
+    r"^(num_\w+|n_\w+|\w+_size|size|dim|dims|training|p|k|eps|lr|heads|\w+_channels|channels|"
+    r"\w+_dim|epoch|epochs|step|idx|i|j|name|mode|verbose|seed|\w+_ratio|ratio|alpha|beta|"
+    r"gamma|tau|temperature|depth|layer|layers|flow|aggr|reduce|bias|normalize|cached|"
+    r"add_self_loops|improved|dropout|act|jk|\w+_type|\w+_types|return_\w+)$"
+)
+
+
+_TENSOR_ANNOTATIONS = re.compile(
+    r"^(Optional\[)?(torch\.)?(Tensor|FloatTensor|LongTensor|BoolTensor)\]?$|^(Opt)?Tensor$|"
+    r"^(Adj|OptTensor|PairTensor|OptPairTensor|SparseTensor|EdgeIndex|Index)$|^(torch\.)?Tensor \| None$"
+)
+
+
+_SCALAR_ANNOTATIONS = re.compile(r"^(Optional\[)?(int|float|bool|str|complex)\]?$|^(int|float|bool|str) \| None$")
+
+
+class _NoValue:
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+_NO_VALUE = _NoValue()
+
+
+# torch.nn.utils functions that return a tensor (the total gradient norm...).
+_TORCH_UTILS_RETURNING_TENSORS = {
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.get_total_norm", "torch.nn.utils.parameters_to_vector",
+}
+
+
+class Kinds:
+    """Value-kind questions: what an expression evaluates to. Mixed into FileContext; reads the SemanticModel."""
+
+    def kind(self, expr: Optional[cst.CSTNode]) -> str:
+        if expr is None:
+            return UNKNOWN
+        cached = self._kind_cache.get(expr)
+        if cached is not None:
+            return cached
+        if expr in self._in_progress:
+            return UNKNOWN
+        self._in_progress.add(expr)
+        try:
+            result = self._kind(expr)
+        finally:
+            self._in_progress.discard(expr)
+        self._kind_cache[expr] = result
+        return result
+
+    def is_tensor(self, expr: Optional[cst.CSTNode]) -> bool:
+        return self.kind(expr) == TENSOR
+
+    def _kind(self, expr: cst.CSTNode) -> str:
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                             cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict,
+                             cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp,
+                             cst.Lambda)):
+            return SCALAR
+        if isinstance(expr, cst.Tuple):
+            return SCALAR
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return SCALAR
+            return self._name_kind(expr.value, expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_kind(expr)
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr)
+        if isinstance(expr, cst.Subscript):
+            base = self.kind(expr.value)
+            if base in (TENSOR, BATCH):
+                if base == BATCH and self._subscript_is_key(expr):
+                    return BATCH
+                return TENSOR if base == TENSOR else BATCH
+            name = self.last_part(expr.value) or ""
+            if name.endswith("_dict") and base != SCALAR:
+                return TENSOR if not name.startswith(("num_", "metadata")) else UNKNOWN
+            return UNKNOWN
+        if isinstance(expr, cst.BinaryOperation):
+            left, right = self.kind(expr.left), self.kind(expr.right)
+            if TENSOR in (left, right):
+                return TENSOR
+            if left == SCALAR and right == SCALAR:
+                return SCALAR
+            return UNKNOWN
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return SCALAR
+            return self.kind(expr.expression)
+        if isinstance(expr, cst.Comparison):
+            for target in expr.comparisons:
+                if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                    return SCALAR
+            kinds = [self.kind(expr.left)] + [self.kind(c.comparator) for c in expr.comparisons]
+            if TENSOR in kinds:
+                return TENSOR
+            if all(k == SCALAR for k in kinds):
+                return SCALAR
+            return UNKNOWN
+        if isinstance(expr, cst.BooleanOperation):
+            return SCALAR if self.kind(expr.left) == SCALAR and self.kind(expr.right) == SCALAR else UNKNOWN
+        if isinstance(expr, cst.IfExp):
+            a, b = self.kind(expr.body), self.kind(expr.orelse)
+            return a if a == b else UNKNOWN
+        if isinstance(expr, cst.NamedExpr):
+            return self.kind(expr.value)
+        return UNKNOWN
+
+    @staticmethod
+    def _subscript_is_key(expr: cst.Subscript) -> bool:
+        if len(expr.slice) != 1:
+            return False
+        element = expr.slice[0].slice
+        return isinstance(element, cst.Index) and isinstance(element.value, (cst.SimpleString, cst.Tuple))
+
+    def _name_kind(self, name: str, at: cst.CSTNode) -> str:
+        binding, func = self.lookup(name, at)
+        if binding is None:
+            return UNKNOWN
+        kinds = set()
+        for candidate in self._reaching(name, binding, func, at):
+            if candidate.how == "assign" and isinstance(candidate.value, cst.Name) \
+                    and candidate.value.value == "None":
+                continue  # `x = None` then `if ...: x = tensor`: x is a tensor where it is used
+            kinds.add(self._binding_kind(name, candidate, func))
+        if not kinds:
+            return SCALAR
+        return kinds.pop() if len(kinds) == 1 else UNKNOWN
+
+    def _binding_kind(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> str:
+        how = binding.how
+        if how == "param":
+            return self._param_kind(binding.node, func)  # type: ignore[arg-type]
+        if how in ("def", "class", "import", "with"):
+            return UNKNOWN
+        value = binding.value
+        if how == "assign":
+            return self.kind(value)
+        if how == "aug":
+            value_kind = self.kind(value)
+            if value_kind == TENSOR:
+                return TENSOR
+            # name op= scalar keeps whatever it was before
+            prev = self._previous_binding(name, binding, func)
+            if prev is not None:
+                prev_kind = self._binding_kind(name, prev, func)
+                if value_kind == SCALAR:
+                    return prev_kind
+                return TENSOR if prev_kind == TENSOR else UNKNOWN
+            return UNKNOWN
+        if how == "unpack":
+            if isinstance(value, cst.Call) and self.local_callee(value) is not None:
+                callee = self.local_callee(value)
+                # `x, counts = collate(...)` with `return torch.cat(xs), counts`
+                if isinstance(callee, FuncInfo) and binding.index >= 0:
+                    return self._returned_element_kind(callee, binding.index)
+                return UNKNOWN
+            kind = self.kind(value)
+            return TENSOR if kind == TENSOR else UNKNOWN
+        if how in ("iter", "iter_unpack"):
+            return self._iter_element_kind(name, value, how, binding.index)
+        return UNKNOWN
+
+    _ITER_WRAPPERS = ("tqdm", "iter", "progress", "track", "trange_wrap", "islice")
+
+    def _unwrap_iterable(self, iterable):
+        """``tqdm(loader, ...)`` / ``iter(loader)`` iterate what they wrap."""
+        while isinstance(iterable, cst.Call) and iterable.args and \
+                (self.last_part(iterable.func) or "") in self._ITER_WRAPPERS:
+            iterable = iterable.args[0].value
+        return iterable
+
+    def _iter_element_kind(self, name: str, iterable, how: str, index: int = -1) -> str:
+        if iterable is None:
+            return UNKNOWN
+        iterable = self._unwrap_iterable(iterable)
+        func_name = self.resolve(iterable.func) if isinstance(iterable, cst.Call) else None
+        if how == "iter_unpack" and func_name in ("enumerate", "zip") and isinstance(iterable, cst.Call):
+            # for i, batch in enumerate(loader) / for a, b in zip(xs, ys)
+            args = [a.value for a in iterable.args if a.keyword is None]
+            if func_name == "enumerate":
+                if index == 0:
+                    return SCALAR
+                return self._iter_element_kind(name, args[0], "iter") if index == 1 and args else UNKNOWN
+            if 0 <= index < len(args):
+                return self._iter_element_kind(name, args[index], "iter")
+            return UNKNOWN
+        kind = self.kind(iterable)
+        if kind == TENSOR:
+            return TENSOR
+        if how == "iter" and _BATCH_NAMES.match(name) and self._looks_like_loader(iterable):
+            return BATCH
+        if how == "iter" and kind == LOADER:
+            return BATCH
+        if how == "iter" and func_name == "range":
+            return SCALAR
+        return UNKNOWN
+
+    def _looks_like_loader(self, iterable) -> bool:
+        iterable = self._unwrap_iterable(iterable)
+        if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
+            iterable = self._unwrap_iterable(iterable.args[0].value)
+        if self.kind(iterable) == LOADER:
+            return True
+        last = self.last_part(iterable.func if isinstance(iterable, cst.Call) else iterable) or ""
+        return "loader" in last.lower() or last in VARIABLE_SIZE_LOADERS or "batches" in last.lower()
+
+    def _param_kind(self, param: cst.Param, func: Optional[FuncInfo]) -> str:
+        name = param.name.value
+        if name in ("self", "cls"):
+            return UNKNOWN
+        if param.annotation is not None:
+            text = self.module.code_for_node(param.annotation.annotation).strip()
+            if _TENSOR_ANNOTATIONS.match(text):
+                return TENSOR
+            if _SCALAR_ANNOTATIONS.match(text):
+                return SCALAR
+        if param.default is not None:
+            default_kind = self.kind(param.default)
+            if default_kind == SCALAR and not (isinstance(param.default, cst.Name)
+                                               and param.default.value == "None"):
+                return SCALAR
+        in_forward = func is not None and func.cls is not None and self.is_module_class(func.cls) \
+            and (func.name == "forward" or func.name in MESSAGE_PASSING_METHODS)
+        if in_forward and name in ("batch", "ptr", "index", "mask"):
+            return TENSOR  # PyG's batch vector, not a Data batch
+        if _MODEL_NAMES.match(name):
+            return MODEL
+        if name in ("optimizer", "opt", "optim"):
+            return OPTIMIZER
+        if _BATCH_NAMES.match(name):
+            return BATCH
+        if "loader" in name:
+            return LOADER
+        if func is not None and func.cls is not None and self.is_module_class(func.cls) \
+                and (func.name == "forward" or func.name in MESSAGE_PASSING_METHODS):
+            if _SCALAR_PARAM_NAMES.match(name) or param.star not in ("", None, cst.MaybeSentinel.DEFAULT) \
+                    and isinstance(param.star, str) and param.star:
+                return UNKNOWN
+            if param.default is not None:
+                return UNKNOWN
+            return TENSOR
+        if func is not None:
+            cls = self._param_class_from_callers(param, func, 0)
+            if isinstance(cls, ClassInfo) and self.is_module_class(cls):
+                return MODEL  # every caller passes a model of a local module class
+            return self._param_kind_from_callers(param, func)
+        return UNKNOWN
+
+    def _args_for_param(self, param: cst.Param, func: FuncInfo) -> Optional[list]:
+        """The expression every in-file call of ``func`` passes for ``param``
+        (the parameter's default or a ``*args`` call: None for that call), or
+        None when there is no caller. The first 20 callers are read."""
+        callers = self.callers_of(func)
+        if not callers:
+            return None
+        position = next((i for i, p in enumerate(func.node.params.params) if p is param), -1)
+        if func.cls is not None and "staticmethod" not in {
+                self.last_part(d.decorator) for d in func.node.decorators}:
+            position -= 1  # obj.method(...): self is not an argument
+        out = []
+        for call in callers[:20]:
+            keyword = [a for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+            positional = [a for a in call.args if a.keyword is None]
+            if keyword:
+                out.append(keyword[0].value)
+            elif any(a.star for a in positional[:position + 1]) or not 0 <= position < len(positional):
+                out.append(None)
+            else:
+                out.append(positional[position].value)
+        return out
+
+    def _param_class_from_callers(self, param, func: FuncInfo, depth: int):
+        """The local class every in-file caller passes for ``param``
+        (``test(model, evaluator)`` with ``evaluator = HitsEvaluator()``)."""
+        if not isinstance(param, cst.Param):
+            return None
+
+        def compute():
+            args = self._args_for_param(param, func)
+            found = {self.class_of(a, a, depth + 1) if a is not None else None for a in args or [None]}
+            only = found.pop() if len(found) == 1 else None
+            return only if isinstance(only, ClassInfo) else None
+        return self._memoised((func, param.name.value, "class"), compute, None)
+
+    def _param_kind_from_callers(self, param: cst.Param, func: FuncInfo) -> str:
+        """TENSOR when every call of a function or method in this file
+        passes a tensor for ``param`` (``node_saliency(model, x, counts)`` with
+        ``counts`` a tensor at each call site)."""
+        def compute():
+            args = self._args_for_param(param, func)
+            kinds = {self.kind(a) if a is not None else UNKNOWN for a in args or [None]}
+            return TENSOR if kinds == {TENSOR} else UNKNOWN
+        return self._memoised((func, param.name.value, "kind"), compute, UNKNOWN)
+
+    def _attribute_kind(self, expr: cst.Attribute) -> str:
+        attr = expr.attr.value
+        resolved = self.resolve(expr)
+        if resolved and resolved.split(".")[0] in ("torch", "np", "numpy", "math"):
+            return UNKNOWN if resolved.startswith("torch") else SCALAR
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return self._self_attr_kind(expr)
+        base = self.kind(expr.value)
+        if base == TENSOR:
+            if attr in _TENSOR_ATTRS_NON_TENSOR:
+                return SCALAR
+            return TENSOR
+        if base == BATCH:
+            if attr in _BATCH_ATTRS_NON_TENSOR or attr.startswith("num_"):
+                return SCALAR if attr not in ("x_dict", "edge_index_dict", "edge_attr_dict", "y_dict") else UNKNOWN
+            if attr.endswith("_dict") or attr in ("to", "cuda", "cpu"):
+                return UNKNOWN
+            return TENSOR
+        if base == SCALAR:
+            return SCALAR
+        return UNKNOWN
+
+    def _self_attr_kind(self, expr: cst.Attribute) -> str:
+        cls = self.enclosing_class(expr)
+        if cls is None:
+            return UNKNOWN
+        values = self.class_attr_values(cls, expr.attr.value)
+        kinds = {self.kind(v) for v in values}
+        for value in values:
+            if isinstance(value, cst.Call):
+                resolved = self.resolve(value.func) or ""
+                if resolved.endswith(("Parameter", "nn.Parameter")):
+                    kinds.add(TENSOR)
+                    kinds.discard(UNKNOWN)
+        if len(kinds) == 1:
+            return kinds.pop()
+        if MODEL in kinds and UNKNOWN in kinds and len(kinds) == 2:
+            return MODEL
+        return UNKNOWN
+
+    def _call_kind(self, call: cst.Call) -> str:
+        func = call.func
+        resolved = self.resolve(func) or ""
+        root = resolved.split(".")[0]
+        if resolved in _BUILTINS_RETURNING_VALUES:
+            return UNKNOWN if resolved == "getattr" else SCALAR
+        if root in _SCALAR_LIBRARIES:
+            return SCALAR
+        if resolved in COMPILE_FUNCS:
+            return MODEL
+        if root == "torch":
+            return _torch_call_kind(resolved.split("."), resolved)
+        if root == "torch_geometric":
+            return _pyg_call_kind(resolved.split("."))
+        if isinstance(func, cst.Attribute):
+            kind = self._method_call_kind(func)
+            if kind is not None:
+                return kind
+        return self._named_call_kind(call, func)
+
+    def _method_call_kind(self, func: cst.Attribute) -> Optional[str]:
+        """``receiver.method(...)`` by what the receiver is; None: not decided here."""
+        method = func.attr.value
+        receiver = self.kind(func.value)
+        if receiver == TENSOR:
+            if method in _TENSOR_METHODS_NON_TENSOR or method.startswith(("is_", "has_")):
+                return SCALAR
+            return TENSOR
+        if receiver == MODEL:
+            if method in _MODEL_METHODS_SELF:
+                return MODEL
+            if method in _MODEL_METHODS_NON_TENSOR:
+                return UNKNOWN
+            if method == "__call__" or method in ("forward", "encode", "decode", "inference",
+                                                   "embed", "predict", "decode_all", "score"):
+                return TENSOR
+            return UNKNOWN
+        if receiver == BATCH:
+            if method in ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous", "subgraph",
+                          "coalesce", "detach", "apply"):
+                return BATCH
+            return UNKNOWN
+        if receiver == SCALAR:
+            return SCALAR
+        if receiver == UNKNOWN and method in _TENSOR_ONLY_METHODS and method not in (
+                "numpy", "tolist", "item"):
+            return TENSOR
+        return None
+
+    def _named_call_kind(self, call: cst.Call, func: cst.BaseExpression) -> str:
+        """A call of a model value, a local function or class, an imported model class, a loss."""
+        callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
+        if callee_kind == MODEL:
+            return TENSOR
+        local = self.local_callee(call)
+        if local is not None:
+            if isinstance(local, ClassInfo):
+                return MODEL if self.is_module_class(local) else UNKNOWN
+            return self.returns_kind(local)
+        name = self.last_part(func) or ""
+        if isinstance(func, cst.Name) and name in self.imports:
+            ref = self.imports[name]
+            if name[:1].isupper() and (ref.level > 0 or "model" in ref.module or "net" in ref.module):
+                return MODEL
+        if name in ("criterion", "loss_fn", "loss_func", "lossfn", "loss_function") or \
+                (isinstance(func, cst.Name) and func.value.endswith("_loss_fn")):
+            return TENSOR
+        if isinstance(func, cst.Name) and _MODEL_NAMES.match(func.value) and callee_kind != SCALAR \
+                and self.lookup(func.value, call)[0] is None:
+            return TENSOR
+        return UNKNOWN
+
+    def _returned_element_kind(self, func: FuncInfo, index: int) -> str:
+        """The kind of element ``index`` of the tuples a function returns
+        (TENSOR only when every return agrees)."""
+        def compute():
+            kinds = set()
+            for r in func.returns:
+                if not isinstance(r.value, cst.Tuple) or index >= len(r.value.elements) or \
+                        any(isinstance(e, cst.StarredElement) for e in r.value.elements):
+                    kinds.add(UNKNOWN)
+                    continue
+                kinds.add(self.kind(r.value.elements[index].value))
+            return TENSOR if kinds == {TENSOR} and not func.is_async else UNKNOWN
+        return self._memoised((func, index, "returned"), compute, UNKNOWN)
+
+    def returns_kind(self, func: FuncInfo) -> str:
+        cached = self._returns_cache.get(func)
+        if cached is not None:
+            return cached
+        self._returns_cache[func] = UNKNOWN  # recursion guard
+        kinds = {self.kind(r.value) for r in func.returns if r.value is not None}
+        if func.is_async:
+            kinds = {UNKNOWN}  # calling it returns a coroutine
+        result = kinds.pop() if len(kinds) == 1 else UNKNOWN
+        self._returns_cache[func] = result
+        return result
+
+    def class_of(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
+        """The class an expression is an instance of: a local ClassInfo, an
+        ImportRef for an imported class, a dotted name for a library class,
+        or None."""
+        if expr is None or depth > 8:
+            return None
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            # model.to(device) / .eval() / .cuda() keep the instance
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
+                return self.class_of(func.value, at, depth + 1)
+            resolved = self.resolve(func) or ""
+            if resolved in COMPILE_FUNCS or resolved.endswith((".to_hetero", ".to_hetero_with_bases")) \
+                    or resolved in ("to_hetero", "DataParallel") or resolved.endswith(
+                        ("DataParallel", "DistributedDataParallel")):
+                first = expr.args[0].value if expr.args else None
+                return self.class_of(first, at, depth + 1)
+            local = self.local_callee(expr)
+            if isinstance(local, ClassInfo):
+                return local
+            if isinstance(local, FuncInfo) and local.returns and not local.is_async:
+                # a factory: `def build(...): return DegreeAugmented(gnn)`
+                found = {self.class_of(r.value, r.value, depth + 1) if r.value is not None else None
+                         for r in local.returns}
+                if len(found) == 1:
+                    only = found.pop()
+                    if isinstance(only, ClassInfo):
+                        return only
+            if isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].isupper():
+                return self.imports[func.value]
+            if resolved and resolved[:1] != "" and (self.last_part(func) or "")[:1].isupper():
+                return resolved
+            return None
+        if isinstance(expr, cst.Name):
+            binding, func = self.lookup(expr.value, at or expr)
+            if binding is not None and binding.how == "param" and func is not None and depth < 3:
+                return self._param_class_from_callers(binding.node, func, depth)
+            if binding is None or binding.how != "assign":
+                return None
+            return self.class_of(binding.value, binding.value, depth + 1)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.enclosing_class(at or expr)
+            if cls is None:
+                return None
+            for value in self.class_attr_values(cls, expr.attr.value):
+                found = self.class_of(value, value, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def class_name(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
+        """The dotted name of the class ``expr`` is an instance of (``class_of`` as text), or None."""
+        try:
+            return full_name(self.class_of(expr, at or expr))
+        except RecursionError:  # pragma: no cover - defensive
+            return None
+
+    def literal_value(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
+        """A Python literal (str/int/float/bool/None) an expression surely is,
+        through one name binding; ``_NO_VALUE`` otherwise."""
+        if expr is None or depth > 3:
+            return _NO_VALUE
+        if isinstance(expr, cst.SimpleString):
+            return expr.evaluated_value
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return expr.evaluated_value
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
+                and isinstance(expr.expression, (cst.Integer, cst.Float)):
+            return -expr.expression.evaluated_value
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[expr.value]
+            binding = self.feed_binding(expr.value, at or expr)
+            if binding is not None and binding.how == "assign":
+                return self.literal_value(binding.value, binding.value, depth + 1)
+        return _NO_VALUE
+
+
+# Builtins that return Python values (getattr: anything).
+_BUILTINS_RETURNING_VALUES = frozenset((
+    "float", "int", "bool", "len", "round", "str", "repr", "abs", "min", "max",
+    "sum", "range", "enumerate", "zip", "list", "tuple", "dict", "set",
+    "sorted", "isinstance", "hasattr", "getattr", "format", "print", "any", "all"))
+_SCALAR_LIBRARIES = frozenset(("np", "numpy", "math", "random", "time", "os", "json", "pandas", "pd", "sklearn",
+                               "scipy", "statistics"))
+
+
+def _torch_call_kind(parts: list[str], resolved: str) -> str:
+    """``torch.<...>(...)``: tensor functions, nn modules, optimizers, schedulers."""
+    if len(parts) == 2:
+        name = parts[1]
+        if name in _TORCH_NON_TENSOR or name[:1].isupper():
+            return UNKNOWN
+        return TENSOR
+    if parts[1] == "nn" and len(parts) >= 4 and parts[2] == "functional":
+        return TENSOR
+    if resolved in _TORCH_UTILS_RETURNING_TENSORS:
+        return TENSOR
+    if parts[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
+        return TENSOR  # a parameter is a tensor, not a module
+    if parts[1] == "nn" and parts[-1][:1].isupper():
+        return MODEL
+    if parts[1] == "optim":
+        if len(parts) >= 3 and parts[2] == "lr_scheduler":
+            return SCHEDULER
+        return OPTIMIZER if parts[-1][:1].isupper() else UNKNOWN
+    if parts[1] in _TORCH_TENSOR_SUBMODULES:
+        return TENSOR
+    return UNKNOWN
+
+
+def _pyg_call_kind(parts: list[str]) -> str:
+    """``torch_geometric.<...>(...)``: loaders, layers and models, utils, data objects."""
+    last = parts[-1]
+    if last in VARIABLE_SIZE_LOADERS and "loader" in parts:
+        return LOADER
+    if last == "to_hetero" or last == "to_hetero_with_bases":
+        return MODEL
+    if len(parts) >= 2 and parts[1] == "nn" and last[:1].isupper():
+        return MODEL
+    if len(parts) >= 2 and parts[1] == "utils":
+        if last.startswith(("is_", "has_", "contains_")):
+            return SCALAR
+        return TENSOR
+    if len(parts) >= 2 and parts[1] == "nn" and last.startswith("global_"):
+        return TENSOR
+    if last in ("Data", "HeteroData", "Batch"):
+        return BATCH
+    return UNKNOWN
+
+
+def full_name(ref) -> Optional[str]:
+    """A dotted name for what ``class_of`` returned."""
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, ImportRef):
+        if ref.level == 0 and ref.module:
+            return f"{ref.module}.{ref.name}"
+        return ref.name
+    if isinstance(ref, ClassInfo):
+        return ref.name
+    return None

@@ -1,0 +1,417 @@
+"""Names, scopes and the tree: "what does this name stand for, and where was it
+bound?"
+
+``resolve``/``resolve_dotted`` (through import aliases), ``lookup`` (the
+reaching binding of a name at a node, with its scope), ``ancestors``,
+``enclosing_function``/``enclosing_class``, ``statement_of``,
+``in_error_path``, ``in_loop_body``; callers of a local function
+(``callers_of``) and the argument bound to a parameter (``arg_for_param``);
+``names_in`` and the taint of names through a function's assignments.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
+from gnnlint.semantic.vocab import MODULE_BASE_SUFFIXES
+
+
+class Names:
+    """Name, scope and tree questions over the SemanticModel. Mixed into FileContext; reads the SemanticModel."""
+
+    @staticmethod
+    def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            head = Names.dotted(node.value)
+            return f"{head}.{node.attr.value}" if head is not None else None
+        return None
+
+    def resolve_dotted(self, dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            return dotted
+        return f"{full}.{rest}" if rest else full
+
+    def resolve(self, node: Optional[cst.CSTNode]) -> Optional[str]:
+        """The fully qualified dotted name of a Name/Attribute, via imports."""
+        dotted = self.dotted(node)
+        if dotted is None:
+            return None
+        return self.resolve_dotted(dotted)
+
+    def last_part(self, node: Optional[cst.CSTNode]) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            return node.attr.value
+        return None
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        node = self.parent.get(node)
+        while node is not None:
+            yield node
+            node = self.parent.get(node)
+
+    def enclosing_function(self, node: cst.CSTNode) -> Optional[FuncInfo]:
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                return self.func_info.get(anc)
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> Optional[ClassInfo]:
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.ClassDef):
+                return self.class_info.get(anc)
+        return None
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The statement a node belongs to: its simple statement line, or the
+        compound statement whose header holds it."""
+        current = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.SimpleStatementLine):
+                return anc
+            if isinstance(anc, cst.BaseCompoundStatement):
+                body = getattr(anc, "body", None)
+                if current is not body and not isinstance(current, (cst.Else, cst.If)) \
+                        and not isinstance(current, cst.BaseSuite):
+                    return anc
+                return current if isinstance(current, cst.BaseStatement) else anc
+            current = anc
+        return node
+
+    def in_error_path(self, node: cst.CSTNode) -> bool:
+        """Inside an ``except`` handler or a ``raise``: runs only when
+        something already went wrong, not every step."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Raise)):
+                return True
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+        return False
+
+    def in_loop_body(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """True when ``node`` is inside the per-iteration body of ``loop``."""
+        body = loop.body  # type: ignore[attr-defined]
+        for anc in self.ancestors(node):
+            if anc is body:
+                return True
+            if anc is loop:
+                return False
+        return False
+
+    def _scope_chain(self, node: cst.CSTNode) -> Iterator[Optional[FuncInfo]]:
+        func = self.enclosing_function(node)
+        while func is not None:
+            yield func
+            func = func.parent
+        yield None  # module
+
+    def lookup(self, name: str, at: cst.CSTNode) -> tuple[Optional[Binding], Optional[FuncInfo]]:
+        """The binding of ``name`` visible at ``at``: the last one before it in
+        the innermost scope that binds the name."""
+        use = self.order.get(at, 1 << 60)
+        for func in self._scope_chain(at):
+            bindings = func.bindings.get(name) if func is not None else self.module_bindings.get(name)
+            if not bindings:
+                continue
+            before = [b for b in bindings if b.order < use and not self._binds_around(b, at)]
+            if func is not None and not (func.node in self.ancestors(at) or func.node is at):
+                before = bindings  # an enclosing scope seen from a closure: all of it
+            elif func is None and self.enclosing_function(at) is not None:
+                # a global read inside a function runs after the module body
+                # (`def train(): ... train_loader` with train_loader below)
+                before = bindings
+            if not before:
+                # Bound later in the same scope only (loop-carried): unknown.
+                return None, func
+            return before[-1], func
+        return None, None
+
+    def _binds_around(self, binding: Binding, at: cst.CSTNode) -> bool:
+        """``x = f(x)``: the use of ``x`` inside the value sees the old ``x``."""
+        stmt = binding.node
+        if stmt is None or binding.how in ("param", "def", "class"):
+            return False
+        if isinstance(stmt, (cst.For, cst.CompFor)):
+            # the loop target is bound for the body, not for the iterable
+            return any(anc is stmt.iter for anc in self.ancestors(at)) or at is stmt.iter
+        return any(anc is stmt for anc in self.ancestors(at))
+
+    def _reaching(self, name: str, last: Binding, func: Optional[FuncInfo], at: cst.CSTNode) -> list[Binding]:
+        """The bindings that may reach ``at``: the last one before it, and the
+        earlier ones for as long as the later was made only conditionally
+        (inside an if/for/while/try block that does not hold ``at``)."""
+        out = [last]
+        bindings = (func.bindings if func is not None else self.module_bindings).get(name, [])
+        earlier = [b for b in bindings if b.order < last.order]
+        current = last
+        while self._conditional(current, at) and earlier:
+            current = earlier.pop()
+            out.append(current)
+        return out
+
+    def _conditional(self, binding: Binding, at: cst.CSTNode) -> bool:
+        stmt = binding.node
+        if stmt is None or binding.how in ("param", "def", "class"):
+            return False
+        use_ancestors = set(map(id, self.ancestors(at)))
+        for anc in self.ancestors(stmt):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return False
+            if isinstance(anc, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler,
+                                cst.TryStar, cst.ExceptStarHandler, cst.Finally)):
+                return id(anc) not in use_ancestors
+        return False
+
+    def _previous_binding(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> Optional[Binding]:
+        bindings = (func.bindings if func is not None else self.module_bindings).get(name, [])
+        earlier = [b for b in bindings if b.order < binding.order]
+        return earlier[-1] if earlier else None
+
+    def _memoised(self, key: tuple, compute, guard):
+        """``compute()`` once per key; ``guard`` answers a recursive question."""
+        if key not in self._memo:
+            self._memo[key] = guard
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def feed_binding(self, name: str, at: cst.CSTNode) -> Optional[Binding]:
+        """``lookup``, falling back to the last module-level binding for a
+        global read inside a function defined before the global is assigned."""
+        binding, _scope = self.lookup(name, at)
+        if binding is None and self.enclosing_function(at) is not None:
+            if self._binds_locally(self.enclosing_function(at), name):
+                return None
+            bindings = self.module_bindings.get(name)
+            if bindings:
+                return bindings[-1]
+        return binding
+
+    # -- which names hold the compiled object ------------------------------------
+    def class_attr_values(self, cls: ClassInfo, attr: str) -> list[cst.BaseExpression]:
+        """The values assigned to ``self.<attr>`` in ``cls``, or else in the nearest local base class that assigns it."""
+        seen: set[str] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop()
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            if attr in current.attrs:
+                return current.attrs[attr]
+            for base in current.bases:
+                local = self.classes.get(base.split(".")[-1])
+                if local is not None:
+                    todo.append(local)
+        return []
+
+    def local_callee(self, call: cst.Call):
+        """The local FunctionDef/ClassDef info a call targets, when it is one."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            binding, scope = self.lookup(func.value, call)
+            if binding is None:
+                # forward references: module-level defs later in the file
+                if func.value in self.functions:
+                    return self.functions[func.value]
+                if func.value in self.classes:
+                    return self.classes[func.value]
+                return None
+            if binding.how == "def":
+                return self.func_info.get(binding.node)  # type: ignore[arg-type]
+            if binding.how == "class":
+                return self.class_info.get(binding.node)  # type: ignore[arg-type]
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls = self.enclosing_class(call)
+            if cls is not None:
+                return self.method_of(cls, func.attr.value)
+        return None
+
+    def method_of(self, cls: ClassInfo, name: str) -> Optional[FuncInfo]:
+        seen: set[str] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop(0)
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            if name in current.methods:
+                return current.methods[name]
+            for base in current.bases:
+                local = self.classes.get(base.split(".")[-1])
+                if local is not None:
+                    todo.append(local)
+        return None
+
+    def is_module_class(self, cls: ClassInfo, _seen: Optional[set] = None) -> bool:
+        seen = _seen or set()
+        if cls.name in seen:
+            return False
+        seen.add(cls.name)
+        for base in cls.bases:
+            last = base.split(".")[-1]
+            if last.endswith(MODULE_BASE_SUFFIXES):
+                return True
+            local = self.classes.get(last)
+            if local is not None and self.is_module_class(local, seen):
+                return True
+            resolved = self.resolve_dotted(base)
+            if resolved.startswith(("torch.nn.", "torch_geometric.nn.")):
+                return True
+        return False
+
+    def _binds_locally(self, func: Optional[FuncInfo], name: str) -> bool:
+        while func is not None:
+            if name in func.bindings:
+                return True
+            func = func.parent
+        return False
+
+    def all_calls(self) -> list[cst.Call]:
+        """Every call in the file, in source order."""
+        cached = getattr(self, "_feed_all_calls", None)
+        if cached is None:
+            cached = [n for n in self.preorder if isinstance(n, cst.Call)]
+            self._feed_all_calls = cached
+        return cached
+
+    def _callers_index(self) -> tuple[dict, dict, dict]:
+        """Every call once: by the local function it resolves to, and the
+        attribute calls (``obj.method(...)``) by method name."""
+        index = getattr(self, "_callers_idx", None)
+        if index is None:
+            by_callee: dict = {}
+            by_attr: dict = {}
+            for c in self.all_calls():
+                callee = self.local_callee(c)
+                if callee is not None:
+                    by_callee.setdefault(callee, []).append(c)
+                if isinstance(c.func, cst.Attribute) and not isinstance(c.func.value, cst.Call):
+                    by_attr.setdefault(c.func.attr.value, []).append(c)
+            order = {id(c): i for i, c in enumerate(self.all_calls())}
+            index = self._callers_idx = (by_callee, by_attr, order)
+        return index
+
+    def callers_of(self, func: FuncInfo) -> list[cst.Call]:
+        """The calls in this file that call the local function (or method) ``func``."""
+        def compute():
+            by_callee, by_attr, order = self._callers_index()
+            calls = list(by_callee.get(func, ()))
+            if func.cls is not None:
+                calls += [c for c in by_attr.get(func.name, ()) if c not in calls
+                          and self.class_of(c.func.value, c) is func.cls]
+            return sorted(calls, key=lambda c: order.get(id(c), 0))
+        return self._memoised((func, "callers"), compute, [])
+
+    def _inherits(self, cls: ClassInfo, base: ClassInfo, seen: Optional[set] = None) -> bool:
+        seen = seen or set()
+        for name in cls.bases:
+            local = self.classes.get(name.split(".")[-1])
+            if local is base:
+                return True
+            if local is not None and local.name not in seen:
+                seen.add(local.name)
+                if self._inherits(local, base, seen):
+                    return True
+        return False
+
+    def _param_for(self, func: FuncInfo, call: cst.Call, index: int, arg: cst.Arg,
+                   skip_self: bool) -> Optional[str]:
+        if arg.keyword is not None:
+            return arg.keyword.value if arg.keyword.value in func.params else None
+        params = [p.name.value for p in list(func.node.params.posonly_params) + list(func.node.params.params)]
+        if skip_self and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        positional = sum(1 for a in call.args[:index] if a.keyword is None)
+        return params[positional] if positional < len(params) else None
+
+    def arg_for_param(self, func: FuncInfo, call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+        """The expression ``call`` passes for ``func``'s parameter ``name`` (positional or keyword)."""
+        params = [p.name.value for p in list(func.node.params.posonly_params) + list(func.node.params.params)]
+        if params and params[0] in ("self", "cls") and (func.cls is not None):
+            params = params[1:]
+        positional = 0
+        for arg in call.args:
+            if arg.star:
+                return None
+            if arg.keyword is not None:
+                if arg.keyword.value == name:
+                    return arg.value
+                continue
+            if positional < len(params) and params[positional] == name:
+                return arg.value
+            positional += 1
+        return None
+
+    @staticmethod
+    def names_in(node: Optional[cst.CSTNode]) -> set[str]:
+        """Names read in an expression (not attribute names nor keywords)."""
+        out: set[str] = set()
+        if node is None:
+            return out
+        todo = [node]
+        while todo:
+            current = todo.pop()
+            if isinstance(current, cst.Name):
+                out.add(current.value)
+                continue
+            if isinstance(current, cst.Attribute):
+                todo.append(current.value)
+                continue
+            if isinstance(current, cst.Arg):
+                todo.append(current.value)
+                continue
+            todo.extend(current.children)
+        return out
+
+    def _assignments_in(self, func: Optional[FuncInfo]) -> list[tuple[set[str], cst.CSTNode]]:
+        """(target names, value) for the assignments and loop targets of one
+        scope (not nested defs)."""
+        cache = getattr(self, "_feed_assign_cache", None)
+        if cache is None:
+            cache = {}
+            for node in self.preorder:
+                pairs = []
+                if isinstance(node, cst.Assign):
+                    pairs = [(self.names_in(t.target), node.value) for t in node.targets]
+                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+                    pairs = [(self.names_in(node.target), node.value)]
+                elif isinstance(node, (cst.For, cst.CompFor)):
+                    pairs = [(self.names_in(node.target), node.iter)]
+                elif isinstance(node, cst.NamedExpr):
+                    pairs = [(self.names_in(node.target), node.value)]
+                elif isinstance(node, cst.WithItem) and node.asname is not None:
+                    pairs = [(self.names_in(node.asname.name), node.item)]
+                if pairs:
+                    cache.setdefault(self.enclosing_function(node), []).extend(pairs)
+            self._feed_assign_cache = cache
+        return cache.get(func, [])
+
+    def _tainted(self, func: Optional[FuncInfo], seeds: set[str]) -> set[str]:
+        """Names whose value comes from ``seeds`` within one scope."""
+        tainted = set(seeds)
+        pairs = self._assignments_in(func)
+        changed = True
+        while changed:
+            changed = False
+            for targets, value in pairs:
+                if targets - tainted and self.names_in(value) & tainted:
+                    tainted |= targets
+                    changed = True
+        return tainted
+
+    def _call_mentions(self, call: cst.Call, names: set[str]) -> bool:
+        return any(self.names_in(arg.value) & names for arg in call.args)
+
+    def _ancestors_in(self, node: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.CSTNode]:
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return
+            yield anc

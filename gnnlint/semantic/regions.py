@@ -1,0 +1,486 @@
+"""Where code runs: "does this line run compiled?" and "once per step?"
+
+``compiled_region(node)`` says why a node runs under torch.compile (the body
+of a compiled function, the ``forward`` of a compiled class and the methods
+and helpers it calls, a compiled class from another file via ProjectFacts,
+library mode) or None; ``is_eager_only(node)`` is true in branches guarded by
+``is_compiling()`` that never run compiled. ``hot_region(node)`` says why a
+node runs once per training/inference step (the per-iteration body of a
+loop that steps an optimizer, calls ``.backward()`` or runs a model, and the
+functions it calls). Both are computed once, up front
+(``_analyse_regions``), and feed ``exported_facts()``.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from gnnlint.facts import ExportedFacts, ImportRef
+from gnnlint.semantic.compile_sites import CompileSite
+from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
+from gnnlint.semantic.model import ClassInfo, FuncInfo, _ends_with_exit
+from gnnlint.semantic.vocab import COMPILE_FUNCS, IS_COMPILING, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
+
+
+class Regions:
+    """Compiled / hot / eager-only region questions. Mixed into FileContext; reads the SemanticModel."""
+
+    def _analyse_regions(self) -> None:
+        """Compiled and hot regions, computed up front: every region question and the exported facts need them."""
+        self.compiled_funcs: dict[FuncInfo, str] = {}
+        self.compiled_classes: dict[str, str] = {}  # local class name -> why
+        self.compile_sites: list[tuple[cst.CSTNode, CompileSite]] = []
+        # compile call -> the class it compiles (ClassInfo, ImportRef, dotted name)
+        self.compile_targets: dict[cst.CSTNode, object] = {}
+        self.hot_funcs: dict[FuncInfo, str] = {}
+        self.hot_loops: dict[cst.CSTNode, str] = {}
+        self.exported = ExportedFacts()
+        self._analyse_compiled()
+        self._analyse_hot()
+
+    def _is_compiling_test(self, test: cst.BaseExpression) -> Optional[bool]:
+        """True: the test is ``is_compiling()``; False: ``not is_compiling()``."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            negated = not negated
+            test = test.expression
+        if isinstance(test, cst.Call) and self.resolve(test.func) in IS_COMPILING:
+            return not negated
+        if isinstance(test, cst.Call) and (self.last_part(test.func) or "") in ("is_compiling", "is_dynamo_compiling"):
+            return not negated
+        return None
+
+    def is_eager_only(self, node: cst.CSTNode) -> bool:
+        """Inside a branch that does not run under torch.compile."""
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.If, cst.IfExp)):
+                # `if not is_compiling():`, `if debug and not is_compiling():`, the
+                # else of `if is_compiling():` ...
+                if (child is anc.body and self._false_when_compiling(anc.test)) or \
+                        (child is anc.orelse and self._true_when_compiling(anc.test)):
+                    return True
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and self._after_compiling_exit(anc, child):
+                return True
+            if isinstance(anc, cst.FunctionDef):
+                break
+            child = anc
+        return False
+
+    def _false_when_compiling(self, test: cst.BaseExpression) -> bool:
+        if self._is_compiling_test(test) is False:
+            return True
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._false_when_compiling(test.left) or self._false_when_compiling(test.right)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            return self._false_when_compiling(test.left) and self._false_when_compiling(test.right)
+        return False
+
+    def _true_when_compiling(self, test: cst.BaseExpression) -> bool:
+        if self._is_compiling_test(test) is True:
+            return True
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            return self._true_when_compiling(test.left) or self._true_when_compiling(test.right)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._true_when_compiling(test.left) and self._true_when_compiling(test.right)
+        return False
+
+    def _after_compiling_exit(self, block, stmt: cst.CSTNode) -> bool:
+        """``stmt`` follows ``if is_compiling(): return ...`` in the same
+        block, so it only runs eagerly."""
+        for sibling in block.body:
+            if sibling is stmt:
+                return False
+            if isinstance(sibling, cst.If) and sibling.orelse is None \
+                    and self._true_when_compiling(sibling.test) and _ends_with_exit(sibling.body):
+                return True
+        return False
+
+    def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
+        """Why ``node`` runs under torch.compile, or None."""
+        if self.is_eager_only(node):
+            return None
+        func = self.enclosing_function(node)
+        while func is not None:
+            why = self.compiled_funcs.get(func)
+            if why is not None:
+                return why
+            # A nested function (closure) is compiled when its parent is and it
+            # is called from it; keep it simple: inherit from the parent.
+            func = func.parent
+            if func is not None and func not in self.compiled_funcs:
+                return None
+        return None
+
+    def hot_region(self, node: cst.CSTNode) -> Optional[str]:
+        """Why ``node`` runs every training/inference step, or None."""
+        child = node
+        for anc in self.ancestors(node):
+            if anc in self.hot_loops and child is getattr(anc, "body", None):
+                return self.hot_loops[anc]
+            if isinstance(anc, cst.FunctionDef):
+                info = self.func_info.get(anc)
+                why = self.hot_funcs.get(info) if info is not None else None
+                if why is not None:
+                    return why
+                return None  # a nested function is hot only if it is itself hot
+            child = anc
+        return None
+
+    def _analyse_compiled(self) -> None:
+        # 1. decorators
+        for info in list(self.func_info.values()):
+            for deco in info.node.decorators:
+                target = deco.decorator
+                call = target if isinstance(target, cst.Call) else None
+                resolved = self.resolve(call.func if call else target)
+                if resolved in COMPILE_FUNCS:
+                    why = f"compiled function `{info.qualname}`"
+                    self._mark_compiled_func(info, why)
+                    site = self._site_from_call(call, 0, info.qualname, "function", resolved) if call \
+                        else CompileSite(0, info.qualname, "function", None, None, False, (), resolved)
+                    self.compile_sites.append((deco, site))
+        # 2. torch.compile(X) calls
+        for call in self.compile_calls:
+            api = self.resolve(call.func) or "torch.compile"
+            target = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if target is None:
+                # torch.compile(fullgraph=True) used as a decorator factory
+                continue
+            text = self.module.code_for_node(target)
+            kind = self._mark_compiled_target(target, call, text)
+            self.compile_sites.append((call, self._site_from_call(call, 0, text, kind, api)))
+            if kind == "class":
+                self.compile_targets[call] = self.class_of(target, call)
+        # 3. model.compile()
+        for call in self.method_compile_calls:
+            receiver = call.func.value  # type: ignore[union-attr]
+            rkind = self.kind(receiver)
+            cls = self.class_of(receiver, call)
+            if rkind != MODEL and cls is None:
+                continue
+            text = self.module.code_for_node(receiver)
+            self._mark_class_target(cls)
+            self.compile_sites.append((call, self._site_from_call(call, 0, text, "class", "Module.compile")))
+            self.compile_targets[call] = cls
+        # 4. library mode: every Module forward
+        if self.options.assume_compiled == "modules":
+            for cls in self.class_info.values():
+                if self.is_module_class(cls):
+                    self._mark_class(cls, f"forward of module `{cls.name}` (assume-compiled = \"modules\")")
+        # 5. project facts: classes/functions compiled in other files
+        for name, why in self.project.compiled.items():
+            if name in self.classes:
+                self._mark_class(self.classes[name], why)
+            elif name in self.functions:
+                self._mark_compiled_func(self.functions[name], why)
+
+    def _mark_compiled_target(self, target: cst.BaseExpression, call: cst.Call, text: str) -> str:
+        # optimizer.step / opt.step
+        if isinstance(target, cst.Attribute):
+            owner_kind = self.kind(target.value)
+            if target.attr.value == "step" and (owner_kind == OPTIMIZER or "opt" in (self.last_part(target.value) or "")):
+                return "optimizer_step"
+            cls = self.class_of(target.value, call)
+            if isinstance(cls, ClassInfo):
+                method = self.method_of(cls, target.attr.value)
+                if method is not None:
+                    self._mark_compiled_func(method, f"compiled method `{method.qualname}`")
+                    return "method"
+            elif isinstance(cls, ImportRef):
+                self.exported.compiled.append((ImportRef(cls.module, f"{cls.name}.{target.attr.value}", cls.level),
+                                               f"compiled method `{cls.name}.{target.attr.value}`"))
+                return "method"
+        if isinstance(target, cst.Name):
+            binding, _ = self.lookup(target.value, call)
+            if binding is not None and binding.how == "def":
+                info = self.func_info.get(binding.node)  # type: ignore[arg-type]
+                if info is not None:
+                    self._mark_compiled_func(info, f"compiled function `{info.qualname}`")
+                    return "function"
+            if binding is None and target.value in self.functions:
+                self._mark_compiled_func(self.functions[target.value],
+                                         f"compiled function `{target.value}`")
+                return "function"
+        cls = self.class_of(target, call)
+        if cls is not None:
+            self._mark_class_target(cls)
+            return "class"
+        if self.kind(target) == MODEL:
+            return "class"
+        return "unknown"
+
+    def _mark_class_target(self, cls) -> None:
+        if isinstance(cls, ClassInfo):
+            self._mark_class(cls, f"compiled forward of `{cls.name}`")
+        elif isinstance(cls, ImportRef):
+            self.exported.compiled.append((cls, f"compiled forward of `{cls.name}`"))
+
+    def _mark_class(self, cls: ClassInfo, why: str) -> None:
+        if cls.name in self.compiled_classes:
+            return
+        self.compiled_classes[cls.name] = why
+        for entry in ("forward",) + MESSAGE_PASSING_METHODS + ("__call__",):
+            method = self.method_of(cls, entry)
+            if method is not None:
+                self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
+                                         if why.startswith("compiled") else why)
+        # submodules built in __init__ run inside the compiled forward too,
+        # also inside ModuleList / Sequential / ModuleDict containers
+        for values in cls.attrs.values():
+            for value in self._container_elements(values):
+                sub = self.class_of(value, value)
+                if isinstance(sub, ClassInfo) and sub is not cls:
+                    self._mark_class(sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)")
+                elif isinstance(sub, ImportRef):
+                    self.exported.compiled.append((sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)"))
+
+    _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
+
+    def _container_elements(self, values, depth: int = 0) -> list:
+        """``values`` plus, for module containers, the module expressions in
+        them: ``ModuleList(Conv(...) for _ in range(3))``, ``Sequential(a, b)``,
+        ``ModuleDict({"a": A()})``, PyG's ``Sequential("x", [(Conv(...), "...")])``."""
+        out = []
+        for value in values:
+            out.append(value)
+            if depth >= 4 or not isinstance(value, cst.Call) or \
+                    (self.last_part(value.func) or "") not in self._CONTAINERS:
+                continue
+            todo = [a.value for a in value.args]
+            while todo:
+                expr = todo.pop()
+                if isinstance(expr, cst.Call) and (self.last_part(expr.func) or "") in self._CONTAINERS:
+                    out += self._container_elements([expr], depth + 1)
+                elif isinstance(expr, cst.Call):
+                    out.append(expr)
+                elif isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+                    todo += [e.value for e in expr.elements if isinstance(e, cst.Element)]
+                elif isinstance(expr, cst.Dict):
+                    todo += [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+                elif isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+                    todo.append(expr.elt)
+                elif isinstance(expr, cst.DictComp):
+                    todo.append(expr.value)
+        return out
+
+    def _mark_compiled_func(self, info: FuncInfo, why: str) -> None:
+        if info in self.compiled_funcs:
+            return
+        self.compiled_funcs[info] = why
+        for callee, call in self._callees(info):
+            if isinstance(callee, FuncInfo):
+                self._mark_compiled_func(callee, why)
+            elif isinstance(callee, ClassInfo):
+                self._mark_class(callee, f"compiled forward of `{callee.name}`")
+            elif isinstance(callee, ImportRef):
+                self.exported.compiled.append((callee, why))
+
+    def _callees(self, info: FuncInfo) -> Iterator[tuple[object, cst.Call]]:
+        """Local functions, methods and model classes a function calls."""
+        for call in info.calls:
+            if self.enclosing_function(call) is not info:
+                continue  # calls inside nested defs belong to them
+            local = self.local_callee(call)
+            if isinstance(local, FuncInfo):
+                yield local, call
+                continue
+            if isinstance(local, ClassInfo):
+                continue  # instantiation, not a forward call
+            # self.submodule(...) / model(...): the forward of its class
+            func = call.func
+            if isinstance(func, (cst.Name, cst.Attribute)):
+                cls = self.class_of(func, call)
+                if isinstance(cls, ClassInfo) and self.kind(func) == MODEL or isinstance(cls, ClassInfo):
+                    yield cls, call
+                elif isinstance(cls, ImportRef) and cls.name[:1].isupper():
+                    yield cls, call
+                elif isinstance(func, cst.Name) and func.value in self.imports and cls is None \
+                        and self.lookup(func.value, call)[0] is None:
+                    yield self.imports[func.value], call  # an imported helper function
+                elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value in self.imports and cls is None:
+                    # `from . import ops` ... `ops.check_finite(x)`: a function of a sibling module
+                    ref = self.imports[func.value.value]
+                    if ref.name and ref.name[:1].islower() and "." not in ref.name:
+                        module = f"{ref.module}.{ref.name}" if ref.module else ref.name
+                        yield ImportRef(module, func.attr.value, ref.level), call
+                # model.encode(...) on a local class instance
+                if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
+                    owner = self.class_of(func.value, call)
+                    if isinstance(owner, ClassInfo) and not (isinstance(func.value, cst.Name)
+                                                            and func.value.value == "self"):
+                        method = self.method_of(owner, func.attr.value)
+                        if method is not None:
+                            yield method, call
+
+    def _is_step_trigger(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            if attr == "backward":
+                return True
+            if attr == "step":
+                owner = func.value
+                kind = self.kind(owner)
+                if kind == SCHEDULER:
+                    return False
+                name = (self.last_part(owner) or "").lower()
+                if kind == OPTIMIZER or ("opt" in name and "sched" not in name):
+                    return True
+        if self._inside_forward_pass(call):
+            # A layer calling its submodules in a loop is a forward pass, not
+            # a training or inference loop.
+            return False
+        kind = self.kind(func) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
+        if kind == MODEL:
+            return True
+        if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
+                "forward", "encode", "decode", "inference", "predict", "embed"):
+            return True
+        return False
+
+    _FORWARD_METHODS = ("forward", "__call__", "_forward", "inference", "encode", "decode", "embed",
+                        "reset_parameters", "__init__") + MESSAGE_PASSING_METHODS
+
+    def _inside_forward_pass(self, node: cst.CSTNode) -> bool:
+        """In a module's forward (or the like): loops there run layers, not
+        steps. Other methods of a module (``fit``, ``attack``, ``explain``)
+        can hold real training loops."""
+        func = self.enclosing_function(node)
+        if func is None or func.cls is None or not self.is_module_class(func.cls):
+            return False
+        if any(base.split(".")[-1].startswith("Lightning") for base in func.cls.bases):
+            return False
+        while func.parent is not None:
+            func = func.parent
+        return func.name in self._FORWARD_METHODS or func.name.startswith(("_forward", "forward_"))
+
+    def _direct_triggers(self, stmts_root: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.Call]:
+        """Calls under ``stmts_root`` that are not inside a nested loop or def."""
+        calls = func.calls if func is not None else self.module_calls
+        for call in calls:
+            ok = False
+            for anc in self.ancestors(call):
+                if anc is stmts_root:
+                    ok = True
+                    break
+                if isinstance(anc, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    break
+            if ok:
+                yield call
+
+    def _analyse_hot(self) -> None:
+        # Functions that run a step (not inside their own loop) when called.
+        steps_when_called: dict[FuncInfo, bool] = {}
+
+        def runs_step(info: FuncInfo, stack: frozenset = frozenset()) -> bool:
+            if info in steps_when_called:
+                return steps_when_called[info]
+            if info in stack:
+                return False
+            result = False
+            for call in self._direct_triggers(info.node.body, info):
+                if self._is_step_trigger(call):
+                    result = True
+                    break
+                callee = self.local_callee(call)
+                if isinstance(callee, FuncInfo) and runs_step(callee, stack | {info}):
+                    result = True
+                    break
+            steps_when_called[info] = result
+            return result
+
+        only_via_calls = []
+        for loop in self.loops:
+            func = self.enclosing_function(loop)
+            calls = list(self._direct_triggers(loop.body, func))  # type: ignore[attr-defined]
+            if any(self._is_step_trigger(call) for call in calls):
+                self.hot_loops[loop] = self._loop_why(loop)
+            elif any(isinstance(callee, FuncInfo) and runs_step(callee)
+                     for callee in (self.local_callee(call) for call in calls)):
+                self.hot_loops[loop] = self._loop_why(loop)
+                only_via_calls.append((loop, calls))
+        # The innermost loop is the hot one: an epoch loop that calls a
+        # function holding its own batch loop is not (so an evaluation it also
+        # calls once per epoch is not per step either).
+        with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
+        for loop, calls in only_via_calls:
+            callees = [c for c in (self.local_callee(call) for call in calls) if isinstance(c, FuncInfo)]
+            if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees):
+                del self.hot_loops[loop]
+        # Lightning-style step hooks run once per batch.
+        for cls in self.class_info.values():
+            for hook in LIGHTNING_STEP_HOOKS:
+                method = cls.methods.get(hook)
+                if method is not None:
+                    self._mark_hot_func(method, f"`{cls.name}.{hook}` runs every batch")
+        for name, why in self.project.hot.items():
+            if name in self.classes:
+                cls = self.classes[name]
+                forward = self.method_of(cls, "forward")
+                if forward is not None:
+                    self._mark_hot_func(forward, why)
+        # Functions called from hot loops are hot.
+        for loop, why in list(self.hot_loops.items()):
+            func = self.enclosing_function(loop)
+            calls = func.calls if func is not None else self.module_calls
+            for call in calls:
+                if self.in_loop_body(call, loop):
+                    self._mark_hot_call(call, why)
+
+    def _updates_when_called(self, info: FuncInfo, depth: int = 0) -> bool:
+        """Runs ``.backward()`` or an optimizer step outside its own loops
+        (full-batch training), directly or through local functions."""
+        for call in self._direct_triggers(info.node.body, info):
+            func = call.func
+            if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
+                    func.attr.value == "step" and self._is_step_trigger(call))):
+                return True
+            callee = self.local_callee(call)
+            if isinstance(callee, FuncInfo) and depth < 3 and callee is not info \
+                    and self._updates_when_called(callee, depth + 1):
+                return True
+        return False
+
+    def _loop_why(self, loop: cst.CSTNode) -> str:
+        if isinstance(loop, cst.For) and self._looks_like_loader(loop.iter):
+            return "inside the loop over batches"
+        return "inside the training loop"
+
+    def _mark_hot_call(self, call: cst.Call, why: str) -> None:
+        callee = self.local_callee(call)
+        if isinstance(callee, FuncInfo):
+            self._mark_hot_func(callee, why)
+            return
+        func = call.func
+        if isinstance(func, (cst.Name, cst.Attribute)) and (self.kind(func) == MODEL or isinstance(
+                self.class_of(func, call), (ClassInfo, ImportRef))):
+            cls = self.class_of(func, call)
+            if isinstance(cls, ClassInfo):
+                forward = self.method_of(cls, "forward")
+                if forward is not None:
+                    self._mark_hot_func(forward, f"forward of `{cls.name}` runs every step")
+            elif isinstance(cls, ImportRef):
+                self.exported.hot.append((cls, f"forward of `{cls.name}` runs every step"))
+        if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
+            owner = self.class_of(func.value, call)
+            if isinstance(owner, ClassInfo):
+                method = self.method_of(owner, func.attr.value)
+                if method is not None:
+                    self._mark_hot_func(method, why)
+
+    def _mark_hot_func(self, info: FuncInfo, why: str) -> None:
+        if info in self.hot_funcs:
+            return
+        self.hot_funcs[info] = why
+        for call in info.calls:
+            if self.enclosing_function(call) is info:
+                self._mark_hot_call(call, why)
+
+    def exported_facts(self) -> ExportedFacts:
+        if not getattr(self, "_fed_exported", False):
+            self._fed_exported = True
+            self._export_fed()
+        return self.exported

@@ -1,0 +1,154 @@
+"""Data-dependent shapes: "is this index a boolean mask?" and "is this size
+argument a tensor?"
+
+- ``is_bool_mask(ctx, expr)``: whether an index expression is a boolean mask
+  (a comparison, a logical op, ``.bool()``, ``torch.isnan(...)``, a PyG
+  function returning a mask, a name bound to one, a tensor whose name
+  contains ``mask``); integer index tensors such as ``h[batch]`` are not.
+- ``likely_tensor(ctx, expr)``: a looser tensor test than ``kind`` for size
+  arguments (``repeats``): ``kind`` first, then the shapes of tensor-only
+  methods (``.bincount()``, ``.sum(dim)``...). Rules that must be sure ask
+  ``kind``/``is_tensor`` (semantic/kinds.py).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gnnlint.semantic.kinds import SCALAR, TENSOR
+from gnnlint.semantic.syntax import is_none
+
+if TYPE_CHECKING:
+    from gnnlint.context import FileContext
+
+
+_MASK_FUNCS = {
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isin", "isreal", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less",
+    "greater_equal", "less_equal", "not_equal", "isclose", "signbit", "bernoulli_mask",
+}
+
+
+_MASK_METHODS = _MASK_FUNCS | {"bool"}
+
+
+_PYG_MASK_FUNCS = {"index_to_mask", "mask_feature_mask"}
+
+
+_BOOL_DTYPES = ("torch.bool",)
+
+
+def _dtype_is_bool(ctx: FileContext, call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            return ctx.resolve(arg.value) in _BOOL_DTYPES
+    return False
+
+
+# PyG functions returning a boolean mask as one element of a tuple: name -> indexes
+_PYG_MASK_OUTPUTS = {"to_dense_batch": (1,), "remove_isolated_nodes": (2,), "dropout_node": (1, 2),
+                     "dropout_edge": (1,)}
+
+
+def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    if depth > 6:
+        return False
+    if isinstance(expr, cst.Comparison):
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons):
+            return False
+        return ctx.kind(expr) != SCALAR
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        return is_bool_mask(ctx, expr.expression, depth + 1) or ctx.kind(expr.expression) == TENSOR \
+            and _mask_named(expr.expression)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return is_bool_mask(ctx, expr.left, depth + 1) or is_bool_mask(ctx, expr.right, depth + 1)
+    if isinstance(expr, cst.Call):
+        resolved = ctx.resolve(expr.func) or ""
+        parts = resolved.split(".")
+        if parts[0] == "torch" and len(parts) == 2 and parts[1] in _MASK_FUNCS:
+            return True
+        if parts[0] == "torch" and len(parts) == 2 and parts[1] in (
+                "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like", "empty_like", "rand"):
+            return _dtype_is_bool(ctx, expr)
+        if parts[0] == "torch_geometric" and parts[-1] in _PYG_MASK_FUNCS:
+            return True
+        if isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            receiver = expr.func.value
+            if method in _MASK_METHODS and ctx.kind(receiver) != SCALAR and not (
+                    isinstance(receiver, cst.Name) and receiver.value in ctx.aliases):
+                return True
+            if method in ("to", "type") and expr.args and ctx.resolve(expr.args[0].value) in _BOOL_DTYPES:
+                return True
+            if method in ("new_ones", "new_zeros", "new_full", "new_empty") and _dtype_is_bool(ctx, expr):
+                return True
+            if method in ("any", "all") and expr.args and ctx.kind(receiver) == TENSOR:
+                return True
+        return False
+    if isinstance(expr, cst.Name):
+        binding, _ = ctx.lookup(expr.value, expr)
+        if binding is not None and binding.how == "assign" and binding.value is not None:
+            if is_bool_mask(ctx, binding.value, depth + 1):
+                return True
+        if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call):
+            resolved = ctx.resolve(binding.value.func) or ""
+            if resolved.startswith("torch_geometric") and \
+                    binding.index in _PYG_MASK_OUTPUTS.get(resolved.split(".")[-1], ()):
+                return True  # `dense, mask = to_dense_batch(x, batch)`
+        if not _mask_named(expr):
+            return False
+        kind = ctx.kind(expr)
+        if kind == TENSOR:
+            return True
+        # an unannotated parameter called `*mask*` of a function that indexes with it
+        return kind not in (SCALAR,) and binding is not None and binding.how == "param" \
+            and isinstance(binding.node, cst.Param) and (binding.node.default is None or is_none(binding.node.default))
+    if isinstance(expr, cst.Attribute):
+        return _mask_named(expr) and ctx.kind(expr) == TENSOR
+    return False
+
+
+def _mask_named(expr: cst.BaseExpression) -> bool:
+    name = expr.value if isinstance(expr, cst.Name) else (
+        expr.attr.value if isinstance(expr, cst.Attribute) else "")
+    return "mask" in name.lower()
+
+
+_TENSOR_ONLY_METHODS = {"bincount", "long", "diff", "count_nonzero", "cumsum", "numel_per"}
+
+
+_DIM_METHODS = {"sum", "cumsum", "diff", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "count_nonzero",
+                "flatten", "squeeze", "unsqueeze", "view", "reshape"}
+
+
+def likely_tensor(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """``ctx.kind(expr) == TENSOR``, or an expression only a tensor produces:
+    a method call with a torch-only signature (``.sum(dim=1)``,
+    ``.to(torch.long)``, ``.bincount()``, ``.long()``) on something that is not
+    a Python/numpy value, or a name bound to one."""
+    if depth > 4:
+        return False
+    kind = ctx.kind(expr)
+    if kind == TENSOR:
+        return True
+    if kind == SCALAR:
+        return False
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        receiver_kind = ctx.kind(expr.func.value)
+        if receiver_kind == SCALAR:
+            return False
+        if method in _TENSOR_ONLY_METHODS:
+            return True
+        if method in _DIM_METHODS and any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args):
+            return True
+        if method in ("to", "type") and expr.args and (ctx.resolve(expr.args[0].value) or "").startswith("torch."):
+            return True
+        return False
+    if isinstance(expr, cst.Name):
+        binding, _ = ctx.lookup(expr.value, expr)
+        if binding is not None and binding.how == "assign" and binding.value is not None:
+            return likely_tensor(ctx, binding.value, depth + 1)
+    return False

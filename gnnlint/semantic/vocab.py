@@ -1,0 +1,43 @@
+"""What names mean in torch / PyG, shared by several analyses: the compile
+functions, the ``is_compiling()`` spellings, module base classes, message
+passing methods, Lightning step hooks, variable-size loaders, model wrappers.
+"""
+from __future__ import annotations
+
+COMPILE_FUNCS = {"torch.compile", "torch_geometric.compile"}
+
+
+IS_COMPILING = {
+    "torch.compiler.is_compiling",
+    "torch._dynamo.is_compiling",
+    "torch_geometric.is_compiling",
+    "torch.compiler.is_dynamo_compiling",
+    "torch._utils.is_compiling",
+    "torch_geometric.typing.is_compiling",
+}
+
+
+# Bases that make a class an nn.Module (resolved names or bare last parts).
+MODULE_BASE_SUFFIXES = (
+    "Module", "MessagePassing", "Sequential", "ModuleList", "ModuleDict",
+    "LightningModule", "Conv", "Aggregation", "BasicGNN",
+)
+
+
+MESSAGE_PASSING_METHODS = ("message", "aggregate", "update", "message_and_aggregate", "edge_update")
+
+
+LIGHTNING_STEP_HOOKS = ("training_step", "validation_step", "test_step", "predict_step")
+
+
+VARIABLE_SIZE_LOADERS = {
+    "NeighborLoader", "LinkNeighborLoader", "HGTLoader", "ClusterLoader", "ShaDowKHopSampler",
+    "DataLoader", "DenseDataLoader", "DataListLoader", "GraphSAINTNodeSampler",
+    "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler", "NeighborSampler",
+    "ImbalancedSampler", "DynamicBatchSampler", "RandomNodeLoader", "ZipLoader",
+    "HGTLoader", "LinkLoader", "NodeLoader", "GraphSAINTSampler", "ClusterData",
+}
+
+
+# Wrappers whose result runs the module they are given.
+_FEED_MODEL_WRAPPERS = {"DistributedDataParallel", "DataParallel", "DDP", "FullyShardedDataParallel", "FSDP"}
