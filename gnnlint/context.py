@@ -695,6 +695,14 @@ class FileContext:
             child = anc
         return None
 
+    def step_drive(self, node: cst.CSTNode):
+        """Whether the per-step code at ``node`` drives compiled code (a
+        ``gnnlint.steps.StepDrive``), or None."""
+        if getattr(self, "_steps", None) is None:
+            from gnnlint.steps import StepAnalysis
+            self._steps = StepAnalysis(self)
+        return self._steps.drive(node)
+
     # ------------------------------------------------------------------ kinds
     def kind(self, expr: Optional[cst.CSTNode]) -> str:
         if expr is None:
