@@ -1,7 +1,13 @@
 """Score gnnlint on real public repositories against independent hazard labels.
 
     python bench/score_realcode.py [--corpus DIR] [--labels DIR] [--findings DIR]
-                                   [--no-lint] [--repo NAME ...] [-v] [--uncovered]
+                                   [--no-lint | --missing-only] [--gnnlint-src DIR]
+                                   [--repo NAME ...] [-v] [--uncovered]
+
+    # the "before" numbers: findings of an older commit, kept apart
+    git archive 351cef5 gnnlint | tar -x -C /work/realcode/gnnlint_before
+    python bench/score_realcode.py --gnnlint-src /work/realcode/gnnlint_before \
+        --findings /work/realcode/findings_before --missing-only -v
 
 For every repository directory under the corpus (default /work/corpus,
 one ``OWNER__NAME`` directory per repository) this lints the repository with
@@ -45,11 +51,11 @@ LABEL_CODE = {"GNN013": "GNN001"}
 WORKTREE = Path(__file__).resolve().parents[1]
 
 
-def lint(repo_dir: Path, out: Path) -> list[dict]:
+def lint(repo_dir: Path, out: Path, src: Path = WORKTREE) -> list[dict]:
     cmd = [sys.executable, "-m", "gnnlint", "check", ".", "--output-format", "json",
            "--exit-zero", "--isolated", "--no-cache", "-q"]
     proc = subprocess.run(cmd, cwd=repo_dir, capture_output=True, text=True,
-                          env=_env())
+                          env=_env(src))
     if proc.returncode != 0:
         raise SystemExit(f"gnnlint failed on {repo_dir} (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
     findings = json.loads(proc.stdout or "[]")
@@ -57,12 +63,12 @@ def lint(repo_dir: Path, out: Path) -> list[dict]:
     return findings
 
 
-def _env() -> dict:
+def _env(src: Path) -> dict:
     import os
 
     env = dict(os.environ)
-    # the working tree's gnnlint, whatever is installed
-    env["PYTHONPATH"] = str(WORKTREE) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # this source tree's gnnlint, whatever is installed
+    env["PYTHONPATH"] = str(src) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
@@ -148,6 +154,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--labels", type=Path, default=Path("/work/realcode/labels"))
     parser.add_argument("--findings", type=Path, default=Path("/work/realcode/findings"))
     parser.add_argument("--no-lint", action="store_true", help="re-score the findings saved in --findings")
+    parser.add_argument("--missing-only", action="store_true",
+                        help="lint only repositories with no saved findings (re-score the others)")
+    parser.add_argument("--gnnlint-src", type=Path, default=WORKTREE,
+                        help="directory holding the gnnlint package to run (default: this working tree; "
+                             "e.g. an exported older commit for the 'before' numbers)")
     parser.add_argument("--repo", action="append", help="only this OWNER__NAME (repeatable)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every false finding and miss")
     parser.add_argument("--uncovered", action="store_true", help="list findings in files nobody labelled")
@@ -165,13 +176,13 @@ def main(argv: list[str]) -> int:
     unscored = []
     for repo in repos:
         out = args.findings / f"{repo}.json"
-        if args.no_lint:
+        if args.no_lint or (args.missing_only and out.is_file()):
             if not out.is_file():
                 continue
             findings = json.loads(out.read_text())
         else:
             started = time.perf_counter()
-            findings = lint(args.corpus / repo, out)
+            findings = lint(args.corpus / repo, out, args.gnnlint_src)
             print(f"linted {repo}: {len(findings)} findings in {time.perf_counter() - started:.1f} s",
                   file=sys.stderr)
         counts[repo] = Counter(f["code"] for f in findings)
