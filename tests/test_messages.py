@@ -7,8 +7,12 @@ from gnnlint.rules import all_codes
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
+# the rules of issue 10 (later rules cite their own measurements)
+CODES = frozenset(c for c in all_codes() if c <= "GNN013")
+
+
 def _lint_fixtures(**options):
-    opts = LintOptions(codes=frozenset(all_codes()), **options)
+    opts = LintOptions(codes=CODES, **options)
     found = []
     for path in sorted(FIXTURES.glob("*_hazard.py")):
         found += lint_bytes(str(path), path.read_bytes(), opts).findings
