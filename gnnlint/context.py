@@ -126,6 +126,14 @@ class FileContext(SemanticModel, Names, Kinds, CompileSites, Regions, Feeds, Opt
     def tuple_key(self, key: cst.BaseExpression) -> bool:
         return keys.tuple_key(self, key)
 
+    def step_drive(self, node: cst.CSTNode):
+        """Whether the per-step code at ``node`` drives compiled code (a
+        ``semantic.steps.StepDrive``), or None; built on first use."""
+        if getattr(self, "_steps", None) is None:
+            from gnnlint.semantic.steps import StepAnalysis
+            self._steps = StepAnalysis(self)
+        return self._steps.drive(node)
+
     # Old private spellings of questions rules ask, for branches written before the split.
     _local_callee = Names.local_callee
     _class_attr_values = Names.class_attr_values

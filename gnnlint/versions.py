@@ -206,3 +206,22 @@ def target_version(distribution: str, root: str) -> tuple[Optional[str], str]:
         version, where = min(declared, key=lambda d: parse_version(d[0]))
         return version, f"lowest allowed by {where}"
     return None, "not set, not installed, not declared: the newest"
+
+
+# The versions the rules' measured costs come from (shared/evidence).
+MEASURED_TORCH = (2, 13)
+
+
+def measured_torch(version: Optional[str]) -> bool:
+    """Whether a message may state what torch 2.13 was measured to do: the
+    target is torch 2.13 (or unknown, i.e. the newest)."""
+    return version is None or parse_version(version)[:2] == MEASURED_TORCH
+
+
+def torch_label(version: Optional[str]) -> str:
+    """'torch 2.4' for a target version, 'torch 2.13' when unknown."""
+    if version is None:
+        return "torch %d.%d" % MEASURED_TORCH
+    major, minor, _ = parse_version(version)
+    return f"torch {major}.{minor}"
+

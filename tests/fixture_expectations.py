@@ -54,8 +54,8 @@ from __future__ import annotations
 EXPECTED: dict[str, list[tuple[str, int]]] = {
     "item_in_forward_hazard.py": [("GNN001", 30), ("GNN001", 32), ("GNN001", 33)],
     "item_in_forward_clean.py": [],
-    "train_loop_sync_hazard.py": [("GNN001", 49), ("GNN001", 50), ("GNN001", 51),
-                                  ("GNN001", 62)],
+    "train_loop_sync_hazard.py": [("GNN013", 49), ("GNN013", 50), ("GNN013", 51),
+                                  ("GNN013", 62)],
     "train_loop_sync_clean.py": [],
     "compile_discarded_hazard.py": [("GNN010", 42), ("GNN010", 43)],
     "compile_discarded_clean.py": [],

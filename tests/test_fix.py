@@ -53,6 +53,9 @@ ACCUMULATE = textwrap.dedent("""\
             optimizer.step()
             total_loss += float(loss) * data.num_graphs
         return total_loss / len(loader.dataset)
+
+    compiled = torch.compile(Net(), dynamic=True)
+    train(compiled, train_loader, torch.optim.Adam(compiled.parameters()))
 """)
 
 
@@ -373,7 +376,7 @@ def test_unsafe_fixes_need_the_flag(tmp_path: Path):
     (tmp_path / "t.py").write_text(ACCUMULATE)
     assert _fix_dir(tmp_path, unsafe=False).changed_files == []
     outcome = _fix_dir(tmp_path, unsafe=True)
-    assert outcome.changed_files and [f.code for f in outcome.fixed] == ["GNN001"]
+    assert outcome.changed_files and [f.code for f in outcome.fixed] == ["GNN013"]
     fixed = (tmp_path / "t.py").read_text()
     assert "total_loss += loss.detach() * data.num_graphs" in fixed
     assert "return float(total_loss) / len(loader.dataset)" in fixed
@@ -411,24 +414,24 @@ def test_fix_producing_invalid_code_is_dropped_and_reported(tmp_path: Path, monk
     assert "torch.compile(model, dynamic=True)\n" in text and "model = torch.compile" not in text
     # the other rule's fix in the same file is still applied
     assert "total_loss += loss.detach()" in text
-    assert [f.code for f in outcome.fixed] == ["GNN001"]
+    assert [f.code for f in outcome.fixed] == ["GNN013"]
     assert [f.code for f in outcome.remaining] == ["GNN010"]
 
 
 def test_fixable_and_unfixable(tmp_path: Path):
     body = BARE_COMPILE + "\n" + ACCUMULATE
     for name, overrides, expect in [
-        ("all", {}, {"GNN001", "GNN010"}),
-        ("unfixable", {"unfixable": ["GNN010"]}, {"GNN001"}),
-        ("fixable", {"fixable": ["GNN001"]}, {"GNN001"}),
-        ("prefix", {"fixable": ["GNN01"]}, {"GNN010"}),
+        ("all", {}, {"GNN013", "GNN010"}),
+        ("unfixable", {"unfixable": ["GNN010"]}, {"GNN013"}),
+        ("fixable", {"fixable": ["GNN013"]}, {"GNN013"}),
+        ("prefix", {"fixable": ["GNN01"]}, {"GNN010", "GNN013"}),
     ]:
         folder = tmp_path / name
         folder.mkdir()
         (folder / "m.py").write_text(body)
         outcome = _fix_dir(folder, unsafe=True, **overrides)
         assert {f.code for f in outcome.fixed} == expect, name
-        assert {f.code for f in outcome.remaining} == {"GNN001", "GNN010"} - expect, name
+        assert {f.code for f in outcome.remaining} == {"GNN013", "GNN010"} - expect, name
 
 
 def test_fixable_config_key(tmp_path: Path):

@@ -85,8 +85,8 @@ def test_argparse_script_runs_as_python_would(tmp_path):
     assert run["benign"].get("grad-mode recompiles (training, then evaluation under no_grad)", 0) >= 1
     got = {(e["location"]["row"], e["code"]): e["verdict"] for e in entries if e.get("filename")}
     assert got[(20, "GNN001")] == CONFIRMED  # .item() in the compiled forward: a graph break
-    assert got[(50, "GNN001")] == CONFIRMED  # loss.item() every step: a host sync
-    assert got[(52, "GNN001")] == NOT_EXERCISED  # only with --debug
+    assert got[(50, "GNN013")] == CONFIRMED  # loss.item() every step: a host sync
+    assert got[(52, "GNN013")] == NOT_EXERCISED  # only with --debug
     # no grad-mode recompile is shown as evidence
     for e in entries:
         for ev in e.get("evidence") or []:
@@ -137,7 +137,7 @@ def test_program_exit_status_is_reported_not_an_error(programs):
     _, targets, _ = programs
     t = _ok(targets["exits.py"])
     assert t.program == {"status": "exit", "exit_code": 3}
-    assert _verdicts(t)[("exits.py", 15, "GNN001")] == CONFIRMED  # if tensor.any(): every step
+    assert _verdicts(t)[("exits.py", 15, "GNN013")] == CONFIRMED  # if tensor.any(): every step
 
 
 def test_checkpoint_is_written(programs):

@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.versions import matches
+from gnnlint.versions import matches, torch_label
 
 from gnnlint.context import _NO_VALUE, TENSOR
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
@@ -280,8 +280,9 @@ for group in optimizer.param_groups:
             cost = (f"on torch {ctx.options.torch_version} every lr change recompiles the step, until "
                     f"`cache_size_limit` (8) is hit and it silently runs eager")
         else:
-            cost = ("on torch 2.13 (default `dynamic=None`) the first lr change recompiles the step once, then the "
-                    "lr is traced as a dynamic float (torch < 2.6: a recompile on every change)")
+            cost = (f"on {torch_label(ctx.options.torch_version)} (default `dynamic=None`) the first lr change "
+                    f"recompiles the step once, then the lr is traced as a dynamic float (torch < 2.6: a recompile "
+                    f"on every change)")
         cycling = [c for c in changers if isinstance(c, cst.Call) and ctx.last_part(c.func) in ("OneCycleLR", "CyclicLR")
                    and not any(a.keyword is not None and a.keyword.value == "cycle_momentum"
                                and ctx.literal_value(a.value) is False for a in c.args)]

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gnnlint.context import _NO_VALUE
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
+from gnnlint.versions import torch_label
 
 
 def compile_report_node(site_node: cst.CSTNode) -> cst.CSTNode:
@@ -343,8 +344,8 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64, input_nodes
             cost = ("with `dynamic=False` every distinct batch shape is a new compile until "
                     "`recompile_limit` (8) is hit, after which it silently runs eager")
         else:
-            cost = ("without `dynamic=` the first batch of a new size recompiles it (torch 2.13: one extra "
-                    "compile, then automatic dynamic shapes)")
+            cost = (f"without `dynamic=` the first batch of a new size recompiles it "
+                    f"({torch_label(ctx.options.torch_version)}: one extra compile, then automatic dynamic shapes)")
         marks = ""
         if feed.marked_any and feed.unmarked:
             marks = f"; `mark_dynamic` does not cover {', '.join(f'`{u}`' for u in feed.unmarked)}"

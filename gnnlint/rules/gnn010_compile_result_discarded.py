@@ -3,6 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
+from gnnlint.versions import matches
+
+# PyG versions in which torch_geometric.compile is deprecated
+_DEPRECATED_SINCE = ">=2.5"
 
 
 class CompileResultDiscarded(Rule):
@@ -18,7 +22,9 @@ class CompileResultDiscarded(Rule):
     (`model.compile()`, the in-place method, is fine.)
 
     `torch_geometric.compile` was a thin wrapper kept for old PyG versions; it
-    is deprecated since PyG 2.5 in favour of `torch.compile`.
+    is deprecated since PyG 2.5 in favour of `torch.compile`, so it is flagged
+    only when the target PyG version is 2.5 or newer (on older versions it
+    still does work of its own and is not replaced).
 
     ## Example
     ```python
@@ -87,6 +93,12 @@ class M:
     def setup(self):
         self.encoder = T.compile(self.encoder)
 """),
+        # not deprecated before PyG 2.5: nothing to report
+        Invalid("""
+import torch
+import torch_geometric
+model = torch_geometric.compile(model)
+""", lines=(), options=(("pyg_version", "2.4.0"),)),
         Invalid("""
 import torch
 import torch_geometric
@@ -125,19 +137,22 @@ compile(model)
                           f"discarded, so `{text}` is never compiled; assign it: "
                           f"`{text} = torch.compile({text})`", fix)
 
+    def _deprecated(self) -> bool:
+        return matches(_DEPRECATED_SINCE, self.context.options.pyg_version)
+
     def visit_Call(self, node: cst.Call) -> None:
-        if self.context.resolve(node.func) != "torch_geometric.compile":
+        if self.context.resolve(node.func) != "torch_geometric.compile" or not self._deprecated():
             return
         parent = self.context.parent.get(node)
         if isinstance(parent, cst.Expr):
             return  # reported as a discarded result, with the combined fix
         new_call = self._torch_compile_call(node)
         fix = FixSpec("safe", "Use `torch.compile`", (NodeEdit(node.func, new_call.func),)) if new_call else None
-        self.report(node, "`torch_geometric.compile` is deprecated; call `torch.compile` directly", fix)
+        self.report(node, "`torch_geometric.compile` is deprecated since PyG 2.5. Call `torch.compile` directly.", fix)
 
     def _torch_compile_call(self, call: cst.Call):
         """``call`` rewritten to use torch.compile, if torch is imported by a name."""
-        if self.context.resolve(call.func) != "torch_geometric.compile":
+        if self.context.resolve(call.func) != "torch_geometric.compile" or not self._deprecated():
             return call
         for local, full in self.context.aliases.items():
             if full == "torch":

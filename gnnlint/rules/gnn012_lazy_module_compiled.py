@@ -4,6 +4,7 @@ import libcst as cst
 
 from gnnlint.context import COMPILE_FUNCS
 from gnnlint.rules.base import Invalid, Rule, Valid
+from gnnlint.versions import measured_torch
 
 
 class LazyModuleCompiled(Rule):
@@ -187,12 +188,15 @@ with torch.no_grad():
             if len(text) > 40:
                 text = site.target if len(site.target) <= 40 else "the model"
             if reason.startswith("`Lazy"):
-                cost = ("dynamo initialises the `torch.nn.Lazy*` parameters while tracing the first compiled "
-                        "call (on torch 2.13 this fails with `InternalTorchDynamoError` under `dynamic=True`)")
+                cost = "dynamo initialises the `torch.nn.Lazy*` parameters while tracing the first compiled call"
+                if measured_torch(ctx.options.torch_version):
+                    cost += " (on torch 2.13 this fails with `InternalTorchDynamoError` under `dynamic=True`)"
             else:
                 cost = ("the first compiled call traces PyG's lazy initialisation, which breaks the graph "
                         "(`UninitializedParameter.materialize`), and the compiled forward keeps the extra graph "
-                        "breaks for good (torch 2.13: 13 graphs per call instead of 7 for a 3-layer model)")
+                        "breaks for good")
+                if measured_torch(ctx.options.torch_version):
+                    cost += " (torch 2.13: 13 graphs per call instead of 7 for a 3-layer model)"
             message = (f"`{text}` has lazily initialised parameters ({reason}) and is compiled before one eager "
                        f"forward: {cost}; run one forward on a sample batch under `torch.no_grad()` before "
                        f"compiling")

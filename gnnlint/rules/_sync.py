@@ -1,0 +1,118 @@
+"""What GNN001 (host-sync) and GNN013 (step-host-sync) both look for: the
+expressions that copy a tensor's value to the host. The two rules differ
+only in where a sync costs something (``_flag``): a compiled region (a graph
+break) or the per-step code of a loop that drives compiled code."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.context import BATCH, MODEL, SCALAR, TENSOR, UNKNOWN
+from gnnlint.rules.base import Rule
+
+# Methods that copy a tensor to the host. `.tolist()` also exists on numpy
+# arrays and `.cpu()` on modules: the receiver's kind decides.
+_SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
+_CASTS = {"float", "int", "bool"}
+_LOGGING_FUNCS = {"print"}
+# PyG Data attributes that are tensors by convention
+_DATA_TENSOR_ATTRS = {"x", "y", "edge_index", "edge_attr", "edge_weight", "batch", "ptr", "pos",
+                      "n_id", "e_id", "train_mask", "val_mask", "test_mask", "edge_label", "edge_label_index"}
+SYNC_TRIGGERS = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
+                 b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'")
+
+
+class SyncRule(Rule):
+    """Finds the syncs; a subclass decides whether one costs something here."""
+
+    triggers = SYNC_TRIGGERS
+
+    def _flag(self, node: cst.CSTNode, what: str) -> None:
+        raise NotImplementedError
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and not node.args:
+            receiver_kind = self.context.kind(func.value)
+            method = func.attr.value
+            if receiver_kind in (SCALAR, MODEL):
+                return
+            if receiver_kind != TENSOR and method in ("tolist", "cpu"):
+                return  # numpy arrays have .tolist(); modules have .cpu()
+            if receiver_kind == UNKNOWN and method == "numpy" and not self._chained_from_tensor(func.value):
+                return
+            self._flag(node, f"`.{method}()`")
+            return
+        resolved = self.context.resolve(func)
+        if resolved in _CASTS and len(node.args) == 1 and node.args[0].keyword is None:
+            if self.context.is_tensor(node.args[0].value):
+                self._flag(node, f"`{resolved}()` of a tensor")
+            return
+        if resolved in _LOGGING_FUNCS:
+            for arg in node.args:
+                if arg.keyword is not None:
+                    continue
+                if self.context.is_tensor(arg.value) or self._formats_tensor(arg.value):
+                    self._flag(node, "printing a tensor")
+                    return
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        # f"{loss:.4f}" reads the value back like .item() does; print(f"...")
+        # is reported once, as printing
+        parent = self.context.parent.get(node)
+        while isinstance(parent, cst.ConcatenatedString):
+            parent = self.context.parent.get(parent)
+        if isinstance(parent, cst.Arg):
+            call = self.context.parent.get(parent)
+            if isinstance(call, cst.Call) and self.context.resolve(call.func) in _LOGGING_FUNCS:
+                return
+        if self._formats_tensor(node):
+            self._flag(node, "formatting a tensor in an f-string")
+
+    def _formats_as_tensor(self, expr: cst.BaseExpression) -> bool:
+        # a Data object's custom attributes are often strings (`batch.split`)
+        if isinstance(expr, cst.Attribute) and expr.attr.value not in _DATA_TENSOR_ATTRS \
+                and self.context.kind(expr.value) == BATCH:
+            return False
+        return self.context.is_tensor(expr)
+
+    def _chained_from_tensor(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in ("cpu", "detach") and self.context.kind(expr.func.value) != SCALAR
+
+    def _formats_tensor(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.FormattedString):
+            return any(isinstance(part, cst.FormattedStringExpression)
+                       and self._formats_as_tensor(part.expression) for part in expr.parts)
+        if isinstance(expr, cst.ConcatenatedString):
+            return self._formats_tensor(expr.left) or self._formats_tensor(expr.right)
+        return False
+
+    # tensor truthiness --------------------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self._check_condition(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check_condition(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._check_condition(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check_condition(node.test)
+
+    def _check_condition(self, test: cst.BaseExpression) -> None:
+        culprit = self._truthy_tensor(test)
+        if culprit is not None:
+            self._flag(test, "using a tensor as a condition")
+
+    def _truthy_tensor(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The sub-expression whose truth value is a tensor's, if any."""
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            return self._truthy_tensor(expr.expression)
+        if isinstance(expr, cst.BooleanOperation):
+            return self._truthy_tensor(expr.left) or self._truthy_tensor(expr.right)
+        if self.context.is_tensor(expr):
+            return expr
+        return None

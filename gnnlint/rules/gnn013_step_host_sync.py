@@ -1,0 +1,743 @@
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.context import TENSOR
+from gnnlint.rules._sync import SyncRule
+from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Valid
+
+_PER = {
+    "batch": "on every batch of {role} loop",
+    "epoch": "every epoch of a full-batch {role} loop (one step per epoch)",
+    "step": "every step of {role} loop",
+}
+_ARTICLE = {"training": "a training", "evaluation": "an evaluation"}
+_ADVICE = {
+    "batch": "Keep the value on the device and read it once per epoch.",
+    "epoch": "Keep the value on the device and read it only when you log it.",
+    "step": "Keep the value on the device and read it when the loop ends.",
+}
+
+
+class StepHostSync(SyncRule):
+    """
+    ## What it does
+    Flags device-to-host synchronisations — `.item()`, `.tolist()`, `.cpu()`,
+    `.numpy()`, `float(t)` / `int(t)` / `bool(t)`, using a tensor as a
+    condition, `print(t)` and f-strings of a tensor — that run once per step
+    of a training or evaluation loop **that drives compiled code**: the model
+    it runs or the step it takes is compiled (`torch.compile(model)`,
+    `model.compile()`, an `@torch.compile` train step, a class compiled in
+    another file of the project).
+
+    ## Why is this bad?
+    Each one blocks the host until the device has finished all queued work —
+    a **device sync every step** that removes the overlap of CPU and GPU work
+    which a compiled model needs to be fast on small graphs. In full-batch
+    training the epoch loop is the step loop: one step per epoch.
+
+    A program that never compiles gets no finding: its per-step syncs are not
+    a torch.compile hazard (the policy of the labelled cases). Set
+    `assume-compiled = "modules"` to see them while preparing to compile.
+    In mini-batch training the hot loop is the batch loop: an epoch loop
+    around it is not one. Calls once per epoch outside the batch loop, after
+    training, in preprocessing, on Python or numpy numbers, and on CPU
+    tensors are not flagged. Syncs inside compiled code are GNN001.
+
+    ## Example
+    ```python
+    model = torch.compile(model)
+    for batch in loader:
+        loss = criterion(model(batch.x, batch.edge_index), batch.y)
+        loss.backward()
+        optimizer.step()
+        total_loss += float(loss)  # sync every batch
+    ```
+
+    ## Use instead
+    ```python
+    model = torch.compile(model)
+    total_loss = torch.zeros((), device=device)
+    for batch in loader:
+        loss = criterion(model(batch.x, batch.edge_index), batch.y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.detach()
+    print(float(total_loss))  # once per epoch
+    ```
+
+    ## Fix safety
+    Unsafe, and offered only for the metric-accumulation pattern where the
+    rewrite is mechanical: `acc += float(t)`, `acc += int(t)` or
+    `acc += t.item()` (optionally multiplied or divided by a non-tensor, e.g.
+    `* data.num_graphs`) in a loop, where `acc` is a plain local name that
+
+    - is initialised to a number literal (`acc = 0`, `acc = 0.0`) before the
+      loop, in a block that contains the loop, and bound nowhere else;
+    - is not read anywhere in the loop but by its own `+=`, nor before it, nor
+      in a nested function, lambda or comprehension;
+    - is read after the loop, outside any compiled region or hot loop.
+
+    The fix accumulates on the device — `acc += t.detach()` (`.detach()` is
+    left out for counts such as `(pred == y).sum()`, which carry no
+    gradient) — and wraps every read after the loop in `float(acc)` (or
+    `int(acc)` for a count started at an integer), so the value leaves the
+    device once. The initialisation is kept: `0.0 + tensor` is a new tensor,
+    so the first `+=` never writes into `t`, and when the loop runs zero times
+    `float(acc)` is the literal again.
+
+    Why this is equivalent: nothing but the `+=` touches `acc` until the loop
+    ends, and every read after it converts back to the Python number the
+    original held. Counts (`int(...)` of a sum of a boolean tensor) are exact
+    (int64). Float sums are the same up to float precision: the device adds in
+    the tensor's dtype (float32 for a float32 loss) where the original added
+    Python floats (a half-precision loss would add in half precision: check
+    the dtype of what you accumulate), and an integer literal start read back
+    as `float(acc)` is `0.0` where the original kept `0` when the loop did not
+    run. A `.cpu()` before the sync (`t.cpu().item()`) is dropped with it. An `int(t)` of a
+    value not known to be integral (it truncates every step), or a `.item()` of
+    unknown dtype added to an integer start, is not rewritten.
+
+    It is unsafe because the analysis guesses that `t` is a tensor, and
+    because an accumulator that now lives on the device is a change a reader
+    of the code may not expect (e.g. a checkpoint that pickles it).
+
+
+    ## References
+    - [CUDA semantics: asynchronous execution](https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution)
+    - [PyG: compiled GNNs](https://pytorch-geometric.readthedocs.io/en/latest/advanced/compile.html)
+    """
+
+    code = "GNN013"
+    name = "step-host-sync"
+    summary = "Device-to-host sync once per step of a loop that runs compiled code"
+    # a hot loop; in a file that never compiles the context says it drives
+    # nothing (unless another file's facts or assume-compiled say otherwise)
+    region = "compiled_or_hot"
+    fix_applicability = "unsafe"
+
+    VALID = (
+        # a program that never compiles: per-step syncs are not a torch.compile hazard
+        Valid("""
+import torch
+total = 0.0
+for batch in loader:
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(batch.x), batch.y)
+    loss.backward()
+    optimizer.step()
+    total += float(loss)
+"""),
+        # a Data object's string attribute in an f-string
+        Valid("""
+import torch
+model = torch.compile(model)
+for batch in loader:
+    model(batch.x, batch.edge_index).sum().backward()
+    optimizer.step()
+    key = f"{batch.split}_mask"
+"""),
+        # mini-batch training: the evaluation run once per epoch is not per step
+        Valid("""
+import torch
+model = torch.compile(model)
+def train():
+    for batch in train_loader:
+        optimizer.zero_grad()
+        model(batch.x, batch.edge_index).sum().backward()
+        optimizer.step()
+@torch.no_grad()
+def test():
+    pred = model(data.x, data.edge_index).argmax(dim=-1)
+    return int((pred[data.test_mask] == data.y[data.test_mask]).sum())
+for epoch in range(100):
+    train()
+    acc = test()
+"""),
+        Valid("""
+import torch
+model = torch.compile(model)
+for epoch in range(10):
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+print(loss.item())  # once, after training
+"""),
+        Valid("""
+import torch
+model = torch.compile(model)
+losses = []
+for batch in loader:
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(batch.x), batch.y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+"""),
+        Valid("""
+import numpy as np
+import torch
+model = torch.compile(model)
+for row in np.arange(10):
+    print(float(row))
+"""),
+        Valid("""
+import torch
+model = torch.compile(model)
+for epoch in range(10):
+    for batch in loader:
+        loss = model(batch.x).sum()
+        loss.backward()
+        optimizer.step()
+    print(loss.item())  # once per epoch, outside the batch loop
+"""),
+        # the file compiles something, but not what this loop runs
+        Valid("""
+import torch
+encoder = torch.compile(Encoder())
+def pretrain():
+    for batch in loader:
+        loss = decoder(batch.x).sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+"""),
+    )
+    INVALID = (
+        # an evaluator passed into test() and updated per batch; the compiled model is a parameter too
+        Invalid("""
+import torch
+class LinkPredictor(torch.nn.Module):
+    def forward(self, a, b):
+        return (a * b).sum(-1)
+class Hits:
+    def __init__(self):
+        self.scores = []
+    def update(self, out):
+        self.scores.append(out.detach().cpu())
+def test(model, evaluator, h, loader):
+    for perm in loader:
+        evaluator.update(model(h[perm], h[perm]))
+model = torch.compile(LinkPredictor())
+test(model, Hits(), h, DataLoader(range(100), 10))
+""", lines=(10,)),
+        # an f-string of the loss in the step loop (a progress bar every 10 steps)
+        Invalid("""
+import torch
+model = torch.compile(model)
+for step, batch in enumerate(loader):
+    loss = model(batch.x, batch.edge_index).sum()
+    loss.backward()
+    optimizer.step()
+    if step % 10 == 0:
+        pbar.set_postfix(loss=f"{loss:.4f}")
+""", lines=(9,)),
+        # a metric helper's method that every caller hands a tensor
+        Invalid("""
+import torch
+class Mean:
+    def __init__(self):
+        self.values = []
+    def update(self, value):
+        self.values.append(float(value))
+meter = Mean()
+model = torch.compile(model)
+for batch in loader:
+    model(batch.x, batch.edge_index).sum().backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    meter.update(norm)
+""", lines=(7,)),
+        # library mode: a user preparing to compile sees the per-step syncs
+        Invalid("""
+from tqdm import tqdm
+def train(model, loader, optimizer):
+    for i, batch in enumerate(tqdm(loader)):
+        loss = model(batch.x, batch.edge_index).sum()
+        loss.backward()
+        optimizer.step()
+        labels = batch.y.tolist()
+""", lines=(8,), options=(("assume_compiled", "modules"),)),
+        # a compiled train step called per batch
+        Invalid("""
+import torch
+@torch.compile
+def train_step(batch):
+    loss = model(batch.x).sum()
+    loss.backward()
+    optimizer.step()
+    return loss
+for batch in loader:
+    loss = train_step(batch)
+    print(loss.item())
+""", lines=(11,)),
+        Invalid("""
+import torch
+model = torch.compile(model)
+total = 0.0
+for batch in loader:
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(batch.x), batch.y)
+    loss.backward()
+    optimizer.step()
+    total += float(loss)
+    if torch.isnan(loss):
+        break
+""", lines=(10, 11)),
+        # full-batch training: one step per epoch
+        Invalid("""
+import torch
+model = torch.compile(model)
+def train():
+    optimizer.zero_grad()
+    out = model(data.x, data.edge_index)
+    loss = torch.nn.functional.cross_entropy(out, data.y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+for epoch in range(100):
+    loss = train()
+    print(f"{loss:.4f}")
+    print(loss)
+""", lines=(14, 15)),
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x.relu()
+
+model = torch.compile(Net())
+for batch in loader:
+    pred = model(batch.x).argmax(-1)
+    ys = batch.y.cpu().numpy()
+""", lines=(10,)),
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def train(model, loader, optimizer):
+    total_loss = 0.0
+    correct = 0
+    for data in loader:
+        optimizer.zero_grad()
+        out = model(data.x, data.edge_index)
+        loss = F.cross_entropy(out, data.y)
+        loss.backward()
+        optimizer.step()
+        total_loss += float(loss) * data.num_graphs
+        correct += int((out.argmax(dim=-1) == data.y).sum())
+    n = len(loader.dataset)
+    return total_loss / n, correct / n
+model = torch.compile(GIN())
+train(model, loader, torch.optim.Adam(model.parameters()))
+""", lines=(13, 14), expected_fix="""
+import torch
+import torch.nn.functional as F
+def train(model, loader, optimizer):
+    total_loss = 0.0
+    correct = 0
+    for data in loader:
+        optimizer.zero_grad()
+        out = model(data.x, data.edge_index)
+        loss = F.cross_entropy(out, data.y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.detach() * data.num_graphs
+        correct += (out.argmax(dim=-1) == data.y).sum()
+    n = len(loader.dataset)
+    return float(total_loss) / n, int(correct) / n
+model = torch.compile(GIN())
+train(model, loader, torch.optim.Adam(model.parameters()))
+"""),
+        Invalid("""
+import torch
+for epoch in range(10):
+    total_loss = 0
+    for batch in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(batch.x), batch.y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item()
+    print(f"epoch {epoch}: {total_loss:.4f}")
+    history.append(float(total_loss))
+""", lines=(10,), options=(("assume_compiled", "modules"),), expected_fix="""
+import torch
+for epoch in range(10):
+    total_loss = 0
+    for batch in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(batch.x), batch.y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.detach()
+    print(f"epoch {epoch}: {float(total_loss):.4f}")
+    history.append(float(total_loss))
+"""),
+        Invalid("""
+import torch
+def evaluate(model, loader):
+    correct = 0
+    loss_sum = 0.0
+    with torch.no_grad():
+        for batch in loader:
+            out = model(batch.x)
+            loss_sum += torch.nn.functional.nll_loss(out, batch.y).cpu().item()
+            correct += out.argmax(-1).eq(batch.y).sum().item()
+    return loss_sum, correct
+""", lines=(9, 10), options=(("assume_compiled", "modules"),), expected_fix="""
+import torch
+def evaluate(model, loader):
+    correct = 0
+    loss_sum = 0.0
+    with torch.no_grad():
+        for batch in loader:
+            out = model(batch.x)
+            loss_sum += torch.nn.functional.nll_loss(out, batch.y).detach()
+            correct += out.argmax(-1).eq(batch.y).sum()
+    return float(loss_sum), int(correct)
+"""),
+        # a multi-line statement keeps its indentation
+        Invalid("""
+import torch
+model = torch.compile(Net())
+for epoch in range(3):
+    total = 0.0
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        total += float(
+            loss
+            * batch.num_graphs
+        )
+    print(total)
+""", lines=(10,), expected_fix="""
+import torch
+model = torch.compile(Net())
+for epoch in range(3):
+    total = 0.0
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        total += (loss
+            * batch.num_graphs).detach()
+    print(float(total))
+"""),
+        # Not mechanical, so no fix: the accumulator is read inside the loop,
+        # or never read after it, or `int()` truncates a float every step.
+        Invalid("""
+import torch
+def train():
+    total = 0.0
+    correct = 0
+    for batch in loader:
+        optimizer.zero_grad()
+        out = model(batch.x)
+        loss = out.sum()
+        loss.backward()
+        optimizer.step()
+        total += float(loss)
+        print(total)
+        correct += int(out.sum())
+    return correct
+""", lines=(12, 14), options=(("assume_compiled", "modules"),), expected_fix="""
+import torch
+def train():
+    total = 0.0
+    correct = 0
+    for batch in loader:
+        optimizer.zero_grad()
+        out = model(batch.x)
+        loss = out.sum()
+        loss.backward()
+        optimizer.step()
+        total += float(loss)
+        print(total)
+        correct += int(out.sum())
+    return correct
+"""),
+    )
+
+    def _flag(self, node: cst.CSTNode, what: str) -> None:
+        ctx = self.context
+        if ctx.in_error_path(node) or ctx.compiled_region(node) is not None:
+            return  # after a failure only; inside compiled code it is GNN001
+        drive = ctx.step_drive(node)
+        if drive is None:
+            return
+        fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
+        role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
+        where = _PER[drive.per].format(role=role)
+        self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {_ADVICE[drive.per]}", fix)
+
+    # the unsafe fix: metric accumulation on the device ---------------------------------
+    def _accumulation_fix(self, call: cst.Call) -> Optional[FixSpec]:
+        """``acc += float(t) [* n]`` in a loop -> ``acc += t.detach() [* n]`` and
+        ``float(acc)`` at every read after the loop (see "Fix safety")."""
+        try:
+            return _AccumulationFix(self.context, call).build()
+        except RecursionError:
+            return None
+
+
+# ---------------------------------------------------------------------------------
+# The accumulation fix. Everything below decides conservatively: any doubt, no fix.
+
+_BOOL_METHODS = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isneginf",
+                 "isposinf", "logical_and", "logical_or", "logical_not", "logical_xor", "bool",
+                 "isin", "greater", "less", "greater_equal", "less_equal", "not_equal", "equal_"}
+_COUNT_METHODS = {"sum", "count_nonzero"}
+_INT_METHODS = {"long", "int"}
+_FLOATISH = re.compile(r"loss|err|mse|mae|rmse", re.IGNORECASE)
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+           cst.GeneratorExp)
+_TARGET_WRAPPERS = (cst.Tuple, cst.List, cst.StarredElement, cst.Element)
+_BINDERS = (cst.AssignTarget, cst.AsName, cst.Del, cst.NameItem, cst.ImportAlias, cst.Param,
+            cst.FunctionDef, cst.ClassDef, cst.MatchAs, cst.MatchStar, cst.MatchMapping)
+_TARGET_OWNERS = (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)
+
+
+def _is_bool_tensor_expr(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Comparison):
+        return all(not isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+                   for c in expr.comparisons)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value in _BOOL_METHODS
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        return _is_bool_tensor_expr(expr.expression)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return _is_bool_tensor_expr(expr.left) and _is_bool_tensor_expr(expr.right)
+    return False
+
+
+def _is_count(expr: cst.BaseExpression) -> bool:
+    """An integer tensor without gradient: ``(pred == y).sum()``, ``x.long()``."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
+        return False
+    method = expr.func.attr.value
+    if method in _COUNT_METHODS:
+        return _is_bool_tensor_expr(expr.func.value) and all(a.keyword is None or a.keyword.value == "dim"
+                                                             for a in expr.args)
+    return method in _INT_METHODS and not expr.args
+
+
+def _number_literal(expr: cst.BaseExpression) -> Optional[str]:
+    """"int" / "float" for a number literal (``0``, ``0.0``, ``-1``), else None."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    if isinstance(expr, cst.Integer):
+        return "int"
+    if isinstance(expr, cst.Float):
+        return "float"
+    return None
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.found: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.found.append(node)
+
+
+class _AccumulationFix:
+    def __init__(self, ctx, call: cst.Call) -> None:
+        self.ctx = ctx
+        self.call = call
+
+    def _parent(self, node):
+        return self.ctx.parent.get(node)
+
+    def _synced(self) -> Optional[tuple[str, cst.BaseExpression]]:
+        """("float" | "int" | "item", the tensor expression) of the sync call."""
+        call, ctx = self.call, self.ctx
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "item" and not call.args:
+            expr = func.value
+            return ("item", expr) if ctx.is_tensor(expr) else None
+        resolved = ctx.resolve(func)
+        if resolved in ("float", "int") and len(call.args) == 1 and call.args[0].keyword is None \
+                and call.args[0].star == "":
+            return resolved, call.args[0].value
+        return None
+
+    def build(self) -> Optional[FixSpec]:
+        ctx = self.ctx
+        synced = self._synced()
+        if synced is None:
+            return None
+        cast, expr = synced
+        if cast == "int" and not _is_count(expr):
+            return None  # int() truncates every step: not the same as truncating the sum
+        # acc += SYNC | SYNC * k | k * SYNC | SYNC / k
+        parent = self._parent(self.call)
+        factor = None
+        divides = False
+        if isinstance(parent, cst.BinaryOperation):
+            if isinstance(parent.operator, cst.Multiply):
+                factor = parent.right if parent.left is self.call else parent.left
+            elif isinstance(parent.operator, cst.Divide) and parent.left is self.call:
+                factor, divides = parent.right, True
+            else:
+                return None
+            if ctx.kind(factor) == TENSOR or parent.lpar:
+                return None
+            if any(isinstance(n, cst.Call) and ctx.resolve(n.func) in ("float", "int")
+                   or isinstance(n, cst.Attribute) and n.attr.value == "item"
+                   for n in _walk(factor)):
+                return None  # another sync in the factor: not this fix's business
+            aug = self._parent(parent)
+            rhs = parent
+        else:
+            aug, rhs = parent, self.call
+        if not (isinstance(aug, cst.AugAssign) and aug.value is rhs
+                and isinstance(aug.operator, cst.AddAssign) and isinstance(aug.target, cst.Name)):
+            return None
+        acc = aug.target.value
+        # the innermost loop, in the same function
+        loop = None
+        for anc in ctx.ancestors(aug):
+            if isinstance(anc, (cst.For, cst.While)):
+                loop = anc
+                break
+            if isinstance(anc, _SCOPES):
+                return None
+        if loop is None:
+            return None
+        scope_root = None
+        for anc in ctx.ancestors(loop):
+            if isinstance(anc, cst.FunctionDef):
+                scope_root = anc
+                break
+            if isinstance(anc, _SCOPES):
+                return None  # a loop in a class body or a lambda: leave it
+        if scope_root is None:
+            scope_root = ctx.module
+        init, reads = self._uses(acc, aug, loop, scope_root)
+        if init is None or not reads:
+            return None
+        init_kind = _number_literal(init.value)
+        # what the original accumulator holds after the loop
+        if init_kind == "float" or divides or cast == "float":
+            wrapper = "float"
+        elif cast == "int" and factor is None:
+            wrapper = "int"
+        elif cast == "item" and factor is None and _is_count(expr):
+            wrapper = "int"
+        elif cast == "item" and self._floatish(expr):
+            wrapper = "float"
+        else:
+            return None  # a .item() of unknown dtype added to an int: int or float?
+        edits = [NodeEdit(self.call, self._on_device(expr))]
+        for read in reads:
+            if ctx.compiled_region(read) is not None or ctx.hot_region(read) is not None:
+                return None  # the sync would only move, not go away
+            holder = self._parent(self._parent(read))
+            if isinstance(holder, cst.Call) and ctx.resolve(holder.func) in ("float", "int") \
+                    and len(holder.args) == 1 and holder.args[0].value is read:
+                continue  # already `float(acc)`
+            edits.append(NodeEdit(read, cst.Call(cst.Name(wrapper), [cst.Arg(cst.Name(acc))])))
+        new = ctx.module.code_for_node(self._on_device(expr))
+        return FixSpec("unsafe", f"Accumulate on the device (`{acc} += {new}`) and read "
+                                 f"`{wrapper}({acc})` after the loop", tuple(edits))
+
+    def _floatish(self, expr: cst.BaseExpression) -> bool:
+        for node in _walk(expr):
+            if isinstance(node, cst.Name) and _FLOATISH.search(node.value):
+                return True
+            if isinstance(node, cst.Attribute) and node.attr.value == "mean":
+                return True
+        return False
+
+    @staticmethod
+    def _on_device(expr: cst.BaseExpression) -> cst.BaseExpression:
+        # `t.cpu().item()`: the copy to the host is part of the sync; drop it.
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value == "cpu" and not expr.args and not expr.lpar:
+            expr = expr.func.value
+        if _is_count(expr):
+            return expr  # integer tensors carry no gradient
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value == "detach" and not expr.args:
+            return expr
+        if not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not expr.lpar:
+            expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return cst.Call(cst.Attribute(expr, cst.Name("detach")))
+
+    def _uses(self, acc: str, aug: cst.AugAssign, loop: cst.CSTNode, scope_root: cst.CSTNode):
+        """The initialising ``Assign`` and the reads after the loop, or (None, [])
+        when ``acc`` is used in any other way."""
+        ctx = self.ctx
+        finder = _Names(acc)
+        scope_root.visit(finder)
+        loop_order = ctx.order.get(loop)
+        if loop_order is None:
+            return None, []
+        init = None
+        reads: list[cst.Name] = []
+        seen_aug = False
+        for name in finder.found:
+            parent = self._parent(name)
+            if isinstance(parent, cst.Attribute) and parent.attr is name:
+                continue
+            if isinstance(parent, cst.Arg) and parent.keyword is name:
+                continue
+            # a use in a nested scope (closure, comprehension): not mechanical
+            for anc in ctx.ancestors(name):
+                if anc is scope_root:
+                    break
+                if isinstance(anc, _SCOPES):
+                    return None, []
+            if name is aug.target:
+                seen_aug = True
+                continue
+            child, owner = name, parent
+            while isinstance(owner, _TARGET_WRAPPERS):
+                child, owner = owner, self._parent(owner)
+            if isinstance(owner, cst.AssignTarget) and owner.target is name and init is None:
+                assign = self._parent(owner)
+                if isinstance(assign, cst.Assign) and _number_literal(assign.value) is not None \
+                        and self._dominates(assign, loop):
+                    init = assign
+                    continue
+                return None, []
+            if isinstance(owner, _BINDERS) or isinstance(owner, cst.Global) or (
+                    isinstance(owner, _TARGET_OWNERS) and getattr(owner, "target", None) is child):
+                return None, []  # bound again
+            # a read: only after the loop
+            if any(anc is loop for anc in ctx.ancestors(name)):
+                return None, []
+            if ctx.order.get(name, -1) < loop_order:
+                return None, []
+            reads.append(name)
+        if not seen_aug:
+            return None, []
+        return init, reads
+
+    def _dominates(self, assign: cst.Assign, loop: cst.CSTNode) -> bool:
+        """The assignment runs before the loop whenever the loop runs: its line
+        is in a block that holds the loop, before it."""
+        line = self._parent(assign)
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        block = self._parent(line)
+        if block is None or self.ctx.order.get(line, 1 << 60) >= self.ctx.order.get(loop, -1):
+            return False
+        return any(anc is block for anc in self.ctx.ancestors(loop))
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)

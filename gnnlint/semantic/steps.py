@@ -1,0 +1,308 @@
+"""Which per-step code drives compiled code (GNN013's question).
+
+A hot loop (see ``FileContext.hot_region``) drives compiled code when the
+model it runs or the step it takes is compiled: a call of what a compile
+site produced (``model = torch.compile(model)``, ``model.compile()``, an
+``@torch.compile`` function, ``torch.compile(optimizer.step)``) or of an
+instance of a compiled class, in the loop's body or in the local functions
+it calls; a compiled object handed to a local function (``train(model,
+loader)``) makes that function's calls of its parameter compiled calls. A
+function that runs every step drives compiled code when it calls it itself,
+or when a loop that calls it does. ``assume-compiled = "modules"`` treats
+every loop as driving compiled code (a user preparing to compile).
+
+A program that never compiles has no such loop: its per-step syncs are not
+a torch.compile hazard.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from gnnlint.context import FileContext, FuncInfo
+
+_MAX_DEPTH = 3
+# methods of a module that do not run it
+_HOUSEKEEPING = {
+    "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
+    "named_children", "buffers", "named_buffers", "zero_grad", "load_state_dict", "apply",
+    "register_buffer", "register_parameter", "register_forward_hook", "add_module",
+    "reset_parameters", "requires_grad_", "share_memory", "extra_repr", "num_parameters",
+    "to", "eval", "train", "cuda", "cpu", "float", "double", "half", "bfloat16", "compile",
+    "to_empty", "type", "save", "items", "keys", "values", "get",
+}
+
+
+@dataclass(frozen=True)
+class StepDrive:
+    """The answer for one synchronising node."""
+
+    compiled: str  # what compiled code the step runs, for messages ("compiled `model`")
+    loop: Optional[cst.CSTNode]  # the per-step loop, when known
+    role: str  # "training" | "evaluation"
+    per: str  # "batch" (a loop over a loader) | "epoch" (full-batch) | "step"
+
+
+class StepAnalysis:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self._calls: Optional[dict[int, str]] = None  # id(call) -> what it runs
+        self._driving: Optional[dict] = None  # FuncInfo -> what it runs
+        self._memo: dict = {}
+        self._callers_map: Optional[dict] = None
+        self._direct: dict = {}  # functions that run compiled code in their own body
+
+    # -- what runs compiled code -------------------------------------------------
+    def _compiled_calls(self) -> dict[int, str]:
+        if self._calls is not None:
+            return self._calls
+        ctx = self.ctx
+        calls: dict[int, str] = {}
+        for site_node, site in ctx.compile_sites:
+            todo = [(ref, 0, None) for ref in ctx.compiled_refs(site_node)]
+            seen: list = []
+            while todo:
+                ref, depth, what = todo.pop()
+                if ref in seen:
+                    continue
+                seen.append(ref)
+                what = what or f"compiled `{_ref_text(ref, site.target)}`"
+                for call in ctx.ref_calls(ref):
+                    calls.setdefault(id(call), what)
+                if ref[0] in ("name", "self"):
+                    # `model.encode(x)` runs the wrapped module's method eagerly,
+                    # but the loop still runs the compiled model's program
+                    for call in ctx._all_calls():
+                        func = call.func
+                        if isinstance(func, cst.Attribute) and func.attr.value not in _HOUSEKEEPING \
+                                and ctx._is_ref_expr(func.value, ref, call):
+                            calls.setdefault(id(call), what)
+                if depth < _MAX_DEPTH:
+                    for how, new, call in ctx._ref_passes(ref):
+                        if how == "ref":
+                            todo.append((new, depth + 1, what))
+                        elif isinstance(call, cst.Call):
+                            # `VGAE(encoder)`: what wraps the compiled module runs it
+                            todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
+                                     if wrapped[0] != "arg"]
+        # instances of classes compiled here or in another file (project index)
+        for name, why in ctx.compiled_classes.items():
+            if "assume-compiled" in why or "submodule of" in why:
+                continue
+            cls = ctx.classes.get(name)
+            if cls is None:
+                continue
+            for ref in ctx._instance_refs(cls):
+                for call in ctx.ref_calls(ref):
+                    calls.setdefault(id(call), f"compiled `{name}`")
+        self._calls = calls
+        return calls
+
+    def _callee(self, call: cst.Call):
+        """The local function a call runs: a function or method, or the
+        ``forward`` of a local module class (``self(x)``, ``self.body(x)``)."""
+        from gnnlint.context import ClassInfo, FuncInfo
+
+        ctx = self.ctx
+        key = ("callee", id(call))
+        if key in self._memo:
+            return self._memo[key]
+        callee = ctx._local_callee(call)
+        if not isinstance(callee, FuncInfo):
+            callee = None
+            func = call.func
+            if isinstance(func, cst.Name) and func.value == "self":
+                cls = ctx.enclosing_class(call)
+                callee = ctx.method_of(cls, "forward") if cls is not None else None
+            elif isinstance(func, (cst.Name, cst.Attribute)):
+                cls = ctx.class_of(func, call)
+                if isinstance(cls, ClassInfo):
+                    callee = ctx.method_of(cls, "forward")
+        self._memo[key] = callee
+        return callee
+
+    def _callers(self, func: "FuncInfo") -> list:
+        if self._callers_map is None:
+            self._callers_map = {}
+            for call in self.ctx._all_calls():
+                callee = self._callee(call)
+                if callee is not None:
+                    self._callers_map.setdefault(callee, []).append(call)
+        # the context's callers (methods called on instances too) and self(x)
+        known = self.ctx._callers_of(func)
+        return known + [c for c in self._callers_map.get(func, []) if not any(c is k for k in known)]
+
+    def _driving_funcs(self) -> dict:
+        """Local functions whose body runs compiled code, directly or through
+        the local functions they call."""
+        if self._driving is not None:
+            return self._driving
+        ctx = self.ctx
+        calls = self._compiled_calls()
+        driving: dict = {}
+        for node in ctx._all_calls():
+            what = calls.get(id(node))
+            if what is not None:
+                func = ctx.enclosing_function(node)
+                if func is not None:
+                    driving.setdefault(func, what)
+        self._direct = dict(driving)
+        todo = list(driving)
+        while todo:
+            func = todo.pop()
+            for caller in self._callers(func):
+                outer = ctx.enclosing_function(caller)
+                if outer is not None and outer not in driving:
+                    driving[outer] = driving[func]
+                    todo.append(outer)
+        self._driving = driving
+        return driving
+
+    def _block_drives(self, block: cst.CSTNode) -> Optional[str]:
+        """What compiled code the statements under ``block`` run, if any."""
+        key = ("block", id(block))
+        if key in self._memo:
+            return self._memo[key]
+        ctx = self.ctx
+        calls, driving = self._compiled_calls(), self._driving_funcs()
+        found = None
+        for call in _calls_under(block):
+            what = calls.get(id(call))
+            if what is None:
+                callee = self._callee(call)
+                what = driving.get(callee) if callee is not None else None
+            if what is not None:
+                found = what
+                break
+        self._memo[key] = found
+        return found
+
+    def _loop_drives(self, loop: cst.CSTNode) -> Optional[str]:
+        """The loop runs compiled code, or sits in a function that does
+        (``h = encoder(x)`` once, then a per-batch scoring loop)."""
+        what = self._block_drives(loop.body)  # type: ignore[attr-defined]
+        if what is None:
+            self._driving_funcs()
+            what = self._direct.get(self.ctx.enclosing_function(loop))
+        return what
+
+    # -- the question ------------------------------------------------------------
+    def drive(self, node: cst.CSTNode) -> Optional[StepDrive]:
+        """Whether the per-step code holding ``node`` drives compiled code."""
+        ctx = self.ctx
+        root = self._hot_root(node)
+        if root is None:
+            return None
+        library = ctx.options.assume_compiled == "modules"
+        if not library and not ctx.compile_sites and not ctx.compiled_classes:
+            return None  # a program that never compiles
+        if isinstance(root, (cst.For, cst.While)):
+            what = self._loop_drives(root)
+            if what is None and library:
+                what = 'compiled code (assume-compiled = "modules")'
+            if what is None:
+                return None
+            return StepDrive(what, root, self._role_of_block(root.body), self._per(root))
+        found = self._function_drives(root, 0)
+        if found is None:
+            if not library:
+                return None
+            found = ('compiled code (assume-compiled = "modules")', None)
+        what, loop = found
+        role = "training" if ctx._updates_when_called(root) else "evaluation"
+        return StepDrive(what, loop, role, self._per(loop) if loop is not None else "step")
+
+    def _function_drives(self, func: "FuncInfo", depth: int):
+        """(what, the caller's loop) when a hot function drives compiled code."""
+        ctx = self.ctx
+        what = self._driving_funcs().get(func)
+        loop = None
+        for caller in self._callers(func):
+            caller_loop = self._enclosing_hot_loop(caller)
+            if caller_loop is not None:
+                loop = loop or caller_loop
+                outer = self._loop_drives(caller_loop)
+                if outer is not None:
+                    return (what or outer), caller_loop
+                continue
+            outer_func = ctx.enclosing_function(caller)
+            if depth < _MAX_DEPTH and outer_func is not None and outer_func in ctx.hot_funcs:
+                found = self._function_drives(outer_func, depth + 1)
+                if found is not None:
+                    return (what or found[0]), found[1]
+        return (what, loop) if what is not None else None
+
+    def _hot_root(self, node: cst.CSTNode):
+        """The hot loop whose body holds ``node``, or the hot function."""
+        ctx = self.ctx
+        child = node
+        for anc in ctx.ancestors(node):
+            if anc in ctx.hot_loops and child is getattr(anc, "body", None):
+                return anc
+            if isinstance(anc, cst.FunctionDef):
+                info = ctx.func_info.get(anc)
+                return info if info is not None and info in ctx.hot_funcs else None
+            child = anc
+        return None
+
+    def _enclosing_hot_loop(self, node: cst.CSTNode):
+        ctx = self.ctx
+        child = node
+        for anc in ctx.ancestors(node):
+            if anc in ctx.hot_loops and child is getattr(anc, "body", None):
+                return anc
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            child = anc
+        return None
+
+    def _role_of_block(self, block: cst.CSTNode) -> str:
+        from gnnlint.context import FuncInfo
+
+        ctx = self.ctx
+        for call in _calls_under(block):
+            func = call.func
+            if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
+                    func.attr.value == "step" and ctx._is_step_trigger(call))):
+                return "training"
+            callee = self._callee(call)
+            if isinstance(callee, FuncInfo) and ctx._updates_when_called(callee):
+                return "training"
+        return "evaluation"
+
+    def _per(self, loop: cst.CSTNode) -> str:
+        ctx = self.ctx
+        if isinstance(loop, cst.For):
+            if ctx._looks_like_loader(loop.iter):
+                return "batch"
+            text = ctx.module.code_for_node(loop.target) + " " + ctx.module.code_for_node(loop.iter)
+            if "epoch" in text.lower():
+                return "epoch"
+        return "step"
+
+
+def _ref_text(ref: tuple, fallback: str) -> str:
+    if ref[0] == "name":
+        return ref[1]
+    if ref[0] == "self":
+        return f"self.{ref[1]}"
+    if ref[0] == "func":
+        return ref[1].name
+    return fallback
+
+
+def _calls_under(block: cst.CSTNode):
+    """Calls under ``block``, not inside nested defs or lambdas."""
+    from gnnlint.context import iter_children
+
+    stack = [block]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            yield node
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(reversed(iter_children(node)))
