@@ -158,7 +158,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     import libcst as cst
 
     from gnnlint.context import FileContext
-    from gnnlint.parsing import parse_module, python_verdict
+    from gnnlint.parsing import newer_syntax, parse_module, python_verdict
 
     result = FileResult(path)
     rules = rule_classes(active_rules(options) if rules is None else rules)
@@ -168,6 +168,9 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
         return FileResult(path, error=too_big_message(path, len(source), len(source), limit), too_big=len(source))
     # one C-parser pass serves both the syntax check and the elision
     verdict = python_verdict(source, path, want_ast=len(source) >= elide.MIN_FILE_BYTES)
+    python_error = None
+    if verdict.error is not None and newer_syntax(source, verdict.error):
+        python_error, verdict.error = verdict.error, None  # a newer Python's grammar: libcst decides (below)
     if verdict.error is not None:
         result.parsed = True
         if SYNTAX_ERROR_CODE in options.codes:
@@ -179,7 +182,13 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     result.parsed_bytes = len(data)
     try:
         module = parse_module(data)
-    except cst.ParserSyntaxError as exc:  # Python compiles it: a libcst limit, not the user's error
+    except cst.ParserSyntaxError as exc:
+        if python_error is not None:  # neither grammar accepts it: Python's message stands
+            result.parsed = True
+            if SYNTAX_ERROR_CODE in options.codes:
+                result.findings.append(_syntax_error(path, python_error))
+            return result
+        # Python compiles it: a libcst limit, not the user's error
         reason = str(exc).strip().splitlines()
         reason = next((r for r in reason if r.startswith("parser error")), reason[0] if reason else "")
         return FileResult(path, error=f"{path}: skipped: libcst cannot parse it although Python compiles it "
@@ -465,9 +474,17 @@ def _syntax_check(path: str, data: bytes, options: LintOptions) -> FileResult:
     limit = options.max_parse_bytes
     if limit and len(data) > limit:
         return FileResult(path, error=too_big_message(path, len(data), len(data), limit), too_big=len(data))
+    from gnnlint.parsing import newer_syntax, parse_module
+
     verdict = python_verdict(data, path)
     if verdict.error is None:
         return FileResult(path)
+    if newer_syntax(data, verdict.error):  # a newer Python's grammar: valid if libcst parses it
+        try:
+            parse_module(data)
+            return FileResult(path)
+        except Exception:  # noqa: BLE001 - libcst rejects it too: Python's message stands
+            pass
     return FileResult(path, [_syntax_error(path, verdict.error)], parsed=True)
 
 

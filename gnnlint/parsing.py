@@ -9,6 +9,11 @@ segfault, not an exception -- where Python has no limit (5,000 chained
 ``and``s, a 60,000-part dotted import), so it runs on a thread whose stack
 fits the file. What libcst still cannot parse although Python compiles it
 (its limit of 3,000 adjacent string literals) is a named skip, not GNN000.
+
+The compiler is the running interpreter's: syntax newer than it (PEP 695
+``def f[T]``, ``class C[T]``, ``type X = ...`` on Python < 3.12) is not the
+user's error when the project targets a newer Python, so such a rejection
+is handed to libcst, which knows that grammar (``newer_syntax``).
 """
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ import ast
 import threading
 import warnings
 from dataclasses import dataclass
+import re
+import sys
 from typing import Optional
 
 # Measured with libcst 1.x: ~1.1 KB of stack per chained `and`, and a level
@@ -47,6 +54,24 @@ def python_verdict(data: bytes, path: str, want_ast: bool = False) -> PythonVerd
             return PythonVerdict(tree=tree)
         except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
             return PythonVerdict(error=exc)
+
+
+# Statements of Python 3.12's grammar (PEP 695) that older compilers reject.
+_PEP695 = re.compile(rb"^[ \t]*(?:type[ \t]+\w+[ \t]*(?:\[|=)|(?:async[ \t]+)?def[ \t]+\w+[ \t]*\[|class[ \t]+\w+[ \t]*\[)")
+
+
+def newer_syntax(data: bytes, exc: BaseException) -> bool:
+    """Whether ``exc`` is the running compiler rejecting grammar of a newer
+    Python (3.12's type parameters and ``type`` statements) that libcst
+    parses: then the file is linted, not reported as GNN000."""
+    if sys.version_info >= (3, 12) or type(exc) is not SyntaxError or not exc.lineno:
+        return False
+    lines = data.splitlines()
+    # the error is reported on the statement or just after its header
+    for lineno in (exc.lineno, exc.lineno - 1):
+        if 0 < lineno <= len(lines) and _PEP695.match(lines[lineno - 1]):
+            return True
+    return False
 
 
 def describe(exc: BaseException) -> tuple[int, int, str]:

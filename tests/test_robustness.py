@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -169,6 +170,42 @@ def test_gnn000_agrees_with_py_compile(project: Path, source: str):
     result = run(["check", "bad.py", "--no-cache", "--output-format", "json"], project)
     findings = json.loads(result.stdout)
     assert result.exit_code == 1 and [f["code"] for f in findings] == ["GNN000"], result.output
+
+
+NEWER_SYNTAX = textwrap.dedent("""\
+    import torch
+
+    type Pair[T] = tuple[T, T]
+
+    class Box[T]:
+        def first[U](self, x: U) -> U:
+            return x
+
+    class GCN(torch.nn.Module):
+        def forward(self, x):
+            return x * x.sum().item()
+
+    model = torch.compile(GCN())
+""")
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the running compiler knows PEP 695 itself")
+@pytest.mark.parametrize("named", [True, False])
+def test_newer_python_grammar_is_linted_not_gnn000(project: Path, named: bool):
+    # Python 3.12's type parameters (a project that requires >= 3.12) are not
+    # a syntax error because the interpreter running gnnlint is older: found
+    # on orb-models, whose files were reported as GNN000 and not linted.
+    # named: the file is parsed (a compile call); else only syntax-checked.
+    source = NEWER_SYNTAX if named else NEWER_SYNTAX.replace("model = torch.compile(GCN())", "")
+    (project / "generic.py").write_text(source)
+    result = run(["check", "generic.py", "--no-cache", "--output-format", "json"], project)
+    codes = [f["code"] for f in json.loads(result.stdout)]
+    assert "GNN000" not in codes, result.output
+    assert codes == (["GNN001"] if named else []), result.output
+    # what neither grammar accepts is still Python's GNN000
+    (project / "generic.py").write_text("class Box[T:\n    pass\n")
+    result = run(["check", "generic.py", "--no-cache", "--output-format", "json"], project)
+    assert [f["code"] for f in json.loads(result.stdout)] == ["GNN000"], result.output
 
 
 # ---------------------------------------------------------------- 4. max-file-size on the bytes
