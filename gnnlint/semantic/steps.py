@@ -77,9 +77,11 @@ class StepAnalysis:
                     # but the loop still runs the compiled model's program
                     for call in ctx._all_calls():
                         func = call.func
-                        if isinstance(func, cst.Attribute) and func.attr.value not in _HOUSEKEEPING \
-                                and ctx._is_ref_expr(func.value, ref, call):
-                            calls.setdefault(id(call), what)
+                        if isinstance(func, cst.Attribute) and ctx._is_ref_expr(func.value, ref, call):
+                            if func.attr.value not in _HOUSEKEEPING:
+                                calls.setdefault(id(call), what)
+                            elif func.attr.value == "parameters":
+                                self._optimizer_steps(call, what, calls)
                 if depth < _MAX_DEPTH:
                     for how, new, call in ctx._ref_passes(ref):
                         if how == "ref":
@@ -100,6 +102,30 @@ class StepAnalysis:
                     calls.setdefault(id(call), f"compiled `{name}`")
         self._calls = calls
         return calls
+
+    def _optimizer_steps(self, params: cst.Call, what: str, calls: dict) -> None:
+        """``opt = Adam(model.parameters())``: ``opt.step()`` trains the
+        compiled model, so a loop that steps it drives compiled code."""
+        ctx = self.ctx
+        node, ctor = params, None
+        for _ in range(4):  # Adam(model.parameters()), Adam(list(model.parameters()) + ...)
+            node = ctx.parent.get(node)
+            if isinstance(node, cst.Call) and node is not params:
+                ctor = node
+                if isinstance(ctx.parent.get(node), (cst.Assign, cst.AnnAssign)):
+                    break
+            elif not isinstance(node, (cst.Arg, cst.BinaryOperation, cst.List, cst.Element, cst.Tuple)):
+                break
+        if ctor is None:
+            return
+        for opt in ctx._refs_of_value(ctor, 0):
+            if opt[0] == "arg":
+                continue
+            for call in ctx._all_calls():
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "step" \
+                        and ctx._is_ref_expr(func.value, opt, call):
+                    calls.setdefault(id(call), what)
 
     def _callee(self, call: cst.Call):
         """The local function a call runs: a function or method, or the
