@@ -48,6 +48,10 @@ HAZARD_VERDICTS: dict[str, dict[str, str]] = {
     "train_loop_sync_hazard.py": {"GNN013": CONFIRMED},
     # nothing failed to compile in this run, so nothing was hidden
     "hidden_errors_hazard.py": {"GNN011": NOT_REPRODUCED},
+    # default GCNConv/GATConv and dropout_edge break inside the layer loop
+    "layer_graph_break_hazard.py": {"GNN014": CONFIRMED},
+    # data.num_nodes in the compiled forward: dynamo skips the frame
+    "data_size_hazard.py": {"GNN016": CONFIRMED},
 }
 
 # Runtime events in clean twins that are real on torch 2.13 and not a
@@ -128,6 +132,24 @@ def test_hazard_fixture_verdicts(fixture_reports, name):
             if want == CONFIRMED:
                 assert v.evidence and all(e["line"] for e in v.evidence)
     assert t.data["versions"]["torch"].startswith("2.")
+
+
+@needs_torch
+@pytest.mark.slow
+@pytest.mark.parametrize("name, ran_compiled", [
+    ("data_size_hazard.py", "none"),  # data.num_nodes: the whole forward frame is skipped
+    ("layer_graph_break_hazard.py", "some"),  # breaks: frames resume eagerly after the layer
+])
+def test_compiled_calls_count_backs_the_new_rules(fixture_reports, name, ran_compiled):
+    # issue 15: verify says how much really ran compiled, with the user line
+    # that made a frame fall back to eager
+    t = _ok(fixture_reports[name])
+    compiled = t.data["compiles"]
+    assert compiled and all(c["calls"] >= 2 for c in compiled)
+    skipped = [f for c in compiled for f in c["frames_skipped"]]
+    assert skipped and all(f["file"].endswith(name) and f["line"] for f in skipped)
+    if ran_compiled == "none":
+        assert all(c["calls_compiled"] == 0 for c in compiled)
 
 
 @needs_torch
