@@ -105,6 +105,10 @@ class FileContext(SemanticModel, Names, Kinds, CompileSites, Regions, Feeds, Opt
     def compiled_sink(self, expr: cst.BaseExpression) -> Optional[tuple[cst.Call, str]]:
         return flow.compiled_sink(self, expr)
 
+    def callers(self, info) -> list[cst.Call]:
+        """Calls of a local function, following aliases (``f = a if x else b``)."""
+        return flow.callers(self, info)
+
     def name_uses(self, name: str) -> list[cst.Name]:
         return flow.name_uses(self, name)
 

@@ -25,7 +25,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
+from gnnlint.semantic import flow
 from gnnlint.context import ClassInfo, FileContext, FuncInfo
 
 _CONTAINERS = {"ModuleList", "Sequential", "ModuleDict", "HeteroConv", "ParameterList"}
@@ -101,7 +101,7 @@ def stored_attr(ctx: FileContext, call: cst.Call, depth: int = 0) -> Optional[tu
             return None
         if isinstance(parent, cst.Return):
             # def init_conv(self, ...): return GCNConv(...)  ->  self.convs.append(self.init_conv(...))
-            for use in dataflow.attribute_nodes(ctx, func.name):
+            for use in flow.attribute_nodes(ctx, func.name):
                 outer = ctx.parent.get(use)
                 if isinstance(outer, cst.Call) and outer.func is use and _self_attr(ctx, use) == func.name:
                     found = stored_attr(ctx, outer, depth + 1)
@@ -113,7 +113,7 @@ def stored_attr(ctx: FileContext, call: cst.Call, depth: int = 0) -> Optional[tu
 
 def _local_list_attr(ctx: FileContext, func: FuncInfo, name: str, cls: ClassInfo) -> Optional[tuple[ClassInfo, str]]:
     """``convs = []; convs.append(Conv(...)); self.convs = ModuleList(convs)`` -> "convs"."""
-    for use in dataflow.name_uses(ctx, name):
+    for use in flow.name_uses(ctx, name):
         if ctx.enclosing_function(use) is not func:
             continue
         stmt = ctx.statement_of(use)
@@ -160,7 +160,7 @@ def attr_uses(ctx: FileContext, cls: ClassInfo, attr: str) -> list[AttrUse]:
     """Reads of ``self.<attr>`` in the compiled methods of ``cls``."""
     def compute() -> list[AttrUse]:
         out = []
-        for node in dataflow.attribute_nodes(ctx, attr):
+        for node in flow.attribute_nodes(ctx, attr):
             if _self_attr(ctx, node) != attr or ctx.enclosing_class(node) is not cls:
                 continue
             func = ctx.enclosing_function(node)
@@ -239,14 +239,14 @@ def captured_reasons(ctx: FileContext) -> frozenset:
     def compute() -> frozenset:
         out = set()
         for key, reason in _CAPTURE.items():
-            for node in dataflow.attribute_nodes(ctx, key):
+            for node in flow.attribute_nodes(ctx, key):
                 parent = ctx.parent.get(node)
                 if isinstance(parent, cst.AssignTarget):
                     assign = ctx.parent.get(parent)
                     if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) \
                             and assign.value.value == "True":
                         out.add(reason)
-        for call in dataflow.all_calls(ctx):
+        for call in flow.all_calls(ctx):
             if ctx.last_part(call.func) == "patch":
                 for arg in call.args:
                     if arg.keyword is not None and arg.keyword.value in _CAPTURE \

@@ -4,7 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow, pyg_sizes
+from gnnlint import pyg_sizes
+from gnnlint.context import arg_of, has_star_args, passed
 from gnnlint.rules.base import Invalid, Rule, Valid
 
 
@@ -175,15 +176,15 @@ model = torch.compile(Net())
         entry = self._entry(node)
         if entry is None:
             return
-        if dataflow.has_star_args(node):
+        if has_star_args(node):
             return
-        if entry.needs is not None and not dataflow.passed(node, entry.needs.keyword, entry.needs.position):
+        if entry.needs is not None and not passed(node, entry.needs.keyword, entry.needs.position):
             return
-        if entry.unless is not None and dataflow.passed(node, entry.unless.keyword, entry.unless.position):
+        if entry.unless is not None and passed(node, entry.unless.keyword, entry.unless.position):
             return
         if entry.exempt is not None and self._built_with(node, entry.exempt):
             return
-        missing = [s.keyword for s in entry.sizes if not dataflow.passed(node, s.keyword, s.position)]
+        missing = [s.keyword for s in entry.sizes if not passed(node, s.keyword, s.position)]
         if not missing:
             return
         region = ctx.compiled_region(node)
@@ -206,7 +207,7 @@ model = torch.compile(Net())
         keyword, position, literal = option
         built = [v for v in values if isinstance(v, cst.Call)]
         return bool(built) and len(built) == len(values) and all(
-            (arg := dataflow.arg_of(v, keyword, position)) is not None
+            (arg := arg_of(v, keyword, position)) is not None
             and isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == literal for v in built)
 
     def _entry(self, node: cst.Call) -> Optional[pyg_sizes.SizeInference]:
@@ -217,7 +218,7 @@ model = torch.compile(Net())
         if entry is not None:
             return entry
         if isinstance(func, (cst.Name, cst.Attribute)):
-            cls = dataflow.class_name(ctx, func, node)
+            cls = ctx.class_name(func, node)
             if cls and "." not in cls:
                 cls = ctx.resolve_dotted(cls)
             if cls:

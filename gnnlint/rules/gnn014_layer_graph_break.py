@@ -4,7 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow, pyg_layers, semantic_layers
+from gnnlint import pyg_layers, semantic_layers
+from gnnlint.context import arg_of, has_star_args
 from gnnlint.rules.base import Invalid, Rule, Valid
 
 _MEASURED = "torch 2.13 + PyG 2.8.1"
@@ -327,7 +328,7 @@ def sample(x, edge_index, subsets):
 
     def _breaking(self, node: cst.Call, entries, fullgraph: bool) -> Optional[pyg_layers.LayerBreak]:
         """The first entry whose break this call keeps, or None."""
-        if dataflow.has_star_args(node):
+        if has_star_args(node):
             return None  # options hidden in **kwargs: cannot tell
         captured = semantic_layers.captured_reasons(self.context)
         for entry in entries:
@@ -348,7 +349,7 @@ def sample(x, edge_index, subsets):
 def _arg(node: cst.Call, option: pyg_layers.Option) -> Optional[cst.Arg]:
     if option.position < 0:
         return next((a for a in node.args if a.keyword is not None and a.keyword.value == option.keyword), None)
-    return dataflow.arg_of(node, option.keyword, option.position)
+    return arg_of(node, option.keyword, option.position)
 
 
 def _literal(expr: cst.BaseExpression) -> object:

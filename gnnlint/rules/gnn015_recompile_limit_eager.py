@@ -4,8 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow, semantic_layers
-from gnnlint.context import ClassInfo, FuncInfo
+from gnnlint import semantic_layers
+from gnnlint.context import ClassInfo, FuncInfo, arg_of
 from gnnlint.rules.base import Invalid, Rule, Valid
 
 _RESETS = {"torch._dynamo.reset", "torch.compiler.reset"}
@@ -212,7 +212,7 @@ for ep in range(100):
         if not isinstance(loop, cst.For) or not _int_loop(ctx, loop, node.value):
             return
         cls = ctx.class_of(owner, node)
-        compiled = dataflow.compiled_value(ctx, owner, node)
+        compiled = ctx.compiled_value(owner, node)
         if cls is None and compiled is not None:  # model = torch.compile(Net())
             ctor = semantic_layers.constructor_of(ctx, owner, node)
             cls = ctx.class_of(ctor.func, node) if ctor is not None else None
@@ -265,7 +265,7 @@ for ep in range(100):
     # ------------------------------------------------------------------ (d)
     def _dropout_p(self, node: cst.Call) -> None:
         ctx = self.context
-        arg = dataflow.arg_of(node, "p", 1)
+        arg = arg_of(node, "p", 1)
         if arg is None or not isinstance(arg.value, cst.Name):
             return
         info = ctx.enclosing_function(node)
@@ -377,7 +377,7 @@ def _reset_before(ctx, info: Optional[FuncInfo], owner: cst.BaseExpression, node
         return False
     text = ctx.module.code_for_node(owner)
     order = ctx.order.get(node, 0)
-    for candidate in dataflow.attribute_nodes(ctx, owner.attr.value if isinstance(owner, cst.Attribute) else ""):
+    for candidate in ctx.attribute_nodes(owner.attr.value if isinstance(owner, cst.Attribute) else ""):
         parent = ctx.parent.get(candidate)
         if isinstance(parent, cst.AssignTarget) and ctx.enclosing_function(candidate) is info \
                 and ctx.module.code_for_node(candidate) == text and ctx.order.get(candidate, 0) < order:

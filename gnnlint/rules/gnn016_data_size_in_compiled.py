@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gnnlint import dataflow
 from gnnlint.context import BATCH
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 
@@ -185,7 +184,7 @@ def readout(batch, h):
         ctx = self.context
         func = ctx.enclosing_function(node)
         owner = ctx.module.code_for_node(node.value)
-        for attr in dataflow.attribute_nodes(ctx, "x"):
+        for attr in ctx.attribute_nodes("x"):
             if ctx.enclosing_function(attr) is func and ctx.module.code_for_node(attr.value) == owner \
                     and not isinstance(ctx.parent.get(attr), cst.AssignTarget):
                 return True

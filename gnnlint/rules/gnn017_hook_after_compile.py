@@ -4,7 +4,6 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
 from gnnlint.rules.base import Invalid, Rule, Valid
 
 _HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
@@ -114,7 +113,7 @@ model(data.x, data.edge_index)
         if root is None or root is func.value:
             return  # a hook on the model itself is honoured
         ctx = self.context
-        if dataflow.attribute_nodes(ctx, "skip_nnmodule_hook_guards"):
+        if ctx.attribute_nodes("skip_nnmodule_hook_guards"):
             return
         compiled = self._compiled_callable(root, node)
         if compiled is None:
@@ -130,7 +129,7 @@ model(data.x, data.edge_index)
     def _compiled_callable(self, root: cst.Name, at: cst.CSTNode) -> Optional[str]:
         """The name of the compiled callable that shares ``root``'s submodules."""
         ctx = self.context
-        if dataflow.compiled_value(ctx, root, at) is not None:
+        if ctx.compiled_value(root, at) is not None:
             return root.value
         # net = Net(); model = torch.compile(net): net's submodules are model's
         for site_node, site in ctx.compile_sites:
@@ -146,7 +145,7 @@ model(data.x, data.edge_index)
         ctx = self.context
         func = ctx.enclosing_function(node)
         order = ctx.order.get(node, 0)
-        for use in dataflow.name_uses(ctx, name):
+        for use in ctx.name_uses(name):
             call = ctx.parent.get(use)
             if isinstance(call, cst.Call) and call.func is use and ctx.enclosing_function(use) is func \
                     and (ctx.order.get(use, 0) < order) == before:

@@ -4,7 +4,6 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 
 
@@ -119,7 +118,7 @@ def train(model, loader):
         ctx = self.context
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
-        found = dataflow.compiled_value(ctx, expr, at)
+        found = ctx.compiled_value(expr, at)
         if found is None or "function" in found:
             return False
         text = ctx.module.code_for_node(expr)
@@ -139,7 +138,7 @@ def train(model, loader):
                 and isinstance(stmt.body[0].targets[0].target, cst.Name):
             name = stmt.body[0].targets[0].target.value
             func = ctx.enclosing_function(node)
-            for use in dataflow.name_uses(ctx, name):
+            for use in ctx.name_uses(name):
                 if ctx.enclosing_function(use) is func and ctx.order.get(use, 0) > ctx.order.get(node, 0):
                     found = self._use_of(use, receiver)
                     if found is not None:

@@ -5,7 +5,6 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import dataflow
 from gnnlint.rules.base import Invalid, Rule, Valid
 
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
@@ -170,7 +169,7 @@ model = torch.compile(Net())
         return None
 
     def _logging_reordered(self) -> bool:
-        return bool(dataflow.attribute_nodes(self.context, "reorderable_logging_functions"))
+        return bool(self.context.attribute_nodes("reorderable_logging_functions"))
 
 
 def _eager_helper(ctx, node: cst.CSTNode) -> bool:
@@ -179,9 +178,9 @@ def _eager_helper(ctx, node: cst.CSTNode) -> bool:
     info = ctx.enclosing_function(node)
     if info is None or info.name == "forward":
         return False
-    calls = dataflow.callers(ctx, info)
+    calls = ctx.callers(info)
     if not calls:
-        for use in dataflow.attribute_nodes(ctx, info.name):
+        for use in ctx.attribute_nodes(info.name):
             parent = ctx.parent.get(use)
             if isinstance(parent, cst.Call) and parent.func is use:
                 calls.append(parent)
