@@ -7,6 +7,7 @@ tests, and one for the helper targets in tests/verify_targets/.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import io
 import json
@@ -52,6 +53,9 @@ HAZARD_VERDICTS: dict[str, dict[str, str]] = {
     "layer_graph_break_hazard.py": {"GNN014": CONFIRMED},
     # data.num_nodes in the compiled forward: dynamo skips the frame
     "data_size_hazard.py": {"GNN016": CONFIRMED},
+    # every storm, each in its own model: int attribute (+= in forward, set by
+    # the loop), list append, float dropout p, a model compiled per configuration
+    "recompile_storm_hazard.py": {"GNN015": CONFIRMED},
 }
 
 # Runtime events in clean twins that are real on torch 2.13 and not a
@@ -150,6 +154,42 @@ def test_compiled_calls_count_backs_the_new_rules(fixture_reports, name, ran_com
     assert skipped and all(f["file"].endswith(name) and f["line"] for f in skipped)
     if ran_compiled == "none":
         assert all(c["calls_compiled"] == 0 for c in compiled)
+
+
+@needs_torch
+@pytest.mark.slow
+def test_each_recompile_storm_is_confirmed_by_its_own_guard(fixture_reports):
+    # issue 15: verify reproduces every GNN015 variant, each with the guard
+    # that names its value, and reports the silent eager fallback it ends in
+    t = _ok(fixture_reports["recompile_storm_hazard.py"])
+    guards = {v.finding.line: " | ".join(e["reason"] for e in v.evidence)
+              for v in t.verdicts if v.finding.code == "GNN015"}
+    assert "self.calls ==" in guards[42]
+    assert "self.history" in guards[65]
+    assert "p ==" in guards[71]
+    assert "self.epoch ==" in guards[101]  # set by the loop, guarded where forward reads it
+    assert "Guard failed on a parameter" in guards[115]  # a new model per configuration
+    assert not t.unexpected, [(u.line, u.event["reason"]) for u in t.unexpected]
+    stats = t.data["compiles"]
+    storms = [c for c in stats if c["recompile_limit"]]
+    assert {c["target"] for c in storms} >= {"CountingSAGE", "WarmupSAGE", "ProbedSAGE", "DropSAGE", "SAGE"}
+    for c in storms:
+        if c["target"] != "SAGE":  # 8 of 12 calls compiled, then eager
+            assert c["calls_compiled"] < c["calls"], c
+    sweep = [c for c in stats if c["target"] == "SAGE"]
+    assert len(sweep) == 10 and sweep[-1]["calls_compiled"] == 0  # the last configurations run eagerly
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_reset_per_configuration_keeps_every_call_compiled(fixture_reports):
+    # the clean twin calls torch._dynamo.reset() per configuration: verify
+    # still counts each model's calls (reset clears dynamo's callbacks)
+    t = _ok(fixture_reports["recompile_storm_clean.py"])
+    stats = t.data["compiles"]
+    assert len(stats) == 14
+    for c in stats:
+        assert c["calls_compiled"] == c["calls"] and not c["recompile_limit"], c
 
 
 @needs_torch
@@ -541,3 +581,52 @@ def test_layer_and_storm_rules_take_only_their_own_events(tmp_path):
     value = dict(size, reason="self.step == 0", shape_guard=False, count=8, limit_hit=True)
     assert judge([storm], [size], {"/x/m.py": [9]}, {})[0][0].verdict == NOT_REPRODUCED
     assert judge([storm], [value], {"/x/m.py": [9]}, {})[0][0].verdict == CONFIRMED
+
+
+def test_guard_user_frames_come_from_dynamos_user_stack(tmp_path):
+    from gnnlint.verify import _child
+
+    src = tmp_path / "m.py"
+    src.write_text("x = 1\n")
+    _child.USER.add_root(str(tmp_path))
+    reason = ("0/2: len(self.hist) == 2                    # self.hist.append(h)  # m.py:10 in forward\n"
+              "User stack trace:\n"
+              f'  File "{src}", line 10, in forward\n    self.hist.append(h)\n'
+              '  File "/venv/site-packages/torch_geometric/nn/conv/sage_conv.py", line 5, in f\n    y\n')
+    assert _child.guard_user_frames(reason) == [[os.path.realpath(str(src)), 10, "forward"]]
+    assert _child.guard_user_frames("0/0: tensor 'x' size mismatch at index 0. expected 3, actual 4") == []
+
+
+def test_storm_findings_take_the_guard_of_their_value(tmp_path):
+    from gnnlint.verify._verdicts import guard_subject
+
+    src = tmp_path / "m.py"
+    lines = ["import torch"] * 20
+    lines[4] = "        h = F.dropout(h, p=p, training=True)"
+    lines[9] = "        warm.epoch = epoch"
+    src.write_text("\n".join(lines) + "\n")
+    path = str(src.resolve())
+
+    def ev(reason, frames, **kw):
+        return dict({"kind": "recompile", "reason": reason, "frames": frames, "context": [],
+                     "origin": [path, 3, "forward"], "count": 7, "limit_hit": True}, **kw)
+
+    site = [[path, 15, "main"]]
+    drop = _f("GNN015", 5, path=path)
+    epoch = dataclasses.replace(_f("GNN015", 10, path=path),
+                                message="`warm.epoch` is set ... the compiled forward of `Warm` reads `self.epoch`")
+    compile_site = _f("GNN015", 15, path=path)
+    p_guard = ev("p == 0.4583333333333333", [[path, 12, "main"]])  # an input: dynamo names no line
+    epoch_guard = ev("self.epoch == 3", [[path, 4, "forward"]])
+    param_guard = ev("tensor 'self._modules['conv1']._parameters['bias']' size mismatch at index 0. "
+                     "expected 8, actual 12. Guard failed on a parameter", site, shape_guard=True)
+    assert [guard_subject(e) for e in (p_guard, epoch_guard, param_guard)] == ["p", "self.epoch", None]
+    assert guard_subject(ev("not self.history", site)) == "self.history"
+    assert guard_subject(ev("len(self.history) == 2", site)) == "self.history"
+    cov = {path: [5, 10, 15]}
+    verdicts, unexpected = judge([drop, epoch], [p_guard, epoch_guard], cov, {})
+    assert [v.verdict for v in verdicts] == [CONFIRMED, CONFIRMED] and not unexpected
+    assert judge([epoch], [p_guard], cov, {})[0][0].verdict == NOT_REPRODUCED  # another value's storm
+    # the per-configuration compile: the parameter guard at its site, not another storm's guard
+    assert judge([compile_site], [param_guard], cov, {})[0][0].verdict == CONFIRMED
+    assert judge([compile_site], [epoch_guard], cov, {})[0][0].verdict == NOT_REPRODUCED

@@ -53,6 +53,17 @@ class RecompileLimitEager(Rule):
     was measured; the limit (8, `cache_size_limit` before 2.6) exists in
     every version with `torch.compile`.
 
+    `gnnlint verify` confirms each storm by the recompile whose failed guard
+    names the finding's value (`self.calls == 3` at the `+=`,
+    `len(self.history) == 2` at the `.append`, `self.epoch == 5` where the
+    forward reads what the loop sets, `p == 0.25` for the dropout rate, a
+    parameter's shape at the compile call of a sweep) and counts the calls
+    that still ran compiled. Dynamo names only the **first** failing guard
+    of a frame, so when several storms share one forward, verify can confirm
+    only the first of them; the others read "not reproduced" although they
+    recompile too (`fixtures/recompile_storm_hazard.py` keeps each storm in
+    a model of its own for that reason).
+
     ## Example
     ```python
     for hidden in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096):

@@ -189,6 +189,23 @@ def short_reason(reason: str, limit: int = 400) -> str:
     return head[:limit]
 
 
+_GUARD_STACK = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.M)
+
+
+def guard_user_frames(reason: str) -> list[list]:
+    """The user lines a failed guard was installed at: dynamo appends a "User
+    stack trace" to a recompile reason whose guard came from user code
+    (``self.step == 3`` at ``self.step += 1``, ``len(self.history) == 2`` at
+    the ``.append``). Innermost first; only the user's files."""
+    text = str(reason or "")
+    if "User stack trace" not in text:
+        return []
+    text = text.split("User stack trace", 1)[1]
+    frames = [[_real(m.group(1)), int(m.group(2)), m.group(3)] for m in _GUARD_STACK.finditer(text)
+              if m.group(1) in USER]
+    return frames[::-1]
+
+
 def reason_key(reason: str) -> str:
     r = re.sub(r"expected \d+, actual \d+", "expected N, actual M", reason)
     r = re.sub(r"tensor '.*?' size mismatch at index \d+", "tensor size mismatch", r)
@@ -448,6 +465,7 @@ class Harness:
                 pass
 
         callback_handler.register_start_callback(on_start)
+        _keep_callback_across_reset(torch, callback_handler, on_start)
 
         from torch._dynamo import output_graph, symbolic_convert
 
@@ -641,6 +659,22 @@ class Harness:
                 self.graph_sink = outer_sink
             if budget is not None and not self.active:
                 budget.after_call()
+
+
+def _keep_callback_across_reset(torch, callback_handler, on_start) -> None:
+    """``torch._dynamo.reset()`` (GNN015's fix for a sweep: one per
+    configuration; ``torch.compiler.reset()`` calls it) clears dynamo's
+    callbacks, so verify would stop seeing which compiled object a compile
+    belongs to and count its calls as eager. Register ours again after it."""
+    orig_reset = torch._dynamo.reset
+
+    def reset(*args, **kwargs):
+        out = orig_reset(*args, **kwargs)
+        callback_handler.register_start_callback(on_start)
+        return out
+
+    reset.__wrapped__ = orig_reset  # type: ignore[attr-defined]
+    torch._dynamo.reset = reset
 
 
 class TargetError(Exception):
@@ -1632,6 +1666,9 @@ def collect_metrics(h: Harness) -> None:
                 context = site + live
                 extra["after_break"] = True
             extra["shape_guard"] = shape_guard
+            guard = guard_user_frames(m.recompile_reason) if not extra.get("after_break") else []
+            if guard:  # the user line whose value the failed guard checks is the event's place
+                frames, context = guard, frames + context
             if fail and "recompile limit" in str(m.fail_reason or "").lower():
                 extra["limit_hit"] = True
                 extra["limit"] = limit

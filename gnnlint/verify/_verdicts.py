@@ -202,6 +202,36 @@ def _layer_break_matches(f: Finding, ev: dict) -> bool:
     return any(called.group(1) in _line_text(fr[0], fr[1]) for fr in user)
 
 
+_GUARD_SUBJECT = re.compile(r"^(?:not\s+)?(?:len\()?([A-Za-z_][\w.]*)\)?\s*(?:==|!=|<=|>=|<|>|$)")
+
+
+def guard_subject(ev: dict) -> str | None:
+    """The value a recompile's failed guard checks: ``self.epoch`` for
+    ``self.epoch == 7``, ``self.history`` for ``len(self.history) == 2``,
+    ``p`` for ``p == 0.25``; None for tensor, parameter and shape guards."""
+    if ev["kind"] != "recompile" or _shape_guard(ev):
+        return None
+    m = _GUARD_SUBJECT.match((ev.get("reason") or "").strip())
+    return m.group(1) if m else None
+
+
+def _storm_matches(f: Finding, ev: dict) -> bool:
+    """GNN015's value storms: the guard checks the value the finding names,
+    in the finding's file -- on its line (``self.calls += 1``, ``p=p``) or
+    read in the forward the message names (``model.epoch = ep`` in the loop,
+    "reads `self.epoch`"). Dynamo puts the guard's own user line on the
+    event only for some guards (``p`` of a forward is an input: no line)."""
+    subject = guard_subject(ev)
+    if not subject:
+        return False
+    path = _real(f.path)
+    places = list(ev.get("frames") or []) + list(ev.get("context") or []) + [ev.get("origin") or [None]]
+    if not any(fr and fr[0] and _real(fr[0]) == path for fr in places):
+        return False
+    token = re.compile(r"(?<![\w.])" + re.escape(subject) + r"(?![\w])")
+    return bool(token.search(_line_text(path, f.line))) or f"reads `{subject}`" in f.message
+
+
 def _matches(f: Finding, ev: dict) -> bool:
     if not _accepts(f, ev):
         return False
@@ -210,6 +240,8 @@ def _matches(f: Finding, ev: dict) -> bool:
         frames += ev.get("context") or []
     if any(_in_span(f, fr[0], fr[1]) for fr in frames):
         return True
+    if f.code == "GNN015" and ev["kind"] == "recompile":
+        return _storm_matches(f, ev)
     return f.code == "GNN014" and _layer_break_matches(f, ev)
 
 
