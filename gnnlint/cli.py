@@ -578,7 +578,7 @@ def _check_stdin(settings, kw):
     None); the outcome's ``source`` is the fixed source."""
     from types import SimpleNamespace
 
-    from gnnlint.engine import apply_noqa, check_project, decode_source, lint_one, options_resolver
+    from gnnlint.engine import apply_noqa, check_project, decode_source, lint_one, options_resolver, undecodable
 
     name = kw.get("stdin_filename") or "-"
     data = sys.stdin.buffer.read()
@@ -596,8 +596,13 @@ def _check_stdin(settings, kw):
     try:
         text = decode_source(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        _warn(f"{name}: cannot decode: {exc}")
-        return None, {}, None
+        # the same answer as the file on disk: GNN000 with Python's words (or a named skip)
+        one = undecodable(name, data, f"{name}: cannot decode source: {exc}", options_resolver(settings)(Path(name)))
+        if one.error:
+            _warn(one.error)
+            return None, {}, None
+        unchanged = SimpleNamespace(fixed=[], diffs=[], errors=[], source=data) if fixing else None
+        return one.findings, {}, unchanged
     if name != "-" and kw.get("force_exclude") and _force_excluded(Path(name), settings):
         # excluded: nothing to report, and an editor gets its buffer back unchanged
         return [], {}, (SimpleNamespace(fixed=[], diffs=[], errors=[], source=data) if fixing else None)

@@ -385,6 +385,19 @@ def read_source(path: str, decode: bool = True) -> tuple[Optional[bytes], Option
     return (None, error) if error else (data, None)
 
 
+def undecodable(path: str, data: bytes, error: str, options: LintOptions) -> FileResult:
+    """The result for bytes Python cannot decode (an unknown codec, a BOM
+    with another cookie, invalid UTF-8): GNN000 with Python's own words, as
+    ``py_compile`` rejects the file; a named skip when GNN000 is not selected."""
+    if SYNTAX_ERROR_CODE in options.codes:
+        from gnnlint.parsing import python_verdict
+
+        verdict = python_verdict(data, path)
+        if verdict.error is not None:
+            return FileResult(path, [_syntax_error(path, verdict.error)], parsed=True)
+    return FileResult(path, error=error)
+
+
 def decode_error(path: str, data: bytes) -> Optional[str]:
     try:
         decode_source(data)
@@ -554,7 +567,7 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             continue
         error = decode_error(path, data)
         if error is not None:
-            finish(index, None, FileResult(path, error=error))
+            finish(index, key, undecodable(path, data, error, options))
             continue
         prefiltered = _prefilter_job(data, options, facts, force)
         if path in facts_only and prefiltered is not None and not prefiltered[1]:

@@ -77,7 +77,8 @@ def newer_syntax(data: bytes, exc: BaseException) -> bool:
 def describe(exc: BaseException) -> tuple[int, int, str]:
     """(line, column, message) of a compile error, as py_compile reports it."""
     if isinstance(exc, SyntaxError):
-        return exc.lineno or 1, exc.offset or 1, f"SyntaxError: {exc.msg}"
+        # an encoding error has lineno 0 and offset -1: report line 1, column 1
+        return max(exc.lineno or 1, 1), max(exc.offset or 1, 1), f"SyntaxError: {exc.msg}"
     if isinstance(exc, MemoryError):
         return 1, 1, "too complex for Python's parser (MemoryError)"
     if isinstance(exc, RecursionError):

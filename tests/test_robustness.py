@@ -172,6 +172,35 @@ def test_gnn000_agrees_with_py_compile(project: Path, source: str):
     assert result.exit_code == 1 and [f["code"] for f in findings] == ["GNN000"], result.output
 
 
+UNDECODABLE = [
+    b'x = "\xff"\n',                                  # invalid UTF-8, no cookie
+    b"# -*- coding: nosuch -*-\nx = 1\n",              # unknown codec
+    b"\xef\xbb\xbf# -*- coding: latin-1 -*-\nx = 1\n",  # a BOM with another cookie
+]
+
+
+@pytest.mark.parametrize("source", UNDECODABLE)
+def test_undecodable_source_is_gnn000_as_py_compile_says(project: Path, source: bytes):
+    # The three files of CPython's Lib/test that only the decoder rejects:
+    # py_compile rejects them, so they are GNN000 (were a named skip, exit 2),
+    # from disk, from the cache and from stdin alike.
+    import py_compile
+
+    path = project / "bad.py"
+    path.write_bytes(source)
+    with pytest.raises(py_compile.PyCompileError):
+        py_compile.compile(str(path), cfile=str(project / "bad.pyc"), doraise=True)
+    for args, stdin in ((["check", "bad.py", "--no-cache"], None), (["check", "bad.py"], None),
+                        (["check", "bad.py"], None), (["check", "-", "--stdin-filename", "bad.py"], source)):
+        result = run([*args, "--output-format", "json"], project, input=stdin)
+        findings = json.loads(result.stdout)
+        assert result.exit_code == 1 and [f["code"] for f in findings] == ["GNN000"], (args, result.output)
+        assert findings[0]["location"]["row"] >= 1 and findings[0]["location"]["column"] >= 1
+    # --fix on stdin hands the bytes back untouched
+    result = run(["check", "--fix", "-", "--stdin-filename", "bad.py"], project, input=source)
+    assert result.stdout_bytes == source and result.exit_code == 1, result.output
+
+
 NEWER_SYNTAX = textwrap.dedent("""\
     import torch
 
