@@ -593,8 +593,20 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
                     lambda i, result: finish(costly[i][0], costly[i][1], result),
                     lambda i: crashed(costly[i][2][0]), while_waiting=run_cheap)
     else:
-        for index, key, args in cheap + costly:
+        from gnnlint.parsing import past_stack_cap
+
+        # a file past the parse thread's stack cap could still crash libcst:
+        # in a worker process that crash is a named skip, not the end of the run
+        risky = [job for job in costly if past_stack_cap(len(job[2][1]))]
+        for index, key, args in cheap + [job for job in costly if job not in risky]:
             finish(index, key, _lint_job(args))
+        if risky:
+            from gnnlint import workers
+
+            _worker_pool_ready()
+            workers.run(1, _lint_job, [args for _, _, args in risky],
+                        lambda i, result: finish(risky[i][0], risky[i][1], result),
+                        lambda i: crashed(risky[i][2][0]))
     return results
 
 

@@ -33,6 +33,13 @@ _STACK_PER_BYTE = 1024
 _STACK_MAX = 1 << 30
 
 
+def past_stack_cap(size: int) -> bool:
+    """Whether a file of ``size`` bytes could nest deeper than the parse
+    thread's capped stack holds (only with ``max-file-size = 0`` or a limit
+    raised past ~1 MB): parse it where a crash costs only that file."""
+    return _STACK_BASE + size * _STACK_PER_BYTE > _STACK_MAX
+
+
 @dataclass
 class PythonVerdict:
     error: Optional[BaseException] = None  # what Python's compiler raised

@@ -255,6 +255,34 @@ def test_max_file_size_is_checked_before_anything_parses(monkeypatch):
         assert result.too_big == len(data) and "over max-file-size" in result.error
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the crash is simulated in a forked worker")
+def test_single_process_run_parses_files_past_the_stack_cap_in_a_worker(project: Path, monkeypatch):
+    # With max-file-size = 0, a file large enough to nest past the parse
+    # thread's stack cap (> ~1 MB of chained `and`s) could crash libcst; with
+    # -j 1 (or < 8 files) that took the whole run down. Such files are now
+    # parsed in a worker process: a crash there is a named skip, the other
+    # files' findings are kept. The cap is lowered so a small file counts, and
+    # the crash is simulated (a real one needs a ~6 MB file and GBs of memory).
+    from gnnlint import engine, parsing
+
+    monkeypatch.setattr(parsing, "_STACK_MAX", parsing._STACK_BASE + 4096 * parsing._STACK_PER_BYTE)
+    real = engine.lint_one
+
+    def crash_on_huge(path, data, *args, **kwargs):
+        if path.endswith("huge.py"):
+            os._exit(139)  # in this test's process it would end pytest: it must run in a worker
+        return real(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "lint_one", crash_on_huge)
+    (project / "huge.py").write_text(HAZARD + "x = 1\n" * 1000)
+    result = run(["check", "hazard.py", "huge.py", "--no-cache", "-j", "1", "--max-file-size", "0",
+                  "--output-format", "json"], project)
+    findings = json.loads(result.stdout)
+    assert {(f["filename"], f["code"]) for f in findings} == {("hazard.py", "GNN001"), ("hazard.py", "GNN010")}
+    assert "huge.py: skipped: the worker process checking it died" in result.stderr
+    assert result.exit_code == 1  # the findings decide the code; the skip is named on stderr
+
+
 # ---------------------------------------------------------------- 5. stdin
 def test_stdin_has_the_size_limit_and_exit_code_of_the_disk(project: Path):
     big = HAZARD + "# " + "x" * 3000 + "\n"
