@@ -2,8 +2,9 @@
 
 - A worker ignores Ctrl-C (the terminal sends SIGINT to the whole process
   group; the parent decides) and is killed by the kernel when its parent
-  dies, however it dies (``PR_SET_PDEATHSIG`` on Linux): no orphan keeps
-  parsing after ``kill PID`` or a crash.
+  dies, however it dies (``PR_SET_PDEATHSIG`` on Linux; elsewhere a thread
+  that notices the worker was re-parented): no orphan keeps parsing after
+  ``kill PID`` or a crash.
 - When the run is interrupted, the workers are killed at once instead of
   finishing their files (``ProcessPoolExecutor.shutdown`` waits for them).
 - A worker that dies (a segfault in a native parser, the OOM killer) does not
@@ -30,9 +31,26 @@ def _set_parent_death_signal(parent: int) -> None:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):
-            pass
+            _watch_parent(parent)
+    else:  # macOS, the BSDs: no parent-death signal
+        _watch_parent(parent)
     if os.getppid() != parent:  # the parent died before the signal was set
         os._exit(1)
+
+
+def _watch_parent(parent: int, interval: float = 1.0) -> None:
+    """End this process once its parent is gone (it is then re-parented):
+    the portable stand-in for a parent-death signal, checked every
+    ``interval`` seconds by a daemon thread."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="gnnlint-parent-watch", daemon=True).start()
 
 
 def _init(parent: int, states, initializer: Optional[Callable]) -> None:

@@ -479,6 +479,43 @@ def test_workers_die_with_their_parent(busy: Path, sig: str, code: int):
     assert returncode == code and elapsed < 5 and "Traceback" not in err
 
 
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.split()[:2] == ["State:", "Z"] for line in status)  # a zombie is dead
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.isdir("/proc"), reason="forks; reads /proc")
+def test_a_worker_without_a_parent_death_signal_ends_when_its_parent_dies():
+    # macOS/BSD have no PR_SET_PDEATHSIG: the worker's watcher thread ends it
+    # once it is re-parented. Reproduced on Linux without the signal: a child
+    # forks a "worker" that watches it, then the child dies.
+    import time
+
+    from gnnlint import workers
+
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # the "parent" of the worker
+        parent = os.getpid()
+        worker = os.fork()
+        if worker == 0:
+            workers._watch_parent(parent, interval=0.05)
+            time.sleep(60)  # a long parse; the watcher must end it
+            os._exit(0)
+        os.write(write_end, str(worker).encode())
+        os._exit(0)  # the parent dies (as after `kill -9`)
+    os.close(write_end)
+    worker = int(os.read(read_end, 32))
+    os.waitpid(child, 0)
+    deadline = time.monotonic() + 30  # a hang fails here, long before the worker's 60 s sleep ends
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(worker), "the worker outlived its parent"
+
+
 def test_an_interrupted_fix_leaves_whole_files_and_no_temporary_files(busy: Path):
     import signal
 
