@@ -13,6 +13,11 @@ or vanished (for a --fix row: files other than fully fixed ones).
     python bench/sweep.py                 # everything (~3-6 min on 2 cores)
     python bench/sweep.py --quick         # no tree runs
     python bench/sweep.py --tree DIR ...  # whole-tree runs on these trees
+    python bench/sweep.py --trees-only --tree DIR ...  # only the whole-tree runs
+
+Whole-tree runs check every ``*.py`` of the tree (``--exclude`` replaced by
+a pattern that matches nothing: the default excludes would skip a stdlib's
+``test/`` and ``site-packages/``, most of what the sweep is for).
 """
 from __future__ import annotations
 
@@ -302,7 +307,7 @@ def tree_run(tree: str) -> None:
         # --no-respect-gitignore: an installed package may sit in a git checkout
         # whose .gitignore lists it (pyenv's /versions)
         code, out, err, wall = gnnlint(["check", tree, "--isolated", "--cache-dir", cache, "--exit-zero", "-v",
-                                        "--no-respect-gitignore",
+                                        "--no-respect-gitignore", "--exclude", ".gnnlint-sweep-excludes-nothing",
                                         "--output-format", "concise", "-q"], cwd=cache, timeout=1800)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     text = err.decode(errors="replace")
@@ -317,14 +322,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="no whole-tree runs, no Lib/test sweep")
     parser.add_argument("--tree", action="append", default=None, help="a tree for a whole-tree run (repeatable)")
+    parser.add_argument("--trees-only", action="store_true", help="only the whole-tree runs")
     args = parser.parse_args()
-    print("bad inputs ...", file=sys.stderr)
-    bad_inputs()
-    print("signals ...", file=sys.stderr)
-    signals()
+    if not args.trees_only:
+        print("bad inputs ...", file=sys.stderr)
+        bad_inputs()
+        print("signals ...", file=sys.stderr)
+        signals()
     if not args.quick:
-        print("GNN000 vs py_compile ...", file=sys.stderr)
-        py_compile_agreement()
+        if not args.trees_only:
+            print("GNN000 vs py_compile ...", file=sys.stderr)
+            py_compile_agreement()
         import importlib.util
 
         spec = importlib.util.find_spec("torch_geometric")  # its folder, without importing torch
