@@ -18,7 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.semantic.kinds import BATCH, SCALAR
-from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
+from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
 
 # PyG loaders whose batches change size from one batch to the next. Not
@@ -41,6 +41,18 @@ _FEED_LIGHTNING_DATA = {"LightningNodeData", "LightningLinkData", "LightningData
 
 
 _FEED_ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "islice", "chain", "trange_wrap", "track"}
+
+
+# DGL's loaders of sampled subgraphs / batched graphs (GraphBolt's minibatches
+# come from neighbour sampling: new node and edge counts every batch).
+_DGL_LOADERS = {
+    "dgl.graphbolt.DataLoader": "gb.DataLoader",
+    "dgl.graphbolt.dataloader.DataLoader": "gb.DataLoader",
+    "dgl.dataloading.DataLoader": "dgl.dataloading.DataLoader",
+    "dgl.dataloading.GraphDataLoader": "GraphDataLoader",
+    "dgl.dataloading.NodeDataLoader": "NodeDataLoader",
+    "dgl.dataloading.EdgeDataLoader": "EdgeDataLoader",
+}
 
 
 @dataclass(frozen=True)
@@ -130,14 +142,16 @@ class Feeds:
                     and len(first.elements) == 1:
                 return None  # DataLoader([data]): the same single graph every step
             return last  # (PyG 1.x kept the loaders in torch_geometric.data)
+        if resolved in _DGL_LOADERS:
+            return _DGL_LOADERS[resolved]
         if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
             mode = next((self.literal_value(a.value, a.value) for a in expr.args
                          if a.keyword is not None and a.keyword.value == "loader"), None)
             return None if mode == "full" else last
         if (resolved.startswith("torch_geometric.loader") and last in _FEED_LOADER_WRAPPERS) or \
                 last in _FEED_ITER_WRAPPERS:
-            for arg in expr.args:
-                found = self.variable_size_loader(arg.value, at, depth + 1)
+            for arg in expr.args:  # a sub-expression: no cycle, no depth spent
+                found = self.variable_size_loader(arg.value, at, depth)
                 if found:
                     return found
             return None
@@ -167,6 +181,9 @@ class Feeds:
             return None
         if binding.how == "assign":
             return self.variable_size_loader(binding.value, binding.value, depth + 1)
+        if binding.how == "unpack" and isinstance(binding.value, (cst.GeneratorExp, cst.ListComp)):
+            # a, b = (make_loader(s) for s in splits): every element is one
+            return self.variable_size_loader(binding.value.elt, binding.value.elt, depth)
         if binding.how == "unpack" and isinstance(binding.value, cst.Call) and binding.index >= 0:
             local = self.local_callee(binding.value)
             if isinstance(local, FuncInfo):
@@ -326,9 +343,7 @@ class Feeds:
                     continue
                 padded = self.pipeline_padded() or (isinstance(loop, cst.For)
                                                     and self._pads_in_loop(loop, tainted, func))
-                text = self.module.code_for_node(iterable)
-                if len(text) > 40 or "\n" in text:
-                    text = f"{loader}(...)"
+                text = self._iter_text(iterable, loop, loader)
                 marks = self._loop_mark_keys(loop, func) if isinstance(loop, cst.For) else self.mark_dynamic_keys()
                 return LoaderFeed(loader, call, f"`for ... in {text}`", padded,
                                   tuple(self._unmarked_args(call, marks)), bool(marks))
@@ -353,6 +368,20 @@ class Feeds:
                 return LoaderFeed(loader[0], call, loader[1], self.pipeline_padded(),
                                   tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
         return None
+
+    def _iter_text(self, iterable: cst.BaseExpression, loop: cst.CSTNode, loader: str) -> str:
+        """How a message names the loop's iterable: as written when short,
+        else the loader variable inside it (``tqdm(dl, ...) if rank == 0 else
+        dl`` -> ``dl``), else ``<Loader>(...)``."""
+        text = self.module.code_for_node(iterable)
+        if len(text) <= 40 and "\n" not in text:
+            return text
+        names: list[cst.Name] = []
+        walk(iterable, lambda node, _parent: names.append(node) if isinstance(node, cst.Name) else None)
+        for name in names:
+            if self.variable_size_loader(name, loop):
+                return name.value
+        return f"{loader}(...)"
 
     def _next_batch_source(self, call: cst.Call, func: Optional[FuncInfo]) -> Optional["LoaderFeed"]:
         """``batch = next(it)`` (``it = iter(loader)``) inside a loop, feeding ``call``."""
