@@ -171,7 +171,8 @@ class Cache:
                 findings.append(Finding(**values, fix=fix))
             exported = ExportedFacts(**{kind: [(ImportRef(**r), why) for r, why in raw["exported"][kind]]
                                         for kind in FACT_KINDS if raw["exported"][kind]})
-            return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)))
+            return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)),
+                              unread_options=int(raw.get("unread", 0)))
         except (ValueError, KeyError, TypeError, AttributeError):
             self._entries.pop(key, None)  # a wrong shape is a miss (and is dropped)
             self._dirty = True
@@ -201,6 +202,8 @@ class Cache:
         }
         if result.too_big:
             entries[key]["too_big"] = result.too_big
+        if result.unread_options:
+            entries[key]["unread"] = result.unread_options
         self._dirty = True
 
     def flush(self) -> None:

@@ -552,6 +552,7 @@ def _check_paths(paths, settings, kw):
                    f"{result.files_cached} from the cache, in {time.perf_counter() - started:.2f} s "
                    f"({jobs} job{'s' if jobs != 1 else ''})", err=True)
         _print_versions(settings)
+        _print_unread_options(result.unread_options)
     if result.internal_errors:
         for error in result.internal_errors:
             click.echo(f"gnnlint: error: {error}", err=True)
@@ -561,6 +562,17 @@ def _check_paths(paths, settings, kw):
     sources = {}
     findings = apply_noqa(result.findings, sources_out=sources, ignore=kw.get("ignore_noqa", False))
     return findings, sources
+
+
+def _print_unread_options(unread: dict) -> None:
+    """-v: compile sites whose dynamic=/mode= gnnlint could not read (GNN006/GNN007 say nothing there)."""
+    total = sum(unread.values())
+    if not total:
+        return
+    files = sorted(unread)
+    shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more files" if len(files) > 5 else "")
+    click.echo(f"gnnlint: {total} compile site{'s' if total != 1 else ''} with options gnnlint could not read "
+               f"(dynamic=/mode= from a config or a call): {shown}", err=True)
 
 
 def _print_versions(settings) -> None:

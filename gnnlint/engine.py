@@ -66,6 +66,9 @@ class FileResult:
     # skipped by max-file-size: the bytes libcst would have been given (the
     # verdict is cached, so a warm run does not C-parse the file again)
     too_big: int = 0
+    # compile sites whose dynamic=/mode= gnnlint could not read (a config, a
+    # flag without a default here): the rules say nothing about them; -v counts them
+    unread_options: int = 0
 
 
 @dataclass
@@ -77,6 +80,7 @@ class CheckResult:
     files_parsed: int = 0
     bytes_parsed: int = 0
     files_cached: int = 0
+    unread_options: dict[str, int] = field(default_factory=dict)  # path -> compile sites with unread options
     sources: dict[str, str] = field(default_factory=dict)
     # The facts other files gave each file (the fixer re-lints with them).
     facts: dict[str, ProjectFacts] = field(default_factory=dict)
@@ -202,6 +206,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
         options.pyg_version or installed_version("torch_geometric"),
     ))
     result.exported = context.exported_facts()
+    result.unread_options = len(context.unreadable_compile_options()) if context.compile_sites else 0
     visitors = [rule(context) for rule in rules]
     if visitors:
         _dispatch(context, visitors)
@@ -677,6 +682,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         out.files_parsed += int(r.parsed and not r.cached)
         out.bytes_parsed += r.parsed_bytes if not r.cached else 0
         out.files_cached += int(r.cached)
+        if r.unread_options:
+            out.unread_options[p] = r.unread_options
         out.findings.extend(r.findings)
     return out
 

@@ -341,6 +341,28 @@ def test_verbose_reports_parsed_and_cached_counts(project: Path):
     assert warm.stdout == cold.stdout
 
 
+def test_verbose_counts_compile_sites_with_unreadable_options(tmp_path: Path):
+    """Options gnnlint cannot read (a config object, a dict changed later) make
+    GNN006/GNN007 say nothing; -v says how many such sites there are, cold and warm."""
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--dynamic', action='store_true')\n"
+        "args = parser.parse_args()\n"
+        "a = torch.compile(model, dynamic=args.dynamic)\n"  # readable: False by default
+        "b = torch.compile(model, **cfg.compile.args)\n"  # a config: unreadable
+        "c = torch.compile(model, mode=cfg.mode, dynamic=True)\n")  # mode unreadable
+    (tmp_path / "clean.py").write_text("import torch\nm = torch.compile(model, dynamic=True)\n")
+    for _ in ("cold", "warm"):
+        result = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "-v", "--exit-zero"], cwd=tmp_path,
+                                capture_output=True, text=True)
+        assert "2 compile sites with options gnnlint could not read" in result.stderr, result.stderr
+        assert "train.py" in result.stderr and "clean.py" not in result.stderr.split("could not read")[1]
+    quiet = subprocess.run([sys.executable, "-m", "gnnlint", "check", ".", "--exit-zero"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert "could not read" not in quiet.stderr
+
+
 def test_files_over_max_file_size_are_reported_and_skipped(project: Path):
     (project / "huge.py").write_text(HAZARD + "# " + "x" * 3000 + "\n")
     result = subprocess.run([sys.executable, "-m", "gnnlint", "check", "huge.py", "hazard.py", "--no-cache",

@@ -434,3 +434,98 @@ def test_gnn007_single_graph_wrapped_in_a_loader_is_fixed_size():
         for data in DataLoader([graph], batch_size=1):
             model(data.x, data.edge_index)
         """) == []
+
+
+def _options(source: str, name: str) -> list:
+    """compile_option(site, name) of every compile site of ``source``, in order."""
+    import libcst as cst
+
+    from gnnlint.context import _NO_VALUE, FileContext
+
+    ctx = FileContext(cst.parse_module(textwrap.dedent(source)), "case.py")
+    out = []
+    for site_node, _site in ctx.compile_sites:
+        value = ctx.compile_option(site_node, name)
+        out.append("?" if value is _NO_VALUE else value)
+    return out
+
+
+@pytest.mark.parametrize("name,source,expected", [
+    ("argparse default, store_true, store_false, set_defaults, parse_known_args", """
+        import argparse, torch
+        p = argparse.ArgumentParser()
+        p.add_argument("--dynamic-shapes", dest="dyn", default=None)
+        p.add_argument("--static", action="store_true")
+        p.add_argument("--no-dynamic", dest="dynamic", action="store_false")
+        p.add_argument("--mode", default="reduce-overhead")
+        p.set_defaults(static=True)
+        args, _rest = p.parse_known_args()
+        a = torch.compile(m, dynamic=args.dyn)
+        b = torch.compile(m, dynamic=args.static)
+        c = torch.compile(m, dynamic=args.dynamic)
+        d = torch.compile(m, dynamic=args.unknown)
+        """, [None, True, True, "?"]),
+    ("the program assigns the option after parsing: unknown", """
+        import argparse, torch
+        p = argparse.ArgumentParser()
+        p.add_argument("--dynamic", action="store_true")
+        args = p.parse_args()
+        if big_graph:
+            args.dynamic = True
+        model = torch.compile(m, dynamic=args.dynamic)
+        """, ["?"]),
+    ("args handed to a function by its only caller", """
+        import argparse, torch
+        def build(net, args):
+            return torch.compile(net, dynamic=args.dynamic)
+        p = argparse.ArgumentParser()
+        p.add_argument("--dynamic", type=bool, default=False)
+        build(m, p.parse_args())
+        """, [False]),
+    ("a name assigned on both branches: the same value, or not", """
+        import torch
+        if x:
+            D, E = False, False
+        else:
+            D, E = False, True
+        a = torch.compile(m, dynamic=D)
+        b = torch.compile(m, dynamic=E)
+        """, [False, "?"]),
+    ("a parameter: its default and every local caller", """
+        import torch
+        def build(net, dynamic=False):
+            return torch.compile(net, dynamic=dynamic)
+        def build2(net, dynamic=False):
+            return torch.compile(net, dynamic=dynamic)
+        def build3(net, dynamic=False):
+            return torch.compile(net, dynamic=dynamic)
+        build(a)
+        build(b, dynamic=False)
+        build2(a, dynamic=True)
+        build2(b)
+        """, [False, "?", "?"]),
+    ("dict literals: subscripts, .get, **, dict(), merged, changed later", """
+        import torch
+        CFG = {"dynamic": False}
+        KW = dict(mode="max-autotune", **CFG)
+        LATE = {"mode": "default"}
+        LATE.update(other)
+        a = torch.compile(m, dynamic=CFG["dynamic"])
+        b = torch.compile(m, dynamic=CFG.get("dynamic", True))
+        c = torch.compile(m, dynamic=CFG.get("missing", True))
+        d = torch.compile(m, **KW)
+        e = torch.compile(m, **LATE)
+        f = torch.compile(m, **{**CFG, "mode": "default"})
+        """, [False, False, True, False, "?", False]),
+    ("**kwargs of a helper: what its local callers pass", """
+        import torch
+        def build(net, **kwargs):
+            return torch.compile(net, **kwargs)
+        def build_public(net, **kwargs):
+            return torch.compile(net, **kwargs)
+        build(a, dynamic=False)
+        build(b, dynamic=False, mode="default")
+        """, [False, "?"]),
+])
+def test_compile_options_through_names(name, source, expected):
+    assert _options(source, "dynamic") == expected

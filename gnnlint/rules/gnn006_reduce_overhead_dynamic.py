@@ -14,8 +14,9 @@ class ReduceOverheadDynamic(Rule):
     `options={"triton.cudagraphs": True}` — on a model or function that is fed
     **variable-size batches** by a PyG loader (`NeighborLoader`,
     `LinkNeighborLoader`, `HGTLoader`, `ClusterLoader`, `ShaDowKHopSampler`,
-    `GraphSAINT*Sampler`, a PyG `DataLoader` over a list of graphs…), found
-    the same way as GNN007 (the compiled object called inside
+    `GraphSAINT*Sampler`, a PyG `DataLoader` over a list of graphs, DGL's
+    GraphBolt `gb.DataLoader`…), found the same way as GNN007 (the compiled
+    model or train step called inside
     `for batch in <loader>`, through the functions it is passed to, or from
     the step hooks of a Lightning-style module whose dataloaders yield such
     batches).
@@ -101,6 +102,14 @@ for data in loader:
 import torch
 model = torch.compile(model, mode="max-autotune-no-cudagraphs")
 """),
+        # a mode gnnlint cannot read (a config object): nothing said
+        Valid("""
+import torch
+from torch_geometric.loader import NeighborLoader
+model = torch.compile(model, mode=cfg.compile_mode, dynamic=True)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+"""),
     )
     INVALID = (
         Invalid("""
@@ -129,6 +138,58 @@ def predict(model, loader):
 model = torch.compile(model, options={"triton.cudagraphs": True})
 predict(model, DataLoader(graphs, batch_size=256))
 """, lines=(9,)),
+        # the mode is an argparse default: reported, no fix (the option stays)
+        Invalid("""
+import argparse
+import torch
+from torch_geometric.loader import NeighborLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--compile-mode", default="reduce-overhead")
+args = parser.parse_args()
+model = torch.compile(model, mode=args.compile_mode, dynamic=True)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+""", lines=(8,), expected_fix="""
+import argparse
+import torch
+from torch_geometric.loader import NeighborLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--compile-mode", default="reduce-overhead")
+args = parser.parse_args()
+model = torch.compile(model, mode=args.compile_mode, dynamic=True)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+"""),
+        # a compiled train step called once per GraphBolt minibatch
+        Invalid("""
+import torch
+import dgl.graphbolt as gb
+from tqdm import tqdm
+
+@torch.compile(mode="reduce-overhead")
+def train_step(minibatch, model):
+    return model(minibatch.sampled_subgraphs, minibatch.node_features["feat"]).sum()
+
+def train(dataloader, model):
+    for minibatch in tqdm(dataloader):
+        train_step(minibatch, model).backward()
+
+train(gb.DataLoader(datapipe), model)
+""", lines=(6,), expected_fix="""
+import torch
+import dgl.graphbolt as gb
+from tqdm import tqdm
+
+@torch.compile()
+def train_step(minibatch, model):
+    return model(minibatch.sampled_subgraphs, minibatch.node_features["feat"]).sum()
+
+def train(dataloader, model):
+    for minibatch in tqdm(dataloader):
+        train_step(minibatch, model).backward()
+
+train(gb.DataLoader(datapipe), model)
+"""),
         Invalid("""
 import torch
 from torch_geometric.loader import DataLoader
@@ -158,14 +219,15 @@ for data in loader:
             if not feeds:
                 continue
             feed = feeds[0]
+            source = ctx.compile_option_source(site_node, "mode") if how != "options" else None
             setting = {"reduce-overhead": '`mode="reduce-overhead"`',
                        "max-autotune": '`mode="max-autotune"` (which turns on CUDA graphs)',
-                       "options": '`options={"triton.cudagraphs": True}`'}[how]
+                       "options": '`options={"triton.cudagraphs": True}`'}[how] + (f" ({source})" if source else "")
             message = (f"{setting} records a CUDA graph per distinct input shape (even with `dynamic=True`), "
                        f"but `{site.target}` is fed variable-size batches from `{feed.loader}` ({feed.via}): "
                        f"nearly every batch re-records a graph and keeps its memory pool; use the default mode "
                        f"or pad batches to fixed sizes (`T.Pad`)")
-            self.report(compile_report_node(site_node), message, self._fix(site_node))
+            self.report(compile_report_node(site_node), message, None if source else self._fix(site_node))
 
     def _fix(self, site_node):
         ctx = self.context

@@ -39,10 +39,16 @@ class CompileNotDynamic(Rule):
     batches**: it is called inside `for batch in <loader>` where the loader is
     a PyG `NeighborLoader`, `LinkNeighborLoader`, `HGTLoader`,
     `ClusterLoader`, `ShaDowKHopSampler`, `GraphSAINT*Sampler`,
-    `RandomNodeLoader` or a PyG `DataLoader` over a list of graphs — directly,
+    `RandomNodeLoader` or a PyG `DataLoader` over a list of graphs, DGL's
+    GraphBolt `gb.DataLoader` (neighbour-sampled minibatches) or
+    `dgl.dataloading` loaders (`DataLoader`, `GraphDataLoader`) — directly,
     through the local functions it is passed to (`train(model, loader)`), or
     from the step hooks of a Lightning-style module whose `*_dataloader()`
-    returns such a loader.
+    returns such a loader. A compiled train step (`@torch.compile def
+    train_step(batch, ...)`, `step = torch.compile(fn)`) called once per batch
+    is a compile site like a compiled model; the loader may be built by a
+    helper, passed down through parameters and wrapped in `tqdm`,
+    `enumerate` or `zip`.
 
     ## Why is this bad?
     Every mini-batch of a sampled or graph-level loader has a different
@@ -169,6 +175,31 @@ model = torch.compile(GIN(), **COMPILE_KWARGS)
 for data in DataLoader(dataset, batch_size=32):
     model(data.x, data.edge_index, data.batch)
 """),
+        # dynamic= from an argparse option whose default is True
+        Valid("""
+import argparse
+import torch
+from torch_geometric.loader import NeighborLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--dynamic", type=int, default=True)
+args = parser.parse_args()
+model = torch.compile(model, dynamic=args.dynamic)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+"""),
+        # options gnnlint cannot read (a config object, a dict changed later): nothing said
+        Valid("""
+import torch
+from torch_geometric.loader import DataLoader
+compile_kwargs = {"mode": "default"}
+if use_dynamic:
+    compile_kwargs["dynamic"] = True
+model = torch.compile(model, dynamic=cfg.compile.dynamic)
+step = torch.compile(train_step, **compile_kwargs)
+for data in DataLoader(dataset, batch_size=32):
+    model(data.x, data.edge_index, data.batch)
+    step(data)
+"""),
         # marked by a per-batch helper the loop calls
         Valid("""
 import torch
@@ -181,6 +212,21 @@ model = torch.compile(model)
 for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
     batch = mark(batch)
     model(batch.x, batch.edge_index)
+"""),
+        # a compiled step fed fixed-size chunks from a range loop, not a loader
+        Valid("""
+import torch
+import dgl.graphbolt as gb
+from tqdm import trange
+
+@torch.compile
+def predictions_step(model, h_src, h_dst):
+    return model.predictor(h_src * h_dst).squeeze()
+
+def compute_predictions(model, node_emb, seeds):
+    for start in trange(0, seeds.shape[0], 4096):
+        end = min(start + 4096, seeds.shape[0])
+        predictions_step(model, node_emb[seeds[start:end, 0]], node_emb[seeds[start:end, 1]])
 """),
         # the loop does not feed the batch to the compiled model
         Valid("""
@@ -284,6 +330,125 @@ def step(x_dict, edge_index_dict):
 for batch in HGTLoader(data, num_samples=[512] * 2, batch_size=128, input_nodes="paper"):
     step(batch.x_dict, batch.edge_index_dict)
 """),
+        # a compiled train step fed GraphBolt minibatches: the loader is built
+        # by a helper, unpacked from a generator, passed down two functions and
+        # wrapped in tqdm/enumerate
+        Invalid("""
+import torch
+import dgl.graphbolt as gb
+from tqdm import tqdm
+
+def create_dataloader(itemset, graph, features):
+    datapipe = gb.ItemSampler(itemset, batch_size=1024, shuffle=True)
+    datapipe = datapipe.sample_neighbor(graph, [10, 10])
+    return gb.DataLoader(datapipe.fetch_feature(features, node_feature_keys=["feat"]))
+
+@torch.compile
+def train_step(minibatch, optimizer, model):
+    out = model(minibatch.sampled_subgraphs, minibatch.node_features["feat"])
+    loss = torch.nn.functional.cross_entropy(out, minibatch.labels)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+def train_helper(dataloader, model, optimizer):
+    dataloader = tqdm(dataloader, "Training")
+    for step, minibatch in enumerate(dataloader):
+        train_step(minibatch, optimizer, model)
+
+def train(train_dataloader, model, optimizer):
+    for epoch in range(10):
+        train_helper(train_dataloader, model, optimizer)
+
+def main(graph, features, train_set, valid_set, model, optimizer):
+    train_dataloader, valid_dataloader = (
+        create_dataloader(itemset, graph, features) for itemset in (train_set, valid_set)
+    )
+    train(train_dataloader, model, optimizer)
+""", lines=(11,), expected_fix="""
+import torch
+import dgl.graphbolt as gb
+from tqdm import tqdm
+
+def create_dataloader(itemset, graph, features):
+    datapipe = gb.ItemSampler(itemset, batch_size=1024, shuffle=True)
+    datapipe = datapipe.sample_neighbor(graph, [10, 10])
+    return gb.DataLoader(datapipe.fetch_feature(features, node_feature_keys=["feat"]))
+
+@torch.compile(dynamic=True)
+def train_step(minibatch, optimizer, model):
+    out = model(minibatch.sampled_subgraphs, minibatch.node_features["feat"])
+    loss = torch.nn.functional.cross_entropy(out, minibatch.labels)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+def train_helper(dataloader, model, optimizer):
+    dataloader = tqdm(dataloader, "Training")
+    for step, minibatch in enumerate(dataloader):
+        train_step(minibatch, optimizer, model)
+
+def train(train_dataloader, model, optimizer):
+    for epoch in range(10):
+        train_helper(train_dataloader, model, optimizer)
+
+def main(graph, features, train_set, valid_set, model, optimizer):
+    train_dataloader, valid_dataloader = (
+        create_dataloader(itemset, graph, features) for itemset in (train_set, valid_set)
+    )
+    train(train_dataloader, model, optimizer)
+"""),
+        # step = torch.compile(fn), called per batch of DGL's GraphDataLoader
+        Invalid("""
+import torch
+from dgl.dataloading import GraphDataLoader
+
+def evaluate_step(model, graphs, labels):
+    return (model(graphs, graphs.ndata["feat"]).argmax(-1) == labels).sum()
+
+step = torch.compile(evaluate_step, dynamic=False)
+loader = GraphDataLoader(dataset, batch_size=64)
+for graphs, labels in loader if verbose else tqdm(loader):
+    step(model, graphs, labels)
+""", lines=(8,)),
+        # dynamic= from a store_true flag (False by default): reported, no fix
+        # (the flag stays the user's switch)
+        Invalid("""
+import argparse
+import torch
+from torch_geometric.loader import NeighborLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--dynamic", action="store_true")
+args = parser.parse_args()
+model = torch.compile(model, dynamic=args.dynamic)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+""", lines=(8,), expected_fix="""
+import argparse
+import torch
+from torch_geometric.loader import NeighborLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--dynamic", action="store_true")
+args = parser.parse_args()
+model = torch.compile(model, dynamic=args.dynamic)
+for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+    model(batch.x, batch.edge_index)
+"""),
+        # options from a dict literal through **kwargs and a helper's parameter
+        Invalid("""
+import torch
+from torch_geometric.loader import DataLoader
+COMPILE_OPTIONS = {"mode": "max-autotune-no-cudagraphs", "dynamic": False}
+
+def build(net, dynamic=None):
+    return torch.compile(net, dynamic=dynamic)
+
+model = torch.compile(GIN(), **COMPILE_OPTIONS)
+encoder = build(Encoder())
+for data in DataLoader(dataset, batch_size=32):
+    model(data.x, data.edge_index, data.batch)
+    encoder(data.x, data.edge_index)
+""", lines=(7, 9)),
         # mark_dynamic on x only: edge_index still varies
         Invalid("""
 import torch
@@ -340,9 +505,10 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64, input_nodes
         ctx = self.context
         what = f"`{site.target}`"
         fed = f"variable-size batches from `{feed.loader}` ({feed.via})"
+        source = ctx.compile_option_source(site_node, "dynamic")  # `--dynamic` defaults to False
         if dynamic is False:
-            cost = ("with `dynamic=False` every distinct batch shape is a new compile until "
-                    "`recompile_limit` (8) is hit, after which it silently runs eager")
+            cost = (f"with `dynamic=False`{f' ({source})' if source else ''} every distinct batch shape is a new "
+                    "compile until `recompile_limit` (8) is hit, after which it silently runs eager")
         else:
             cost = (f"without `dynamic=` the first batch of a new size recompiles it "
                     f"({torch_label(ctx.options.torch_version)}: one extra compile, then automatic dynamic shapes)")
@@ -352,8 +518,11 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64, input_nodes
         message = f"{what} is fed {fed}: {cost}{marks}; pass `dynamic=True`"
         fix = None
         arg = ctx.compile_kwarg(site_node, "dynamic")
-        if arg is not None:
-            edit: Optional[NodeEdit] = NodeEdit(arg.value, "True")
+        edit: Optional[NodeEdit] = None
+        if source is not None:
+            pass  # set through a name, a config or a flag: no fix (the user's plumbing stays)
+        elif arg is not None:
+            edit = NodeEdit(arg.value, "True")
         else:
             edit = add_keyword_edit(ctx, site_node, "dynamic", "True")
         if edit is not None:
