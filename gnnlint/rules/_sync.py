@@ -23,6 +23,20 @@ SYNC_TRIGGERS = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b
                  b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'")
 
 
+def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
+    """"cpu" when the receiver of ``.numpy()``/``.tolist()``/``.item()`` was
+    already copied to the host (``x.cpu().numpy()``, ``x.detach().cpu()
+    .numpy()``): the ``.cpu()`` is the call that syncs, and the message names it."""
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and not receiver.args:
+        method = receiver.func.attr.value
+        if method == "cpu":
+            return "cpu"
+        if method not in ("detach", "clone", "contiguous"):
+            return None
+        receiver = receiver.func.value
+    return None
+
+
 class SyncRule(Rule):
     """Finds the syncs; a subclass decides whether one costs something here."""
 
@@ -42,7 +56,7 @@ class SyncRule(Rule):
                 return  # numpy arrays have .tolist(); modules have .cpu()
             if receiver_kind == UNKNOWN and method == "numpy" and not self._chained_from_tensor(func.value):
                 return
-            self._flag(node, f"`.{method}()`")
+            self._flag(node, f"`.{_copying_method(func.value) or method}()`")
             return
         resolved = self.context.resolve(func)
         if resolved in _CASTS and len(node.args) == 1 and node.args[0].keyword is None:

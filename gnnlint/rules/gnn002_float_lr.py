@@ -271,30 +271,33 @@ for group in optimizer.param_groups:
         else:
             compiled_text = "the compiled step"
         if dynamic is False:
+            short = "every lr change recompiles it, then it silently runs eagerly"
             cost = ("with `dynamic=False` every lr change recompiles the step until `recompile_limit` (8) is hit, "
-                    "after which the step silently runs eager")
+                    "after which the step silently runs eagerly")
         elif dynamic is True:
+            short = "every lr change recompiles it"
             cost = (f"on torch {ctx.options.torch_version or '< 2.7'} even `dynamic=True` specialises the step on "
-                    f"the float lr: every lr change recompiles it (fixed in torch 2.7)")
+                    f"the float lr (fixed in torch 2.7)")
         elif matches("<2.6", ctx.options.torch_version):
+            short = "every lr change recompiles it, then it silently runs eagerly"
             cost = (f"on torch {ctx.options.torch_version} every lr change recompiles the step, until "
-                    f"`cache_size_limit` (8) is hit and it silently runs eager")
+                    f"`cache_size_limit` (8) is hit and it silently runs eagerly")
         else:
-            cost = (f"on {torch_label(ctx.options.torch_version)} (default `dynamic=None`) the first lr change "
-                    f"recompiles the step once, then the lr is traced as a dynamic float (torch < 2.6: a recompile "
-                    f"on every change)")
+            short = "the first lr change recompiles it"
+            cost = (f"on {torch_label(ctx.options.torch_version)} (default `dynamic=None`) the lr is then traced as "
+                    f"a dynamic float (torch < 2.6: a recompile on every change)")
         cycling = [c for c in changers if isinstance(c, cst.Call) and ctx.last_part(c.func) in ("OneCycleLR", "CyclicLR")
                    and not any(a.keyword is not None and a.keyword.value == "cycle_momentum"
                                and ctx.literal_value(a.value) is False for a in c.args)]
         also = ""
         if cycling:
-            also = (f" and `cycle_momentum=False` to `{ctx.last_part(cycling[0].func)}` (it also rewrites the float "
+            also = (f", and `cycle_momentum=False` to `{ctx.last_part(cycling[0].func)}` (it also rewrites the float "
                     f"momentum, `betas[0]`/`momentum`, which the step guards on too)")
         lr_desc = f"Python-number lr `{value_text}`" if lr_arg is not None else \
-            f"the default Python-float lr ({value_text})"
-        message = (f"`{opt_name}` gets {lr_desc} that {changer_text} changes, and its step is compiled "
-                   f"({compiled_text}): the step guards on `param_groups[0]['lr']`; {cost}; "
-                   f"pass `lr=torch.tensor({value_text or '...'})`{also}")
+            f"default Python-float lr ({value_text})"
+        message = (f"{changer_text} changes `{opt_name}`'s {lr_desc} and its step is compiled: {short}. "
+                   f"The step ({compiled_text}) guards on `param_groups[0]['lr']`; {cost}. "
+                   f"Pass `lr=torch.tensor({value_text or '...'})`{also}.")
         self.report(node, message, self._fix(node, lr_arg, value_text))
 
     @staticmethod

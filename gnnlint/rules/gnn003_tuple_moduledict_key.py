@@ -200,13 +200,13 @@ model = torch.compile(Net())
             replacement = cst.SimpleString(repr(internal) if '"' in internal else f'"{internal}"')
             edit = NodeEdit(node, node.with_changes(slice=[cst.SubscriptElement(cst.Index(replacement))]))
             fix = FixSpec(applicability, f"Index with the string key `\"{internal}\"`", (edit,))
-            advice = f"index with the string key `\"{internal}\"`"
+            advice = f"Index with the string key `\"{internal}\"`."
         else:
-            advice = (f"iterate `{container}.items()` instead of looking modules up by edge type, or "
-                      f"precompute string keys in `__init__`")
+            advice = (f"Iterate `{container}.items()` instead of looking modules up by edge type, or "
+                      f"precompute string keys in `__init__`.")
         self.report(node, f"`{container}[...]` with a tuple key breaks the graph in the {region} on "
-                          f"torch < 2.5 (dynamo cannot trace a custom `__getitem__` with a tuple, "
-                          f"pytorch#111551); {advice}", fix)
+                          f"torch < 2.5. Dynamo cannot trace a custom `__getitem__` with a tuple "
+                          f"(pytorch#111551). {advice}", fix)
 
 
 def _key_of(node: cst.Subscript) -> Optional[cst.BaseExpression]:

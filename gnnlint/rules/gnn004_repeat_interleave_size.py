@@ -174,19 +174,19 @@ class Expand(torch.nn.Module):
                        f"syncs the device to size its output")
         where = ctx.compiled_region(node)
         if where is not None:
-            cost = f" (an unbacked data-dependent size in the {where})"
+            cost = f" in the {where}. Its output size is data-dependent (an unbacked size)."
         else:
             hot = ctx.hot_region(node)
-            cost = f" every step ({hot})" if hot else ""
+            cost = f" every step ({hot})." if hot else "."
         total = _known_total(ctx, repeats, node)
         fix = None
         if total is not None:
-            advice = f"pass `output_size={total}`"
+            advice = f"Pass `output_size={total}`."
             fix = FixSpec("unsafe", f"Pass `output_size={total}`", (NodeEdit(node, _with_size(node, size_arg, total)),))
         else:
-            advice = ("pass `output_size=` with the total you already know (e.g. the number of nodes); "
-                      "`ptr[-1]` or `repeats.sum()` would still sync")
-        self.report(node, f"{problem}{cost}; {advice}", fix)
+            advice = ("Pass `output_size=` with the total you already know (e.g. the number of nodes); "
+                      "`ptr[-1]` or `repeats.sum()` would still sync.")
+        self.report(node, f"{problem}{cost} {advice}", fix)
 
 
 def _text(ctx, node: cst.CSTNode, limit: int = 40) -> str:

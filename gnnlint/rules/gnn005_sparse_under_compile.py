@@ -180,16 +180,17 @@ train(model, loader)
             return
         ctx = self.context
         region = ctx.compiled_region(node)
-        text = _short(ctx.module.code_for_node(node))
+        text = _short(ctx.module.code_for_node(node), 40)
+        kind = _kind_of(what, node, ctx)
         if region is not None:
-            self.report(node, f"sparse adjacency `{text}` is built inside the {region}: dynamo cannot trace "
-                              f"sparse tensors (graph break on every call); build `edge_index`/`EdgeIndex` "
-                              f"inputs instead")
+            self.report(node, f"Sparse adjacency `{text}` is built inside the {region}: a graph break on every "
+                              f"call. {_cap(_WHY[kind])}; with `fullgraph=True` it is an error. "
+                              f"Build `edge_index`/`EdgeIndex` inputs instead.")
             return
         sink = ctx.compiled_sink(node)
         if sink is not None:
             call, why = sink
-            self.report(node, _message(text, call, why, ctx))
+            self.report(node, _message(f"Sparse adjacency `{text}` reaches", call, why, ctx, kind=kind))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         ctx = self.context
@@ -214,17 +215,25 @@ train(model, loader)
             for transform in self._transforms:
                 applied = self._applied_to(transform)
                 # applied by hand to one object: only that object's adj_t counts
-                fed = [(c, w) for c, w, attr in adj_sinks
+                fed = [(c, w, attr) for c, w, attr in adj_sinks
                        if applied is None or (isinstance(attr.value, cst.Name) and attr.value.value in applied)]
                 if fed:
-                    self.report(transform, _message("T.ToSparseTensor()", fed[0][0], fed[0][1], ctx,
-                                                    via="its `adj_t`"))
+                    name = _attr_name(fed[0][2])
+                    made = (f"`{name}`, a dict of sparse adjacencies," if name.endswith("_dict")
+                            else f"a sparse `{name}`")
+                    subject = f"`{_short(ctx.module.code_for_node(transform), 40)}` makes {made} that reaches"
+                    self.report(transform, _message(subject, fed[0][0], fed[0][1], ctx,
+                                                    kind=_kind_of("transform", transform, ctx)))
             return
         for call, why, attr in adj_sinks:
-            text = _short(ctx.module.code_for_node(attr))
-            self.report(call, f"sparse adjacency `{text}` (a `SparseTensor` from `T.ToSparseTensor()`) is fed to "
-                              f"{why}: dynamo cannot trace sparse tensors, so every call breaks the graph; "
-                              f"load `edge_index` (or an `EdgeIndex`) instead of `adj_t`")
+            text = _short(ctx.module.code_for_node(attr), 40)
+            name = _attr_name(attr)
+            origin = (f"By PyG's convention `{name}` is a dict of sparse adjacencies (one per edge type, from "
+                      f"`T.ToSparseTensor()`)" if name.endswith("_dict") else
+                      f"By PyG's convention `{name}` is the sparse adjacency `T.ToSparseTensor()` adds")
+            self.report(call, f"`{text}` is fed to {why}: a graph break on every call. "
+                              f"{origin}; {_WHY['unknown']} (with `fullgraph=True`: an error). "
+                              f"Load `edge_index` (or an `EdgeIndex`) instead of `{name}`.")
 
     def _applied_to(self, transform: cst.Call) -> Optional[set[str]]:
         """Names bound to what a transform is applied to by hand --
@@ -315,9 +324,40 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _message(text: str, call: cst.Call, why: str, ctx, via: str = "") -> str:
+# Why dynamo cannot take the value, by what it is: torch_sparse's `SparseTensor`
+# is a Python class over dense tensors whose operations are torch_sparse's
+# custom C++ ops; `torch.sparse` COO/CSR/CSC are tensors with a sparse layout.
+_WHY = {
+    "torch_sparse": "dynamo cannot trace torch_sparse's custom ops, which a `SparseTensor` runs",
+    "layout": "dynamo cannot wrap a tensor with a sparse layout (COO/CSR/CSC)",
+    "unknown": "dynamo traces neither torch_sparse's `SparseTensor` ops nor sparse-layout tensors",
+}
+
+
+def _kind_of(what: str, node: cst.Call, ctx) -> str:
+    """"torch_sparse" (a `SparseTensor`) or "layout" (a `torch.sparse` tensor)
+    for a creation site: `T.ToSparseTensor(layout=...)` builds a torch.sparse
+    tensor, without `layout` a `SparseTensor` (when torch_sparse is installed)."""
+    if what == "SparseTensor":
+        return "torch_sparse"
+    if what == "transform":
+        layout = next((a for a in node.args if a.keyword is not None and a.keyword.value == "layout"), None)
+        if layout is None or ctx.module.code_for_node(layout.value) == "None":
+            return "torch_sparse"
+        return "layout"
+    return "layout"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _attr_name(attr) -> str:
+    return attr.attr.value if isinstance(attr, cst.Attribute) else "adj_t"
+
+
+def _message(subject: str, call: cst.Call, why: str, ctx, kind: str = "unknown") -> str:
     call_text = _short(ctx.module.code_for_node(call))
-    via = f" through {via}" if via else ""
-    return (f"sparse adjacency `{text}` reaches {why}{via} (`{call_text}`): dynamo cannot trace sparse "
-            f"tensors, so every call breaks the graph (an error with fullgraph=True); feed `edge_index` "
-            f"or an `EdgeIndex` to the compiled model")
+    return (f"{subject} {why}: a graph break on every call. "
+            f"{_cap(_WHY[kind])}; with `fullgraph=True` it is an error. "
+            f"Feed `edge_index` or an `EdgeIndex` to the compiled model (`{call_text}`).")
