@@ -225,3 +225,20 @@ def torch_label(version: Optional[str]) -> str:
     major, minor, _ = parse_version(version)
     return f"torch {major}.{minor}"
 
+
+
+MEASURED_PYG = (2, 8)
+
+
+def measured(torch_version: Optional[str], pyg_version: Optional[str] = None) -> bool:
+    """Whether a message may cite the measured numbers (torch 2.13 + PyG
+    2.8.1, ``shared/evidence/torch-2.13-pyg-2.8.1``): the target torch and
+    PyG are those versions, or unknown (the newest)."""
+    return measured_torch(torch_version) and (
+        pyg_version is None or parse_version(pyg_version)[:2] == MEASURED_PYG)
+
+
+def recompile_limit_name(version: Optional[str]) -> str:
+    """dynamo's limit on recompiles of one frame, as the target version names
+    it: ``recompile_limit`` from torch 2.6, ``cache_size_limit`` before."""
+    return "recompile_limit" if matches(">=2.6", version) else "cache_size_limit"

@@ -223,10 +223,10 @@ for data in loader:
             setting = {"reduce-overhead": '`mode="reduce-overhead"`',
                        "max-autotune": '`mode="max-autotune"` (which turns on CUDA graphs)',
                        "options": '`options={"triton.cudagraphs": True}`'}[how] + (f" ({source})" if source else "")
-            message = (f"{setting} records a CUDA graph per distinct input shape (even with `dynamic=True`), "
-                       f"but `{site.target}` is fed variable-size batches from `{feed.loader}` ({feed.via}): "
-                       f"nearly every batch re-records a graph and keeps its memory pool; use the default mode "
-                       f"or pad batches to fixed sizes (`T.Pad`)")
+            message = (f"`{site.target}` is compiled with {setting} but fed variable-size batches: nearly every "
+                       f"batch re-records a CUDA graph and keeps its memory pool. CUDA graphs are recorded per "
+                       f"distinct input shape, even with `dynamic=True`; the batches come from `{feed.loader}` "
+                       f"({feed.via}). Use the default mode or pad batches to fixed sizes (`T.Pad`).")
             self.report(compile_report_node(site_node), message, None if source else self._fix(site_node))
 
     def _fix(self, site_node):

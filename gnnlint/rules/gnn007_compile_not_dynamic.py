@@ -6,7 +6,7 @@ import libcst as cst
 
 from gnnlint.context import _NO_VALUE
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
-from gnnlint.versions import torch_label
+from gnnlint.versions import matches, recompile_limit_name, torch_label
 
 
 def compile_report_node(site_node: cst.CSTNode) -> cst.CSTNode:
@@ -504,18 +504,23 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64, input_nodes
     def _report(self, site_node, site, dynamic, feed) -> None:
         ctx = self.context
         what = f"`{site.target}`"
-        fed = f"variable-size batches from `{feed.loader}` ({feed.via})"
+        batches = f"The batches come from `{feed.loader}` ({feed.via})"
         source = ctx.compile_option_source(site_node, "dynamic")  # `--dynamic` defaults to False
+        version = ctx.options.torch_version
         if dynamic is False:
-            cost = (f"with `dynamic=False`{f' ({source})' if source else ''} every distinct batch shape is a new "
-                    "compile until `recompile_limit` (8) is hit, after which it silently runs eager")
+            head = f"{what} is compiled with `dynamic=False`{f' ({source})' if source else ''} but fed " \
+                   f"variable-size batches: each new batch shape recompiles it, then it silently runs eagerly."
+            cost = f"after `{recompile_limit_name(version)}` (8) recompiles the compiled code is skipped"
+        elif matches(">=2.1", version):
+            head = f"{what} is fed variable-size batches without `dynamic=`: the first batch of a new size recompiles it."
+            cost = f"{torch_label(version)}: one extra compile, then automatic dynamic shapes"
         else:
-            cost = (f"without `dynamic=` the first batch of a new size recompiles it "
-                    f"({torch_label(ctx.options.torch_version)}: one extra compile, then automatic dynamic shapes)")
+            head = f"{what} is fed variable-size batches without `dynamic=`: each new batch shape recompiles it."
+            cost = f"torch {version} has no automatic dynamic shapes"
         marks = ""
         if feed.marked_any and feed.unmarked:
             marks = f"; `mark_dynamic` does not cover {', '.join(f'`{u}`' for u in feed.unmarked)}"
-        message = f"{what} is fed {fed}: {cost}{marks}; pass `dynamic=True`"
+        message = f"{head} {batches}; {cost}{marks}. Pass `dynamic=True`."
         fix = None
         arg = ctx.compile_kwarg(site_node, "dynamic")
         edit: Optional[NodeEdit] = None

@@ -155,9 +155,10 @@ def step(x, y, train_mask):
         region = ctx.compiled_region(node)
         if region is None:
             return
-        self.report(node, f"{what} has a data-dependent output shape in the {region}: a graph break or an "
-                          f"unbacked size that syncs the device; keep shapes static (masks as multipliers, "
-                          f"sizes passed in) or move it out of the compiled code")
+        self.report(node, f"{what} has a data-dependent output shape in the {region}: a graph break or a "
+                          f"device sync. Dynamo either breaks at it or traces an unbacked size that syncs. Keep "
+                          f"shapes static (masks as multipliers, sizes passed in) or move it out of the compiled "
+                          f"code.")
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         ctx = self.context
@@ -166,9 +167,9 @@ def step(x, y, train_mask):
         region = ctx.compiled_region(node)
         if region is None:
             return
-        self.report(node, f"boolean-mask indexing `{_short(ctx.module.code_for_node(node))}` has a "
-                          f"data-dependent output shape in the {region}: a graph break on every call; "
-                          f"multiply by the mask instead, or select outside the compiled code")
+        self.report(node, f"Boolean-mask indexing `{_short(ctx.module.code_for_node(node))}` in the {region}: "
+                          f"a graph break on every call. Its output shape depends on the data. Multiply by the "
+                          f"mask instead, or select outside the compiled code.")
 
     # ------------------------------------------------------------------------------
     def _call_hazard(self, node: cst.Call) -> Optional[str]:

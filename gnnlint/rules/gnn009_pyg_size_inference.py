@@ -192,9 +192,9 @@ model = torch.compile(Net())
             return
         callee = ctx.module.code_for_node(node.func)
         names = " / ".join(f"`{m}=`" for m in missing)
-        self.report(node, f"`{callee}(...)` without {names} computes the {entry.what} from the data "
-                          f"(`int(index.max()) + 1`): a device sync and a graph break in the {region}; "
-                          f"pass the size you already know")
+        self.report(node, f"`{callee}(...)` without {names} syncs the device and breaks the graph in the "
+                          f"{region}. It computes the {entry.what} from the data (`int(index.max()) + 1`); "
+                          f"pass the size you already know.")
 
     def _built_with(self, node: cst.Call, option: tuple[str, int, str]) -> bool:
         """``self.norm(...)`` where every ``self.norm = ...`` in the class passes the option."""

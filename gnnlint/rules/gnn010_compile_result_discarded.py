@@ -126,16 +126,15 @@ compile(model)
             return
         text = self.context.module.code_for_node(target)
         fix = None
+        new_call = self._torch_compile_call(call) or call
+        assignment = f"{text} = {self.context.module.code_for_node(new_call)}"
         if isinstance(target, cst.Name) or (
                 isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                 and target.value.value == "self"):
-            new_call = self._torch_compile_call(call) or call
             replacement = cst.Assign(targets=[cst.AssignTarget(target=target)], value=new_call)
-            fix = FixSpec("safe", f"Assign the result: `{text} = {self.context.module.code_for_node(new_call)}`",
-                          (NodeEdit(node, replacement),))
-        self.report(call, f"the result of `{self.context.module.code_for_node(call.func)}({text})` is "
-                          f"discarded, so `{text}` is never compiled; assign it: "
-                          f"`{text} = torch.compile({text})`", fix)
+            fix = FixSpec("safe", f"Assign the result: `{assignment}`", (NodeEdit(node, replacement),))
+        self.report(call, f"The result of `{self.context.module.code_for_node(call.func)}({text})` is "
+                          f"discarded, so `{text}` is never compiled. Assign it: `{assignment}`.", fix)
 
     def _deprecated(self) -> bool:
         return matches(_DEPRECATED_SINCE, self.context.options.pyg_version)
@@ -148,7 +147,8 @@ compile(model)
             return  # reported as a discarded result, with the combined fix
         new_call = self._torch_compile_call(node)
         fix = FixSpec("safe", "Use `torch.compile`", (NodeEdit(node.func, new_call.func),)) if new_call else None
-        self.report(node, "`torch_geometric.compile` is deprecated since PyG 2.5. Call `torch.compile` directly.", fix)
+        instead = self.context.module.code_for_node(new_call.func) if new_call else "torch.compile"
+        self.report(node, f"`torch_geometric.compile` is deprecated since PyG 2.5. Call `{instead}` directly.", fix)
 
     def _torch_compile_call(self, call: cst.Call):
         """``call`` rewritten to use torch.compile, if torch is imported by a name."""

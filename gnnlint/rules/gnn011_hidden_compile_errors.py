@@ -142,7 +142,7 @@ model = torch.compile(model, recompile_limit=64)
         setting = self._setting(node.target)
         if setting in _LIMITS and isinstance(node.operator, (cst.AddAssign, cst.MultiplyAssign,
                                                               cst.PowerAssign, cst.LeftShiftAssign)):
-            self.report(node, self._limit_message(setting, None))
+            self.report(node, self._limit_message(setting, None, self.context.module.code_for_node(node.target)))
 
     def _setting(self, target: cst.BaseExpression) -> Optional[str]:
         if not isinstance(target, cst.Attribute):
@@ -162,7 +162,7 @@ model = torch.compile(model, recompile_limit=64)
                 return self._suppress_message()
             return None
         if setting in _LIMITS:
-            return self._limit_check(setting, value)
+            return self._limit_check(setting, value, ctx.module.code_for_node(target))
         if isinstance(target, cst.Subscript) and ctx.resolve(target.value) == "os.environ" \
                 and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) \
                 and ctx.literal_value(target.slice[0].slice.value) == _ENV_SUPPRESS \
@@ -178,29 +178,29 @@ model = torch.compile(model, recompile_limit=64)
             return literal.strip().lower() not in ("", "0", "false", "no", "off")
         return bool(literal)
 
-    def _limit_check(self, setting: str, value: cst.BaseExpression) -> Optional[str]:
+    def _limit_check(self, setting: str, value: cst.BaseExpression, spelled: Optional[str] = None) -> Optional[str]:
         literal = self.context.literal_value(value, value)
         if literal is _NO_VALUE:
-            return self._limit_message(setting, None)
+            return self._limit_message(setting, None, spelled)
         if isinstance(literal, (int, float)) and not isinstance(literal, bool) and literal > _LIMITS[setting]:
-            return self._limit_message(setting, literal)
+            return self._limit_message(setting, literal, spelled)
         return None
 
     @staticmethod
     def _suppress_message(env: bool = False) -> str:
         how = "`TORCHDYNAMO_SUPPRESS_ERRORS`" if env else "`torch._dynamo.config.suppress_errors`"
-        return (f"{how} makes every compile failure silently fall back to eager: the model runs uncompiled "
-                f"with no error, and the cause is only a log line; remove it and fix the failure (or wrap the "
-                f"offending code in `torch.compiler.disable`)")
+        return (f"{how} hides every compile failure: the model silently runs uncompiled, with no error. "
+                f"The cause is only a log line; remove it and fix the failure (or wrap the offending code in "
+                f"`torch.compiler.disable`).")
 
     @staticmethod
-    def _limit_message(setting: str, value) -> str:
+    def _limit_message(setting: str, value, spelled: Optional[str] = None) -> str:
         default = _LIMITS[setting]
         raised = f"to {value}" if value is not None else "(above its default of %d)" % default
-        return (f"raising `torch._dynamo.config.{setting}` {raised} hides a recompile storm: every extra "
-                f"recompile is a full compile, and the default limit ({default}) is what reports the failing "
-                f"guard; find it with `TORCH_LOGS=recompiles` and fix the cause (`dynamic=True` for "
-                f"variable-size batches, a tensor lr, ...)")
+        return (f"Raising `{spelled or 'torch._dynamo.config.' + setting}` {raised} hides a recompile storm: "
+                f"every extra recompile is a full compile. The default limit ({default}) is what reports the "
+                f"failing guard; find it with `TORCH_LOGS=recompiles` and fix the cause (`dynamic=True` for "
+                f"variable-size batches, a tensor lr, ...).")
 
     # -- calls: config.patch(...), setattr(config, ...), torch.compile(recompile_limit=N) --
     def visit_Call(self, node: cst.Call) -> None:
@@ -216,10 +216,10 @@ model = torch.compile(model, recompile_limit=64)
         elif resolved in ("torch.compile", "torch_geometric.compile"):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "recompile_limit":
-                    message = self._limit_check("recompile_limit", arg.value)
+                    message = self._limit_check("recompile_limit", arg.value,
+                                                f"{ctx.module.code_for_node(node.func)}(recompile_limit=...)")
                     if message:
-                        self.report(arg, message.replace("torch._dynamo.config.recompile_limit",
-                                                         "torch.compile(recompile_limit=...)"))
+                        self.report(arg, message)
 
     def _pair_message(self, name, value: cst.BaseExpression) -> Optional[str]:
         if name == _SUPPRESS:
