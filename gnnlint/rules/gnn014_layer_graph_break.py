@@ -7,6 +7,7 @@ import libcst as cst
 from gnnlint import pyg_layers, semantic_layers
 from gnnlint.context import arg_of, has_star_args
 from gnnlint.rules.base import Invalid, Rule, Valid
+from gnnlint.versions import measured
 
 _MEASURED = "torch 2.13 + PyG 2.8.1"
 
@@ -264,14 +265,15 @@ def sample(x, edge_index, subsets):
             return
         callee = ctx.module.code_for_node(node.func)
         loop = semantic_layers.loop_around(ctx, node)
-        head = f"`{callee}(...)` breaks the graph on every call in the {region} ({entry.where})"
         if loop is not None:
             func = ctx.enclosing_function(node)
-            self.report(node, f"{head}, inside `{_loop_header(ctx, loop)}`: dynamo cannot resume a break inside a "
-                              f"loop, so all of `{func.qualname if func else '?'}` runs eagerly (measured: 0 of 20 "
-                              f"calls compiled, {_MEASURED}); {_fix(entry)}", severity="error")
+            name = func.qualname if func else "the function"
+            self.report(node, f"`{callee}(...)` breaks the graph inside `{_loop_header(ctx, loop)}`, so all of "
+                              f"`{name}` runs eagerly. {self._evidence(entry, _IN_LOOP)}{self._fix(entry)}",
+                        severity="error")
         else:
-            self.report(node, f"{head}; {_fix(entry)}")
+            self.report(node, f"`{callee}(...)` breaks the graph on every call in the {region}. "
+                              f"{self._evidence(entry)}{self._fix(entry)}")
 
     # ------------------------------------------------------------------ layers
     def _constructor(self, node: cst.Call, entries) -> None:
@@ -295,17 +297,16 @@ def sample(x, edge_index, subsets):
                 self._report_model(node, callee, entry, f"`self.{attr}` in {where}")
             elif looped:
                 use = looped[0]
-                self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph ({entry.where}) inside "
-                                  f"`{_loop_header(ctx, use.loop)}` in `{use.func.qualname}`: dynamo cannot resume "
-                                  f"a break inside a loop, so all of `{use.func.qualname}` runs eagerly (measured: "
-                                  f"0 of 20 calls compiled, {_MEASURED}); {_fix(entry)}", severity="error")
+                self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph inside "
+                                  f"`{_loop_header(ctx, use.loop)}`, so all of `{use.func.qualname}` runs eagerly. "
+                                  f"{self._evidence(entry, _IN_LOOP)}{self._fix(entry)}", severity="error")
             elif hetero is not None:
-                self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph ({entry.where}) inside "
-                                  f"`HeteroConv`, whose forward loops over the edge types: the whole `HeteroConv` "
-                                  f"forward runs eagerly ({_MEASURED}); {_fix(entry)}", severity="error")
+                self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph inside `HeteroConv`, so "
+                                  f"its whole forward runs eagerly. {self._evidence(entry, _HETERO)}"
+                                  f"{self._fix(entry)}", severity="error")
             else:
                 self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph on every call of "
-                                  f"`self.{attr}` in {where} ({entry.where}); {_fix(entry)}")
+                                  f"`self.{attr}` in {where}. {self._evidence(entry)}{self._fix(entry)}")
             return
         for ctor, site_node in semantic_layers.compiled_constructors(ctx):
             if ctor is not node:
@@ -318,13 +319,34 @@ def sample(x, edge_index, subsets):
                 self._report_model(node, callee, entry, "the compiled model")
             else:
                 self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph on every call of the "
-                                  f"compiled layer ({entry.where}); {_fix(entry)}")
+                                  f"compiled layer. {self._evidence(entry)}{self._fix(entry)}")
             return
 
     def _report_model(self, node: cst.Call, callee: str, entry, where: str) -> None:
-        self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph inside its own layer loop "
-                          f"({entry.where}): the whole forward of `{entry.name}` ({where}) runs eagerly "
-                          f"(measured, {_MEASURED}); {_fix(entry)}", severity="error")
+        self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph inside its own layer loop, so the "
+                          f"whole forward of `{entry.name}` ({where}) runs eagerly. "
+                          f"{self._evidence(entry)}{self._fix(entry)}", severity="error")
+
+    # ------------------------------------------------------------------ message parts
+    def _measured(self) -> bool:
+        """The target is the measured torch + PyG (or unknown): the message may
+        cite the measurements, PyG 2.8.1's source lines and `fullgraph=True`."""
+        return measured(self.context.options.torch_version, self.context.options.pyg_version)
+
+    def _evidence(self, entry, why: str = "") -> str:
+        """Why the break costs what the first sentence says, and where PyG breaks
+        (measured on torch 2.13 + PyG 2.8.1: cited only for that target)."""
+        if not self._measured():
+            return f"{why}. " if why else ""
+        numbers = "measured: 0 of 20 calls compiled" if why == _IN_LOOP else "measured"
+        where = f"PyG breaks at {entry.where} ({numbers}, {_MEASURED})"
+        return f"{why}; {where}. " if why else f"{where}. "
+
+    def _fix(self, entry) -> str:
+        text = entry.fix[:1].upper() + entry.fix[1:]
+        if entry.fullgraph and self._measured():
+            return f"Compile with `fullgraph=True` (one graph on torch 2.13, same outputs), or {entry.fix}."
+        return f"{text}."
 
     def _breaking(self, node: cst.Call, entries, fullgraph: bool) -> Optional[pyg_layers.LayerBreak]:
         """The first entry whose break this call keeps, or None."""
@@ -388,10 +410,8 @@ def _default(entry) -> str:
     return "with any options"
 
 
-def _fix(entry) -> str:
-    if entry.fullgraph:
-        return f"compile with `fullgraph=True` (one graph on torch 2.13, same outputs), or {entry.fix}"
-    return entry.fix
+_IN_LOOP = "Dynamo cannot resume a break inside a loop"
+_HETERO = "Its forward loops over the edge types, and dynamo cannot resume a break inside a loop"
 
 
 def _loop_header(ctx, loop: cst.CSTNode) -> str:

@@ -7,6 +7,7 @@ import libcst as cst
 from gnnlint import semantic_layers
 from gnnlint.context import ClassInfo, FuncInfo, arg_of
 from gnnlint.rules.base import Invalid, Rule, Valid
+from gnnlint.versions import measured, recompile_limit_name
 
 _RESETS = {"torch._dynamo.reset", "torch.compiler.reset"}
 _DROPOUTS = {"torch.nn.functional.dropout", "torch.dropout", "torch.nn.functional.dropout1d",
@@ -176,11 +177,11 @@ for ep in range(100):
             loop, what = self._per_run(site_node, ctor)
             if loop is None:
                 continue
-            self.report(site_node, f"a new `{ctx.module.code_for_node(ctor.func)}` is compiled {what} with no "
-                                   f"`torch._dynamo.reset()`: each configuration recompiles, and after "
-                                   f"`recompile_limit` (8) the later ones silently run eagerly (measured: runs 9-12 "
-                                   f"of 12 ran 0 of 3 calls compiled, with `dynamic=True` too); call "
-                                   f"`torch._dynamo.reset()` at the start of each run")
+            self.report(site_node, f"A new `{ctx.module.code_for_node(ctor.func)}` is compiled {what} with no "
+                                   f"`torch._dynamo.reset()`: past {_limit(ctx)} the later runs silently run "
+                                   f"eagerly. Each configuration recompiles, with `dynamic=True` too"
+                                   f"{_measured(ctx, 'runs 9-12 of 12 ran 0 of 3 calls compiled')}; call "
+                                   f"`torch._dynamo.reset()` at the start of each run.")
 
     def _per_run(self, site_node: cst.Call, ctor: cst.Call) -> tuple[Optional[cst.CSTNode], str]:
         ctx = self.context
@@ -205,11 +206,11 @@ for ep in range(100):
         cls = ctx.enclosing_class(node)
         if cls is None or not _init_is(ctx, cls, attr, cst.Integer):
             return
-        self.report(node, f"`self.{attr}` is an int attribute that changes on every call: dynamo treats module "
-                          f"int attributes as constants, so each new value recompiles, and after "
-                          f"`recompile_limit` (8) the forward silently runs eagerly (measured: 8 of 20 calls "
-                          f"compiled); keep it in a registered buffer updated in place, or set "
-                          f"`torch._dynamo.config.allow_unspec_int_on_nn_module = True`")
+        self.report(node, f"`self.{attr}` is an int attribute that changes on every call: each value recompiles, "
+                          f"and after {_limit(ctx)} the forward silently runs eagerly. Dynamo treats module int "
+                          f"attributes as constants{_measured(ctx, '8 of 20 calls compiled')}; keep it in a "
+                          f"registered buffer updated in place, or set "
+                          f"`torch._dynamo.config.allow_unspec_int_on_nn_module = True`.")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         ctx = self.context
@@ -233,11 +234,11 @@ for ep in range(100):
         attr = target.attr.value
         if not semantic_layers.attr_uses(ctx, cls, attr):
             return
-        self.report(node, f"`{owner.value}.{attr}` is set to a new int every iteration and the compiled forward of "
-                          f"`{cls.name}` reads `self.{attr}`: each value recompiles (module int attributes are "
-                          f"static), and after `recompile_limit` (8) it silently runs eagerly (measured: 8 of 20 "
-                          f"calls compiled); pass it as a tensor, keep it in a buffer, or set "
-                          f"`torch._dynamo.config.allow_unspec_int_on_nn_module = True`")
+        self.report(node, f"`{owner.value}.{attr}` is set to a new int every iteration: each value recompiles the "
+                          f"compiled forward of `{cls.name}`, which silently runs eagerly after {_limit(ctx)}. "
+                          f"It reads `self.{attr}`, and module int attributes are static"
+                          f"{_measured(ctx, '8 of 20 calls compiled')}; pass it as a tensor, keep it in a buffer, "
+                          f"or set `torch._dynamo.config.allow_unspec_int_on_nn_module = True`.")
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context
@@ -268,10 +269,10 @@ for ep in range(100):
             what = f"the module-level list `{owner.value}`"
         else:
             return
-        self.report(node, f"`.{func.attr.value}` on {what} from the {region}: dynamo guards on the list's length, "
-                          f"so every call recompiles, and after `recompile_limit` (8) it silently runs eagerly "
-                          f"(measured: 8 of 20 calls compiled); return the values, reset the list at the start "
-                          f"of forward, or write into a preallocated buffer")
+        self.report(node, f"`.{func.attr.value}` on {what} from the {region}: every call recompiles, and after "
+                          f"{_limit(ctx)} it silently runs eagerly. Dynamo guards on the list's length"
+                          f"{_measured(ctx, '8 of 20 calls compiled')}; return the values, reset the list at the "
+                          f"start of forward, or write into a preallocated buffer.")
 
     # ------------------------------------------------------------------ (d)
     def _dropout_p(self, node: cst.Call) -> None:
@@ -288,10 +289,22 @@ for ep in range(100):
         default_float = isinstance(param.default, cst.Float)
         if not (annotated_float or default_float):
             return
-        self.report(node, f"dropout `p={arg.value.value}` is a float argument of the compiled "
-                          f"`{info.qualname}`: floats are specialised, so every new value recompiles, and after "
-                          f"`recompile_limit` (8) it silently runs eagerly (measured: 8 of 20 calls compiled); "
-                          f"keep `p` constant, or pass it as a 0-d tensor and drop with a mask")
+        self.report(node, f"Dropout `p={arg.value.value}` is a float argument of the compiled `{info.qualname}`: "
+                          f"every new value recompiles, and after {_limit(ctx)} it silently runs eagerly. Floats are "
+                          f"specialised{_measured(ctx, '8 of 20 calls compiled')}; keep `p` constant, or pass it "
+                          f"as a 0-d tensor and drop with a mask.")
+
+
+def _limit(ctx) -> str:
+    """dynamo's recompile limit as the target torch names it."""
+    return f"`{recompile_limit_name(ctx.options.torch_version)}` (8)"
+
+
+def _measured(ctx, numbers: str) -> str:
+    """`` (measured: ...)`` when the target is the measured torch + PyG (or unknown)."""
+    if not measured(ctx.options.torch_version, ctx.options.pyg_version):
+        return ""
+    return f" (measured: {numbers}, torch 2.13 + PyG 2.8.1)"
 
 
 def _loops_around(ctx, node: cst.CSTNode) -> list[cst.For]:

@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.rules.base import Invalid, Rule, Valid
+from gnnlint.versions import measured
 
 _HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
 
@@ -121,10 +122,13 @@ model(data.x, data.edge_index)
         if self._call_of(compiled, node, before=True) is None or self._call_of(compiled, node, before=False) is None:
             return  # not called before (the hook is traced), or never again (nothing is lost)
         sub = ctx.module.code_for_node(func.value)
-        self.report(node, f"`{sub}.{func.attr.value}(...)` on a submodule after `{compiled}(...)` already ran "
-                          f"compiled: dynamo does not guard submodule hooks, so this hook never runs in the "
-                          f"compiled model (measured: 0 of 3 calls); register it before the first call, on the "
-                          f"top-level module, or set `torch._dynamo.config.skip_nnmodule_hook_guards = False`")
+        options = ctx.options
+        numbers = " (measured: 0 of 3 calls, torch 2.13 + PyG 2.8.1)" if measured(
+            options.torch_version, options.pyg_version) else ""
+        self.report(node, f"`{sub}.{func.attr.value}(...)` after `{compiled}(...)` already ran compiled: this hook "
+                          f"never runs in the compiled model. Dynamo does not guard submodule hooks{numbers}; "
+                          f"register it before the first call, on the top-level module, or set "
+                          f"`torch._dynamo.config.skip_nnmodule_hook_guards = False`.")
 
     def _compiled_callable(self, root: cst.Name, at: cst.CSTNode) -> Optional[str]:
         """The name of the compiled callable that shares ``root``'s submodules."""

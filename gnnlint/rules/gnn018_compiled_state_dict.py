@@ -108,11 +108,13 @@ def train(model, loader):
         if use is None:
             return
         text = ctx.module.code_for_node(receiver)
-        fix = FixSpec("safe", f"Save `{text}._orig_mod.state_dict()`",
+        fails = "the saved checkpoint will not load into the plain model" if use == "the saved checkpoint" \
+            else f"{use} fails"
+        fix = FixSpec("safe", f"Use `{text}._orig_mod.state_dict()`",
                       (NodeEdit(receiver, f"{text}._orig_mod"),))
-        self.report(node, f"`{text}` is a `torch.compile` wrapper: its `state_dict()` keys start with `_orig_mod.`, "
-                          f"so {use} will not load into the plain model (`RuntimeError: Missing key(s)`); use "
-                          f"`{text}._orig_mod.state_dict()` or the original model's", fix)
+        self.report(node, f"`{text}.state_dict()` of a `torch.compile` wrapper: {fails} "
+                          f"(`RuntimeError: Missing key(s)`). Its keys start with `_orig_mod.`; use "
+                          f"`{text}._orig_mod.state_dict()` or the original model's.", fix)
 
     def _wrapper(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         ctx = self.context

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gnnlint.context import MODEL, OPTIMIZER, SCALAR, SCHEDULER
 from gnnlint.rules.base import Invalid, Rule, Valid
+from gnnlint.versions import measured
 
 _OPTIMIZER_NAME = ("opt", "optim", "optimizer", "optimiser")
 
@@ -130,10 +131,15 @@ compiled_step = torch.compile(step)
         region = ctx.compiled_region(node)
         if region is None or ctx.in_error_path(node):
             return
-        self.report(node, f"{what} in the {region}: dynamo cannot trace it and breaks the graph on every step "
-                          f"(a compiled train step: 3 breaks per step on torch 2.13, even with compiled "
-                          f"autograd); compile the model instead (0 breaks) and, if wanted, the optimizer "
-                          f"step on its own")
+        options = ctx.options
+        if measured(options.torch_version, options.pyg_version):
+            numbers, model = (" (a compiled train step: 3 breaks per step on torch 2.13, even with compiled "
+                              "autograd)"), " (0 breaks)"
+        else:
+            numbers, model = "", ""
+        self.report(node, f"{what} in the {region} breaks the graph on every step. Dynamo cannot trace it"
+                          f"{numbers}; compile the model instead{model} and, if wanted, the optimizer step on its "
+                          f"own.")
 
     def _what(self, node: cst.Call) -> Optional[str]:
         ctx = self.context

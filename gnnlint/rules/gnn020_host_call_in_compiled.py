@@ -133,8 +133,10 @@ model = torch.compile(Net())
             return  # `if not data_list: warn(...); return None`: a degenerate call, not every call
         extra = "; the value it returns is baked into the graph (a recompile when it changes)" \
             if severity == "warning" else ""
-        self.report(node, f"{what} in the {region} is not traced: a graph break on every call{extra}; move it "
-                          f"out of the compiled code" + ("" if severity == "info" else " (or use `torch.rand`)"),
+        resolved = ctx.resolve(node.func) or ""
+        instead = " (or draw with `torch.rand`)" if resolved.startswith(("random.", "numpy.random.")) else ""
+        self.report(node, f"{what} in the {region}: a graph break on every call. Dynamo does not trace this "
+                          f"host call{extra}; move it out of the compiled code{instead}.",
                     severity=severity)
 
     def _what(self, node: cst.Call) -> Optional[tuple[str, str]]:
@@ -148,9 +150,9 @@ model = torch.compile(Net())
                 return None  # printing a tensor is a host sync: GNN001
             return "`print(...)`", "info"
         if resolved == "warnings.warn":
-            return "`warnings.warn(...)`", "info"
+            return f"`{ctx.module.code_for_node(func)}(...)`", "info"
         if resolved.startswith("logging.") and resolved.split(".")[-1] in _LOG_METHODS:
-            return None if self._logging_reordered() else (f"`{resolved}(...)`", "info")
+            return None if self._logging_reordered() else (f"`{ctx.module.code_for_node(func)}(...)`", "info")
         if isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS \
                 and isinstance(func.value, cst.Name) and _LOGGER_NAMES.match(func.value.value):
             if self._logging_reordered():
@@ -159,13 +161,13 @@ model = torch.compile(Net())
         parts = resolved.split(".")
         if parts[0] == "time" and len(parts) == 2 and parts[1] in ("time", "perf_counter", "monotonic",
                                                                    "time_ns", "perf_counter_ns", "process_time"):
-            return f"`{resolved}()`", "warning"
+            return f"`{ctx.module.code_for_node(func)}()`", "warning"
         if parts[0] == "random" and len(parts) == 2:
-            return f"`{resolved}(...)`", "warning"
+            return f"`{ctx.module.code_for_node(func)}(...)`", "warning"
         if resolved.startswith("numpy.random."):
             return f"`{ctx.module.code_for_node(func)}(...)`", "warning"
         if resolved in _SEEDS:
-            return f"`{resolved}(...)`", "warning"
+            return f"`{ctx.module.code_for_node(func)}(...)`", "warning"
         return None
 
     def _logging_reordered(self) -> bool:
