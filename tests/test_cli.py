@@ -64,8 +64,8 @@ def test_concise_format_sorted_and_one_based(project: Path):
     assert lines == [
         "hazard.py:5:20: GNN001 warning: `.item()` breaks the graph in the compiled forward of `GCN`. Keep the value "
         "on the device or move it out of the compiled code.",
-        "hazard.py:8:1: GNN010 [*] error: the result of `torch.compile(model)` is discarded, so `model` is never "
-        "compiled; assign it: `model = torch.compile(model)`",
+        "hazard.py:8:1: GNN010 [*] error: The result of `torch.compile(model)` is discarded, so `model` is never "
+        "compiled. Assign it: `model = torch.compile(model)`.",
     ]
     assert "Found 2 findings (1 fixable" in result.output
 

@@ -297,7 +297,7 @@ for group in optimizer.param_groups:
             f"default Python-float lr ({value_text})"
         message = (f"{changer_text} changes `{opt_name}`'s {lr_desc} and its step is compiled: {short}. "
                    f"The step ({compiled_text}) guards on `param_groups[0]['lr']`; {cost}. "
-                   f"Pass `lr=torch.tensor({value_text or '...'})`{also}.")
+                   f"Pass `lr={torch_name(ctx) or 'torch'}.tensor({value_text or '...'})`{also}.")
         self.report(node, message, self._fix(node, lr_arg, value_text))
 
     @staticmethod
