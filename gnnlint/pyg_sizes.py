@@ -170,6 +170,41 @@ TABLE: tuple[SizeInference, ...] = (
 
 _BY_NAME: dict[tuple[str, str], SizeInference] = {(e.package, e.name): e for e in TABLE}
 
+# PyG's BasicGNN models hand `batch` and `batch_size` on to their norm layers
+# (`models/basic_gnn.py:262` `x = norm(x, batch, batch_size)`, inside the
+# `for i, (conv, norm) in enumerate(zip(self.convs, self.norms))` loop). A
+# graph-level norm then infers the number of graphs inside that loop, and
+# dynamo cannot resume there: the model's whole forward
+# (`basic_gnn.py:178`) is skipped and runs eagerly (E11e: `GraphSAGE(...,
+# norm="graph_norm")` / `norm="layer_norm"` called with `batch` and no
+# `batch_size`; with `batch_size` or `fullgraph=True`: 0 breaks, 1 graph).
+BASIC_GNN_MODELS = ("GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN")
+# the model's forward: (keyword, position among the call's arguments)
+BASIC_GNN_BATCH = SizeArg("batch", 4)
+BASIC_GNN_BATCH_SIZE = SizeArg("batch_size", 5)
+# the constructor's `norm` option (a string PyG's `normalization_resolver`
+# resolves) and its `norm_kwargs`
+BASIC_GNN_NORM = SizeArg("norm", 8)
+BASIC_GNN_NORM_KWARGS = SizeArg("norm_kwargs", 9)
+# the norms of TABLE whose forward takes `batch` (BasicGNN passes it then)
+BASIC_GNN_GRAPH_NORMS = ("GraphNorm", "InstanceNorm", "PairNorm", "MeanSubtractionNorm", "LayerNorm")
+
+
+def basic_gnn_norm(model: str, norm: str) -> Optional[str]:
+    """The graph-level norm class a ``BasicGNN`` model (resolved dotted name)
+    builds for ``norm=<string>``, resolved as PyG does (case, ``_``, ``-`` and
+    spaces ignored, the ``Norm`` suffix optional): ``"graph_norm"`` ->
+    ``GraphNorm``; None for other models and norms (``batch_norm``...)."""
+    parts = model.split(".")
+    if parts[0] != "torch_geometric" or parts[-1] not in BASIC_GNN_MODELS:
+        return None
+    query = norm.lower().replace("-", "").replace("_", "").replace(" ", "")
+    for name in BASIC_GNN_GRAPH_NORMS:
+        full = name.lower()
+        if query in (full, full[:-len("norm")]):
+            return name
+    return None
+
 
 def lookup(dotted: str, module: bool = False) -> Optional[SizeInference]:
     """The entry for a resolved dotted name (``torch_geometric.nn.global_mean_pool``,

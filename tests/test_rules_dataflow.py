@@ -173,3 +173,28 @@ def test_code_after_is_compiling_early_return_is_eager():
     model2 = torch.compile(Net2())
     """
     assert [f.line for f in _lint(code, {"GNN008"})] == [13]
+
+
+def test_basic_gnn_norm_options_match_installed_pyg():
+    # GNN009's BasicGNN(norm=...) case: the constructor's norm options, the
+    # forward's batch / batch_size positions, and which norms take `batch`
+    pytest.importorskip("torch_geometric")
+    from torch_geometric.nn import models, norm
+    from torch_geometric.nn.resolver import normalization_resolver
+
+    for name in pyg_sizes.BASIC_GNN_MODELS:
+        cls = getattr(models, name)
+        init = [p for p in inspect.signature(models.basic_gnn.BasicGNN.__init__).parameters if p != "self"]
+        for arg in (pyg_sizes.BASIC_GNN_NORM, pyg_sizes.BASIC_GNN_NORM_KWARGS):
+            assert init[arg.position] == arg.keyword, (name, init)
+        fwd = [p for p in inspect.signature(cls.forward).parameters if p != "self"]
+        for arg in (pyg_sizes.BASIC_GNN_BATCH, pyg_sizes.BASIC_GNN_BATCH_SIZE):
+            assert fwd[arg.position] == arg.keyword, (name, fwd)
+    for query in ("graph_norm", "GraphNorm", "layer", "instance_norm", "pair_norm", "mean_subtraction_norm"):
+        built = type(normalization_resolver(query, 16) if query not in ("pair_norm", "mean_subtraction_norm")
+                     else normalization_resolver(query))
+        assert pyg_sizes.basic_gnn_norm("torch_geometric.nn.models.GIN", query) == built.__name__
+        assert "batch" in inspect.signature(built.forward).parameters
+    assert pyg_sizes.basic_gnn_norm("torch_geometric.nn.models.GIN", "batch_norm") is None
+    assert pyg_sizes.basic_gnn_norm("torch_geometric.nn.conv.GINConv", "graph_norm") is None
+    assert "batch" not in inspect.signature(norm.BatchNorm.forward).parameters

@@ -630,3 +630,30 @@ def test_storm_findings_take_the_guard_of_their_value(tmp_path):
     # the per-configuration compile: the parameter guard at its site, not another storm's guard
     assert judge([compile_site], [param_guard], cov, {})[0][0].verdict == CONFIRMED
     assert judge([compile_site], [epoch_guard], cov, {})[0][0].verdict == NOT_REPRODUCED
+
+
+@pytest.fixture(scope="module")
+def storm_targets_report(tmp_path_factory):
+    if not HAVE_TORCH:
+        pytest.skip("torch not installed")
+    storms = TARGETS / "storms"
+    report = _shared(tmp_path_factory, "storms", lambda: verify(
+        [str(storms / "basic_gnn_norm.py")], settings=_settings(), backend="eager", device="cpu",
+        timeout=120, cwd=storms, jobs=1))
+    return {Path(t.result.target.path or t.spec).name: t for t in report.targets}
+
+
+@needs_torch
+@pytest.mark.slow
+def test_basic_gnn_graph_norm_without_batch_size_runs_the_whole_forward_eagerly(storm_targets_report):
+    # GNN009: GraphSAGE(norm="graph_norm") called with batch and no batch_size;
+    # the twin model called with batch_size compiles every call
+    t = _ok(storm_targets_report["basic_gnn_norm.py"])
+    (v,) = [v for v in t.verdicts if v.finding.code == "GNN009"]
+    assert v.verdict == CONFIRMED and v.finding.line == 25
+    assert any("item()" in e["reason"] for e in v.evidence)
+    unsized, sized = sorted(t.data["compiles"], key=lambda c: c["site"][1])
+    # the model's own forward (basic_gnn.py) is skipped: no call ran it compiled
+    assert unsized["calls_compiled"] == 0 and unsized["calls"] == 3
+    assert any(f["file"].endswith("basic_gnn.py") for f in unsized["frames_skipped"])
+    assert sized["calls_compiled"] == 3 and not sized["frames_skipped"]

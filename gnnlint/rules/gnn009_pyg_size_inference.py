@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import pyg_sizes
+from gnnlint import pyg_sizes, semantic_layers
 from gnnlint.context import arg_of, has_star_args, passed
 from gnnlint.rules.base import Invalid, Rule, Valid
 
@@ -36,8 +36,20 @@ class PygSizeInference(Rule):
     2.8.1 (`shared/evidence/torch-2.13-pyg-2.8.1/e06c_pool_norm.py`,
     `e06d_utils.py`, `bench/evidence/e15_layers_more.py`): 1–2 breaks per
     call for each norm, aggregation and utility (`PairNorm` also 2
-    recompiles); inside `BasicGNN(norm="graph_norm")` the break skips the
-    whole model forward; with the size argument 0. The size is almost always
+    recompiles); with the size argument 0.
+
+    PyG's `BasicGNN` models (`GCN`, `GraphSAGE`, `GIN`, `GAT`, `PNA`,
+    `EdgeCNN`) built with a graph-level norm (`norm="graph_norm"`,
+    `"layer_norm"`, `"instance_norm"`, `"pair_norm"`,
+    `"mean_subtraction_norm"`) pass the call's `batch` and `batch_size` on to
+    every norm, inside their layer loop. Called with `batch` but without
+    `batch_size=` — in compiled code, or on the compiled model — the norm
+    infers the size there, dynamo cannot resume inside the loop, and **the
+    model's whole forward (`basic_gnn.py:178`) runs eagerly** (E11e,
+    `GraphSAGE(norm="graph_norm")` / `"layer_norm"`; `gnnlint verify`: 0 of 3
+    calls ran compiled). The finding is at that call, with error severity;
+    `batch_size=` or `fullgraph=True` give 1 graph and 0 breaks (E11e, E12
+    with inductor). The size is almost always
     known where the call is made: `batch_size` / `num_graphs` from the loader,
     `x.size(0)` for the number of nodes.
 
@@ -82,7 +94,8 @@ class PygSizeInference(Rule):
     name = "pyg-size-inference"
     summary = "PyG call that infers a size from data (`global_*_pool` without `size`…) in a compiled region"
     region = "compiled"
-    triggers = tuple(sorted({e.name.encode() for e in pyg_sizes.TABLE}))
+    triggers = tuple(sorted({e.name.encode() for e in pyg_sizes.TABLE}
+                            | {name.encode() for name in pyg_sizes.BASIC_GNN_MODELS}))
 
     VALID = (
         Valid("""
@@ -101,6 +114,26 @@ class Net(torch.nn.Module):
     def forward(self, x, index, ptr):
         return softmax(x, ptr=ptr) + global_add_pool(x, None)
 model = torch.compile(Net())
+"""),
+        # batch_size passed, a node-level or batch norm, the eager model, fullgraph=True
+        Valid("""
+import torch
+from torch_geometric.nn.models import GCN, GIN, GraphSAGE
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gnn = GIN(16, 32, 3, norm="graph_norm")
+        self.bn = GIN(16, 32, 3, norm="batch_norm")
+        self.node = GCN(16, 32, 2, norm="layer_norm", norm_kwargs={"mode": "node"})
+    def forward(self, x, edge_index, batch, num_graphs: int):
+        h = self.gnn(x, edge_index, batch=batch, batch_size=num_graphs)
+        return h + self.bn(x, edge_index, batch=batch) + self.node(x, edge_index, batch=batch)
+net = torch.compile(Net())
+eager = GraphSAGE(16, 32, 2, norm="graph_norm")
+compiled = torch.compile(eager, fullgraph=True)
+for data in loader:
+    out = eager(data.x, data.edge_index, batch=data.batch)
+    out = compiled(data.x, data.edge_index, batch=data.batch)
 """),
     )
     INVALID = (
@@ -155,6 +188,21 @@ class Net(torch.nn.Module):
         return self.pair(x, batch)
 model = torch.compile(Net())
 """, lines=(12, 13)),
+        # PyG's BasicGNN with a graph-level norm, called with batch but no batch_size
+        Invalid("""
+import torch
+from torch_geometric.nn.models import GIN, GraphSAGE
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gnn = GIN(16, 32, 3, norm="graph_norm")
+    def forward(self, x, edge_index, batch):
+        return self.gnn(x, edge_index, batch=batch)
+net = torch.compile(Net())
+model = torch.compile(GraphSAGE(16, 32, 2, norm="layer_norm"))
+for data in loader:
+    out = model(data.x, data.edge_index, None, None, data.batch)
+""", lines=(9, 13)),
         Invalid("""
 import torch
 import torch_geometric.nn as gnn
@@ -175,6 +223,7 @@ model = torch.compile(Net())
         ctx = self.context
         entry = self._entry(node)
         if entry is None:
+            self._basic_gnn_norm(node)
             return
         if has_star_args(node):
             return
@@ -195,6 +244,75 @@ model = torch.compile(Net())
         self.report(node, f"`{callee}(...)` without {names} syncs the device and breaks the graph in the "
                           f"{region}. It computes the {entry.what} from the data (`int(index.max()) + 1`); "
                           f"pass the size you already know.")
+
+    # ------------------------------------------------------------ BasicGNN(norm=...)
+    def _basic_gnn_norm(self, node: cst.Call) -> None:
+        """``model(x, edge_index, batch=batch)`` of a PyG ``BasicGNN`` built
+        with a graph-level norm, without ``batch_size=``, where the call runs
+        the model compiled: in compiled code, or on the compiled object."""
+        ctx = self.context
+        if has_star_args(node) or not passed(node, pyg_sizes.BASIC_GNN_BATCH.keyword, pyg_sizes.BASIC_GNN_BATCH.position) \
+                or passed(node, pyg_sizes.BASIC_GNN_BATCH_SIZE.keyword, pyg_sizes.BASIC_GNN_BATCH_SIZE.position):
+            return
+        found = self._basic_gnn_ctor(node)
+        if found is None:
+            return
+        ctor, norm, fullgraph = found
+        if fullgraph:
+            return  # fullgraph=True captures the `.item()` (E11e, E12: 1 graph)
+        model = ctx.last_part(ctor.func)
+        callee = ctx.module.code_for_node(node.func)
+        option = ctx.module.code_for_node(arg_of(ctor, pyg_sizes.BASIC_GNN_NORM.keyword,
+                                                 pyg_sizes.BASIC_GNN_NORM.position).value)
+        self.report(node, f"`{callee}(...)` passes `batch` without `batch_size=`: the `{norm}` layers of "
+                          f"`{model}(norm={option})` then count the graphs from the data (`int(batch.max()) + 1`) "
+                          f"inside the model's layer loop, where dynamo cannot resume after the break, so the "
+                          f"whole forward of `{model}` runs eagerly; pass `batch_size=` (the number of graphs, "
+                          f"e.g. `data.num_graphs`) or compile with `fullgraph=True`", severity="error")
+
+    def _basic_gnn_ctor(self, node: cst.Call) -> Optional[tuple[cst.Call, str, bool]]:
+        """(constructor, norm class, compiled with fullgraph=True) of the
+        BasicGNN model ``node`` calls compiled, or None."""
+        ctx = self.context
+        func = node.func
+        ctors: list[cst.Call] = []
+        fullgraph = False
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls = ctx.enclosing_class(node)
+            values = cls.attrs.get(func.attr.value, []) if cls is not None else []
+            if ctx.compiled_region(node) is None or not values or not all(isinstance(v, cst.Call) for v in values):
+                return None
+            ctors = list(values)
+            fullgraph = semantic_layers.fullgraph_everywhere(ctx)
+        elif isinstance(func, cst.Name):
+            ctor = semantic_layers.constructor_of(ctx, func, node)
+            if ctor is None:
+                return None
+            sites = [site for c, site in semantic_layers.compiled_constructors(ctx) if c is ctor]
+            if not sites and ctx.compiled_region(node) is None:
+                return None
+            if sites and ctx.compiled_value(func, node) is None and ctx.compiled_region(node) is None:
+                return None  # the eager model the compiled one was made from
+            ctors = [ctor]
+            fullgraph = bool(sites) and all((s := ctx.compile_site(site)) is not None and s.fullgraph
+                                            for site in sites)
+        norms = {self._graph_norm(ctor) for ctor in ctors}
+        if len(norms) != 1 or None in norms:
+            return None
+        return ctors[0], norms.pop(), fullgraph  # type: ignore[return-value]
+
+    def _graph_norm(self, ctor: cst.Call) -> Optional[str]:
+        ctx = self.context
+        if has_star_args(ctor):
+            return None
+        norm = arg_of(ctor, pyg_sizes.BASIC_GNN_NORM.keyword, pyg_sizes.BASIC_GNN_NORM.position)
+        if norm is None or not isinstance(norm.value, cst.SimpleString):
+            return None
+        name = pyg_sizes.basic_gnn_norm(ctx.resolve(ctor.func) or "", str(norm.value.evaluated_value))
+        kwargs = arg_of(ctor, pyg_sizes.BASIC_GNN_NORM_KWARGS.keyword, pyg_sizes.BASIC_GNN_NORM_KWARGS.position)
+        if name == "LayerNorm" and kwargs is not None:
+            return None  # mode="node" normalises per node; any norm_kwargs: cannot tell
+        return name
 
     def _built_with(self, node: cst.Call, option: tuple[str, int, str]) -> bool:
         """``self.norm(...)`` where every ``self.norm = ...`` in the class passes the option."""

@@ -1464,7 +1464,7 @@ def compiled_stats(h: Harness) -> list[dict]:
     for r in h.compiles:
         tried = set(r["frames_tried"])
         user = {f for f in tried if f in code and code[f][0] in USER}
-        top = user or tried
+        top = user or _library_root_frames(tried, code)
         compiled = None
         if r.get("counted"):
             compiled = sum(1 for ran in r["call_graphs"] if ran & top)
@@ -1485,6 +1485,20 @@ def compiled_stats(h: Harness) -> list[dict]:
             "recompile_limit": [where(f, limit[f]) for f in sorted(tried, key=_fid_key) if f in limit],
         })
     return out
+
+
+def _library_root_frames(tried: set, code: dict) -> set:
+    """For a compiled library model with no frame in the user's files (PyG's
+    ``GraphSAGE`` compiled directly): its own forward -- the first frame it
+    tried -- and the resume functions of that forward. A call ran compiled
+    when one of them ran a graph, not when only its layers' own frames did
+    (``BasicGNN.forward`` skipped, its ``GraphNorm`` compiled on its own)."""
+    known = sorted((f for f in tried if f in code), key=_fid_key)
+    if not known:
+        return set(tried)
+    root = code[known[0]]
+    resume = f"torch_dynamo_resume_in_{root[2]}_at_"
+    return {f for f in known if code[f] == root or (code[f][0] == root[0] and str(code[f][2]).startswith(resume))}
 
 
 def _break_inside(h: Harness, code: tuple) -> dict | None:
