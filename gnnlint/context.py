@@ -40,7 +40,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import flow, keys, shapes
+from gnnlint.semantic import compile_facts, flow, keys, shapes
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
 from gnnlint.semantic.kinds import (  # noqa: F401
@@ -108,6 +108,14 @@ class FileContext(SemanticModel, Names, Kinds, CompileSites, Regions, Feeds, Opt
     def callers(self, info) -> list[cst.Call]:
         """Calls of a local function, following aliases (``f = a if x else b``)."""
         return flow.callers(self, info)
+
+    def class_fullgraph(self, cls) -> Optional[bool]:
+        """Whether every known compile of ``cls`` (here or in another file) passes ``fullgraph=True``."""
+        return compile_facts.class_fullgraph(self, cls)
+
+    def sweep_of(self, info) -> Optional[str]:
+        """How a local function is called once per iteration of a varying loop with no reset, or None."""
+        return compile_facts.sweep_of(self, info)
 
     def name_uses(self, name: str) -> list[cst.Name]:
         return flow.name_uses(self, name)

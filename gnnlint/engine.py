@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 from typing import TYPE_CHECKING
 
 from gnnlint import elide
-from gnnlint.facts import FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, possible_regions
+from gnnlint.facts import FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
@@ -130,7 +130,7 @@ def prefilter(data: bytes, options: LintOptions) -> tuple[list[RuleInfo], bool]:
     class or runs it every step (a hot loop that imports)."""
     regions = possible_regions(data, options.assume_compiled)
     rules = [r for r in active_rules(options) if _may_fire(r, data, options, regions)]
-    exports = "compiled_or_hot" in regions and b"import" in data
+    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data)
     return rules, exports
 
 
@@ -661,7 +661,10 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                     if target is None or target[0] == result.path:
                         continue
                     facts = incoming.setdefault(target[0], ProjectFacts())
-                    if target[1] not in getattr(facts, kind):
+                    known = getattr(facts, kind).get(target[1])
+                    if known is None or (kind == "fullgraph" and why.endswith("False")
+                                         and not known.startswith(why)):
+                        # one compile site without fullgraph=True decides
                         getattr(facts, kind)[target[1]] = f"{why}, from {Path(result.path).name}"
                         changed.add(target[0])
         if not changed:

@@ -41,6 +41,18 @@ def _loop_calls_model(data: bytes) -> bool:
 
 _LIBRARY_TOKENS = (b"forward",)
 
+# A loop that calls a (lowercase) function with the loop's variable within
+# its first lines: the file may tell the file that defines the function that
+# it runs once per configuration (a sweep driven from here: ``swept`` facts).
+_SWEEP_RE = re.compile(
+    rb"^[ \t]*for[ \t]+\(?(\w+)(?:[ \t]*,[ \t]*(\w+))?[^\n]*:[ \t]*(?:#[^\n]*)?\n"
+    rb"(?:[^\n]*\n){0,12}?[^\n]*?(?<![\w.])[a-z_]\w*\([^\n]*?\b(?:\1|\2)\b", re.M)
+
+
+def may_export_sweep(data: bytes) -> bool:
+    """Cheap byte test: an imported function may be called once per loop iteration here."""
+    return b"import" in data and b"for" in data and _SWEEP_RE.search(data) is not None
+
 BOTH_REGIONS = frozenset(("compiled", "compiled_or_hot"))
 HOT_ONLY = frozenset(("compiled_or_hot",))
 
@@ -73,7 +85,7 @@ class ImportRef:
 
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
-FACT_KINDS = ("compiled", "hot", "fed")
+FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept")
 
 
 @dataclass
@@ -89,6 +101,12 @@ class ProjectFacts:
     # functions whose result (a compiled model) is fed loader batches there:
     # "<LoaderClass>: <how>, from <file>"
     fed: dict[str, str] = field(default_factory=dict)
+    # classes compiled there: "fullgraph=True, from train.py" (any compile
+    # site without it wins: "fullgraph=False, from ...")
+    fullgraph: dict[str, str] = field(default_factory=dict)
+    # functions called there once per iteration of a loop whose values change
+    # the arguments, with no reset: "called in every iteration of `for h in ...`, from sweep.py"
+    swept: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -102,6 +120,10 @@ class ExportedFacts:
     hot: list[tuple[ImportRef, str]] = field(default_factory=list)
     # imported functions whose result this file feeds variable-size batches
     fed: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported classes this file compiles, with the site's fullgraph; imported
+    # functions it calls once per iteration of a varying loop
+    fullgraph: list[tuple[ImportRef, str]] = field(default_factory=list)
+    swept: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -207,3 +207,64 @@ def test_a_warm_one_file_run_reads_no_other_file_and_sees_edits(project, monkeyp
     assert str(train) in read
     assert not any("compiled forward" in f.message for f in after)
     assert _findings(project, [models]) == {f for f in _findings(project, files) if f[0] == "pkg/models.py"}
+
+
+SWEEP_PROJECT = {
+    "pyproject.toml": "[project]\nname = 'sweep'\n\n[tool.gnnlint]\n",
+    "models.py": """\
+        import torch
+        from torch_geometric.nn import GCNConv
+
+
+        class Net(torch.nn.Module):
+            def __init__(self, hidden):
+                super().__init__()
+                self.convs = torch.nn.ModuleList([GCNConv(16, hidden), GCNConv(hidden, 2)])
+
+            def forward(self, x, edge_index):
+                for conv in self.convs:
+                    x = conv(x, edge_index)
+                return x
+    """,
+    "train_utils.py": """\
+        import torch
+        from models import Net
+
+
+        def run_config(hidden, data):
+            model = torch.compile(Net(hidden), fullgraph=True)
+            return model(data.x, data.edge_index)
+
+
+        def run_reset(hidden, data):
+            torch._dynamo.reset()
+            return torch.compile(Net(hidden), fullgraph=True)(data.x, data.edge_index)
+    """,
+    "sweep.py": """\
+        from train_utils import run_config, run_reset
+
+        for hidden in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096):
+            run_config(hidden, data)
+            run_reset(hidden, data)
+    """,
+}
+
+
+def test_a_sweep_driven_from_another_file_and_the_compile_sites_fullgraph(tmp_path):
+    # issue 15: GNN015 (a) sees the trial loop in sweep.py that calls
+    # run_config, which compiles a new Net from its parameter; GNN014 takes
+    # fullgraph from the compile site in train_utils.py that compiles Net
+    # (one graph: the GCNConv loop break is captured), not from models.py
+    root = _write(tmp_path / "sweep", SWEEP_PROJECT)
+    whole = _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert {line.split(" ")[0] for line in whole} == {"train_utils.py:6:13:"}, whole
+    (line,) = whole
+    assert "on every call of `run_config` (called in every iteration of `for hidden in ...`, from sweep.py)" in line
+    for name in ("train_utils.py", "models.py"):  # one file alone, with the project's facts
+        alone = _lines(run(["check", name, "--no-cache", "--output-format", "concise"], root).output)
+        assert alone == {x for x in whole if x.startswith(name + ":")}, name
+    # one compile site without fullgraph=True: Net's layer loop breaks again
+    (root / "eval.py").write_text("import torch\nfrom models import Net\nmodel = torch.compile(Net(32))\n")
+    codes = {(x.split(":")[0], x.split(" ")[1]) for x in _lines(run(["check", ".", "--no-cache", "--output-format",
+                                                                      "concise"], root).output)}
+    assert ("models.py", "GNN014") in codes

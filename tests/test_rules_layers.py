@@ -127,3 +127,22 @@ def test_fullgraph_does_not_silence_what_raises_under_it():
     """
     findings = _lint(code)
     assert [f.line for f in findings] == [7] and "FastRGCNConv" in findings[0].message
+
+
+def test_version_gating_is_declared_and_applied():
+    # The layers' breaks live in PyG's code paths under dynamo: torch.compile
+    # (torch >= 2.0) and PyG's compile support (torch_geometric >= 2.3); the
+    # page says which versions were measured (torch 2.13.0 + PyG 2.8.1)
+    from gnnlint.docs import expected_pages
+    from gnnlint.rules import all_rules
+
+    (rule,) = [r for r in all_rules() if r.code == "GNN014"]
+    assert (rule.torch_versions, rule.pyg_versions) == (">=2.0", ">=2.3")
+    page = expected_pages()["GNN014.md"]
+    assert "torch `>=2.0`" in page and "torch_geometric `>=2.3`" in page and "torch 2.13.0 + PyG 2.8.1" in page
+    code = LOOP_MODEL + "model = torch.compile(Net(16, 3))\n"
+    for torch_version, pyg_version, found in (("2.13.0", "2.8.1", True), ("2.0", "2.3", True),
+                                              ("2.4.1", "2.4.0", True), ("1.13.1", "2.8.1", False),
+                                              ("2.13.0", "2.2.0", False)):
+        got = _lint(code, torch_version=torch_version, pyg_version=pyg_version)
+        assert bool(got) == found, (torch_version, pyg_version, got)

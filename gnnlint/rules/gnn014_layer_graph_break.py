@@ -42,8 +42,11 @@ class LayerGraphBreak(Rule):
     of the compiled function — the `for conv in self.convs:` idiom, PyG's
     own `BasicGNN` models (`basic_gnn.py:178`), or a `HeteroConv` (which
     loops over edge types) — and a **warning** otherwise. Nothing is reported
-    when every compile site of the file passes `fullgraph=True` and the
-    layer compiles under it, or when the file turns on the dynamo switch that
+    when every compile site that compiles the class — in this file, or in
+    another file of the project (`train.py` compiling `models.Net`) — passes
+    `fullgraph=True` and the layer compiles under it (for code whose compile
+    site is unknown, such as library mode: when every compile site of the
+    file does), or when the file turns on the dynamo switch that
     captures the op (`capture_dynamic_output_shape_ops` for `nonzero`,
     `capture_scalar_outputs` for `.item()`).
 
@@ -228,6 +231,29 @@ class Net(torch.nn.Module):
         return self.conv(x_dict, edge_index_dict)
 model = torch.compile(Net())
 """, lines=(8,)),
+        # fullgraph=True is the compile site's own: Deep's loop is captured, Plain's is not
+        Invalid("""
+import torch
+from torch_geometric.nn import GCNConv
+class Deep(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([GCNConv(16, 16) for _ in range(3)])
+    def forward(self, x, edge_index):
+        for conv in self.convs:
+            x = conv(x, edge_index)
+        return x
+class Plain(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([GCNConv(16, 16) for _ in range(3)])
+    def forward(self, x, edge_index):
+        for conv in self.convs:
+            x = conv(x, edge_index)
+        return x
+deep = torch.compile(Deep(), fullgraph=True)
+plain = torch.compile(Plain())
+""", lines=(15,)),
         # a helper loop over edge dropouts in a compiled function
         Invalid("""
 import torch
@@ -260,7 +286,7 @@ def sample(x, edge_index, subsets):
         region = ctx.compiled_region(node)
         if region is None:
             return
-        entry = self._breaking(node, entries, semantic_layers.fullgraph_everywhere(ctx))
+        entry = self._breaking(node, entries, self._fullgraph(ctx.enclosing_class(node)))
         if entry is None:
             return
         callee = ctx.module.code_for_node(node.func)
@@ -287,7 +313,7 @@ def sample(x, edge_index, subsets):
             uses = semantic_layers.attr_uses(ctx, cls, attr)
             if not uses:
                 return
-            entry = self._breaking(node, entries, semantic_layers.fullgraph_everywhere(ctx))
+            entry = self._breaking(node, entries, self._fullgraph(cls))
             if entry is None:
                 return
             looped = [u for u in uses if u.loop is not None]
@@ -321,6 +347,14 @@ def sample(x, edge_index, subsets):
                 self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph on every call of the "
                                   f"compiled layer. {self._evidence(entry)}{self._fix(entry)}")
             return
+
+    def _fullgraph(self, cls) -> bool:
+        """Whether the compile sites that compile ``cls`` (in this file or,
+        through the project index, in another) all pass ``fullgraph=True``;
+        when none is known, whether every compile site of this file does."""
+        ctx = self.context
+        known = ctx.class_fullgraph(cls) if cls is not None else None
+        return semantic_layers.fullgraph_everywhere(ctx) if known is None else known
 
     def _report_model(self, node: cst.Call, callee: str, entry, where: str) -> None:
         self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph inside its own layer loop, so the "

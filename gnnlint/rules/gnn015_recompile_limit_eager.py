@@ -24,7 +24,10 @@ class RecompileLimitEager(Rule):
       process — `torch.compile` in a loop (or in an Optuna-style
       `objective(trial)`) over a model built from the loop's values (hidden
       size, layer count, dropout) — with no `torch._dynamo.reset()` /
-      `torch.compiler.reset()` in the loop;
+      `torch.compiler.reset()` in the loop; also in a function that builds
+      the model from its parameters (`def run_config(hidden): ...`) when
+      this file, or another file of the project (the sweep script), calls it
+      in such a loop;
     - **(b) an int attribute of a compiled module that changes**:
       `self.step += 1` in a compiled forward, or `model.epoch = epoch` in a
       loop when the compiled forward reads `self.epoch`;
@@ -143,6 +146,23 @@ for hidden in [16, 32, 64]:
     for fold in range(5):
         net = torch.compile(GCN(8, hidden, 2), dynamic=True)
 """, lines=(6, 10)),
+        # a helper that compiles a model from its parameters, called per configuration
+        # (from this file, or from another: the project index says so)
+        Invalid("""
+import torch
+def run_config(hidden, data):
+    model = torch.compile(GCN(8, hidden, 2))
+    return model(data.x, data.edge_index)
+def run_reset(hidden, data):
+    torch._dynamo.reset()
+    return torch.compile(GCN(8, hidden, 2))(data.x, data.edge_index)
+for hidden in (16, 32, 64):
+    run_config(hidden, data)
+    run_reset(hidden, data)
+for fold in range(5):
+    torch._dynamo.reset()
+    run_config(64, data)
+""", lines=(4,)),
         Invalid("""
 import torch
 import torch.nn.functional as F
@@ -195,6 +215,11 @@ for ep in range(100):
         if func is not None and "trial" in func.params and _mentions(ctor, {"trial"} | _bound_in(ctx, func.node.body)) \
                 and not _resets(ctx, func.node.body):
             return func.node, f"per trial in `{func.qualname}(trial)`"
+        if func is not None and _mentions(ctor, set(func.params)) and not _resets(ctx, func.node.body):
+            # def run(hidden): torch.compile(GCN(hidden)), run per iteration of a sweep (here or elsewhere)
+            sweep = ctx.sweep_of(func)
+            if sweep is not None:
+                return func.node, f"on every call of `{func.qualname}` ({sweep})"
         return None, ""
 
     # ------------------------------------------------------------------ (b), (c)

@@ -17,6 +17,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from gnnlint.facts import ExportedFacts, ImportRef
+from gnnlint.semantic import compile_facts
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo, _ends_with_exit
@@ -483,4 +484,5 @@ class Regions:
         if not getattr(self, "_fed_exported", False):
             self._fed_exported = True
             self._export_fed()
+            compile_facts.export(self)
         return self.exported

@@ -1,0 +1,192 @@
+"""How this file's classes and functions are compiled and driven, across files.
+
+Two questions whose answer can live in another file of the project:
+
+- ``class_fullgraph(ctx, cls)``: is the class compiled with
+  ``fullgraph=True`` wherever it is compiled? From the compile sites of this
+  file that compile it (or a class holding it as a submodule), and from the
+  files that compile it (``ProjectFacts.fullgraph``: "fullgraph=True, from
+  train.py"). None when no compile site is known (library mode, a class
+  compiled through a function).
+- ``sweep_of(ctx, func)``: is the local function called once per iteration
+  of a loop whose values change the call's arguments, with no
+  ``torch._dynamo.reset()`` in that loop? (a trial/fold/config loop: a model
+  compiled inside ``func`` from its parameters is a new model per run.) From
+  this file's callers and from other files (``ProjectFacts.swept``).
+
+``export(ctx)`` adds what this file tells the files it imports from: the
+``fullgraph`` of each compile site whose class lives there (and of the
+imported submodules of this file's compiled classes), and the imported
+functions it calls in such a loop. Functions of the ``FileContext``,
+memoised on it.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+from gnnlint.semantic.model import ClassInfo, FuncInfo
+
+_RESETS = {"torch._dynamo.reset", "torch.compiler.reset"}
+FULLGRAPH_TRUE = "fullgraph=True"
+FULLGRAPH_FALSE = "fullgraph=False"
+
+
+def _memo(ctx, key: tuple, compute):
+    store = ctx.__dict__.setdefault("_compile_facts_memo", {})
+    if key not in store:
+        store[key] = compute()
+    return store[key]
+
+
+# ---------------------------------------------------------------- fullgraph
+def class_fullgraph(ctx, cls: ClassInfo) -> Optional[bool]:
+    """True: every known compile of ``cls`` (or of a class that holds it)
+    passes ``fullgraph=True``; False: one does not; None: none is known."""
+    return _memo(ctx, ("fullgraph", cls.name), lambda: _class_fullgraph(ctx, cls, set()))
+
+
+def _class_fullgraph(ctx, cls: ClassInfo, seen: set) -> Optional[bool]:
+    if cls.name in seen:
+        return None
+    seen.add(cls.name)
+    values = [bool(site.fullgraph) for node, site in ctx.compile_sites
+              if site.target_kind != "optimizer_step" and ctx.compile_targets.get(node) is cls]
+    fact = ctx.project.fullgraph.get(cls.name)
+    if fact:
+        values.append(fact.startswith(FULLGRAPH_TRUE))
+    for parent in _holders(ctx, cls):
+        value = _class_fullgraph(ctx, parent, seen)
+        if value is not None:
+            values.append(value)
+    return all(values) if values else None
+
+
+def _submodule_classes(ctx, cls: ClassInfo) -> list:
+    """The classes (local ClassInfo or ImportRef) of the modules ``cls`` builds
+    in its attributes, also inside ModuleList / Sequential / ModuleDict."""
+    def compute() -> list:
+        out = []
+        for values in cls.attrs.values():
+            for value in ctx._container_elements(values):
+                sub = ctx.class_of(value, value)
+                if isinstance(sub, (ClassInfo, ImportRef)) and sub is not cls and sub not in out:
+                    out.append(sub)
+        return out
+
+    return _memo(ctx, ("subs", cls.name), compute)
+
+
+def _holders(ctx, cls: ClassInfo) -> list[ClassInfo]:
+    return [other for other in ctx.class_info.values() if other is not cls and cls in _submodule_classes(ctx, other)]
+
+
+# ---------------------------------------------------------------- sweeps
+def sweep_of(ctx, func: FuncInfo) -> Optional[str]:
+    """How ``func`` is called once per iteration of a varying loop with no
+    reset ("called in every iteration of `for hidden in ...`"), or None."""
+    def compute() -> Optional[str]:
+        for call in ctx.callers(func):
+            loop = sweep_loop(ctx, call)
+            if loop is not None:
+                return f"called in every iteration of `for {ctx.module.code_for_node(loop.target)} in ...`"
+        if func.parent is None and func.cls is None:
+            return ctx.project.swept.get(func.name)
+        return None
+
+    return _memo(ctx, ("sweep", func.node), compute)
+
+
+def sweep_loop(ctx, call: cst.Call) -> Optional[cst.For]:
+    """The innermost ``for`` of the call's function whose body runs the call
+    with arguments that change per iteration (the loop variable, or a name
+    bound in the loop), when that loop has no ``torch._dynamo.reset()``."""
+    child: cst.CSTNode = call
+    for anc in ctx.ancestors(call):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(anc, cst.For) and child is anc.body:
+            varying = _names(anc.target) | _bound_in(anc.body)
+            if _args_mention(call, varying):
+                return None if _resets(ctx, anc.body) else anc
+        child = anc
+    return None
+
+
+def _names(target: cst.BaseExpression) -> set[str]:
+    out = set()
+    if isinstance(target, cst.Name):
+        out.add(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            out |= _names(element.value)
+    return out
+
+
+def _bound_in(body: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            out.update(_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            out.update(_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    body.visit(_Targets())
+    return out
+
+
+def _args_mention(call: cst.Call, names: set[str]) -> bool:
+    found = [False]
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value in names:
+                found[0] = True
+
+    for arg in call.args:
+        arg.visit(_Find())
+    return found[0]
+
+
+def _resets(ctx, body: cst.CSTNode) -> bool:
+    found = [False]
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            if ctx.resolve(n.func) in _RESETS:
+                found[0] = True
+
+    body.visit(_Find())
+    return found[0]
+
+
+# ---------------------------------------------------------------- export
+def export(ctx) -> None:
+    """Add this file's ``fullgraph`` and ``swept`` facts to ``ctx.exported``."""
+    out = ctx.exported
+    for node, site in ctx.compile_sites:
+        target = ctx.compile_targets.get(node)
+        if isinstance(target, ImportRef) and site.target_kind != "optimizer_step":
+            out.fullgraph.append((target, FULLGRAPH_TRUE if site.fullgraph else FULLGRAPH_FALSE))
+    for cls in ctx.class_info.values():
+        value = class_fullgraph(ctx, cls) if any(isinstance(s, ImportRef) for s in _submodule_classes(ctx, cls)) \
+            else None
+        if value is None:
+            continue
+        for sub in _submodule_classes(ctx, cls):
+            if isinstance(sub, ImportRef):
+                out.fullgraph.append((sub, FULLGRAPH_TRUE if value else FULLGRAPH_FALSE))
+    for call in ctx.all_calls():
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in ctx.imports and func.value[:1].islower():
+            loop = sweep_loop(ctx, call)
+            if loop is not None:
+                out.swept.append((ctx.imports[func.value], f"called in every iteration of "
+                                                           f"`for {ctx.module.code_for_node(loop.target)} in ...`"))
