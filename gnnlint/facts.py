@@ -46,12 +46,20 @@ _LIBRARY_TOKENS = (b"forward",)
 # it runs once per configuration (a sweep driven from here: ``swept`` facts).
 _SWEEP_RE = re.compile(
     rb"^[ \t]*for[ \t]+\(?(\w+)(?:[ \t]*,[ \t]*(\w+))?[^\n]*:[ \t]*(?:#[^\n]*)?\n"
-    rb"(?:[^\n]*\n){0,12}?[^\n]*?(?<![\w.])[a-z_]\w*\([^\n]*?\b(?:\1|\2)\b", re.M)
+    rb"(?:[^\n]*\n){0,12}?[^\n]*?(?<![\w.])([a-z_]\w*)\([^\n]*?\b(?:\1|\2)\b", re.M)
 
 
 def may_export_sweep(data: bytes) -> bool:
-    """Cheap byte test: an imported function may be called once per loop iteration here."""
-    return b"import" in data and b"for" in data and _SWEEP_RE.search(data) is not None
+    """Cheap byte test: a function imported with ``from ... import`` may be
+    called once per loop iteration here, with the loop's variable."""
+    if b"from" not in data or b"for" not in data:
+        return False
+    for match in _SWEEP_RE.finditer(data):
+        name = re.escape(match.group(3))
+        if re.search(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b" + name + rb"\b",
+                     data, re.M):
+            return True
+    return False
 
 BOTH_REGIONS = frozenset(("compiled", "compiled_or_hot"))
 HOT_ONLY = frozenset(("compiled_or_hot",))
