@@ -41,12 +41,15 @@ def _loop_calls_model(data: bytes) -> bool:
 
 _LIBRARY_TOKENS = (b"forward",)
 
-# A loop that calls a (lowercase) function with the loop's variable within
-# its first lines: the file may tell the file that defines the function that
-# it runs once per configuration (a sweep driven from here: ``swept`` facts).
-_SWEEP_RE = re.compile(
-    rb"^[ \t]*for[ \t]+\(?(\w+)(?:[ \t]*,[ \t]*(\w+))?[^\n]*:[ \t]*(?:#[^\n]*)?\n"
-    rb"(?:[^\n]*\n){0,12}?[^\n]*?(?<![\w.])([a-z_]\w*)\([^\n]*?\b(?:\1|\2)\b", re.M)
+# A loop that calls a function the file imports with ``from ... import``,
+# passing the loop's variable, within its first lines: the file may tell the
+# file that defines the function that it runs once per configuration (a
+# sweep driven from here: ``swept`` facts). Line by line, no backtracking.
+_FROM_IMPORT_RE = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)", re.M)
+_IMPORTED_NAME_RE = re.compile(rb"([A-Za-z_]\w*)(?:[ \t]+as[ \t]+([A-Za-z_]\w*))?")
+_FOR_RE = re.compile(rb"^[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in\b", re.M)
+_CALL_RE = re.compile(rb"(?<![\w.])([a-z_]\w*)\(")
+_SWEEP_LINES = 12
 
 
 def may_export_sweep(data: bytes) -> bool:
@@ -54,6 +57,20 @@ def may_export_sweep(data: bytes) -> bool:
     called once per loop iteration here, with the loop's variable."""
     if b"from" not in data or b"for" not in data:
         return False
+    imported: set[bytes] = set()
+    for match in _FROM_IMPORT_RE.finditer(data):
+        for name, alias in _IMPORTED_NAME_RE.findall(match.group(1)):
+            imported.add(alias or name)
+    if not imported:
+        return False
+    for header in _FOR_RE.finditer(data):
+        targets = set(re.findall(rb"\w+", header.group(1)))
+        body = data[header.end():].split(b"\n", _SWEEP_LINES + 1)[1:_SWEEP_LINES + 1]
+        for line in body:
+            for call in _CALL_RE.finditer(line):
+                if call.group(1) in imported and targets & set(re.findall(rb"\w+", line[call.end():])):
+                    return True
+    return False
     for match in _SWEEP_RE.finditer(data):
         name = re.escape(match.group(3))
         if re.search(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b" + name + rb"\b",

@@ -52,3 +52,17 @@ def test_loop_calling_a_model_is_a_possible_hot_loop(code: str):
 ])
 def test_words_alone_are_not_a_hot_loop(code: str):
     assert possible_regions(code.encode()) == frozenset()
+
+
+@pytest.mark.parametrize("code, sweeps", [
+    (b"from train_utils import run_config\nfor hidden in (16, 32):\n    run_config(hidden, data)\n", True),
+    (b"from a import (\n    x,\n    run as go,\n)\nfor i, h in enumerate(z):\n    y = 1\n    go(h)\n", True),
+    (b"from a import run\nfor h in z:\n    print(h)\n", False),  # print is not imported
+    (b"from a import run\nfor h in z:\n    run(1)\n", False),  # the loop's value is not passed
+    (b"import a\nfor h in z:\n    a.run(h)\n", False),  # an attribute call: not a from-import
+])
+def test_a_loop_calling_an_imported_function_may_export_a_sweep(code, sweeps):
+    from gnnlint.facts import may_export_sweep
+
+    assert may_export_sweep(code) is sweeps
+

@@ -194,6 +194,21 @@ def test_a_reset_per_configuration_keeps_every_call_compiled(fixture_reports):
 
 @needs_torch
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["layer_graph_break_clean.py", "data_size_clean.py", "recompile_storm_clean.py",
+                                  "compiled_checkpoint_clean.py", "compiled_train_step_clean.py"])
+def test_clean_twins_of_the_new_rules_skip_no_frame(fixture_reports, name):
+    # issue 15: the clean twins of GNN014-GNN020 show 0 skipped frames and no
+    # recompile-limit hit, and every compiled object's calls ran compiled
+    t = _ok(fixture_reports[name])
+    stats = t.data["compiles"]
+    assert stats, name
+    for c in stats:
+        assert not c["frames_skipped"] and not c["recompile_limit"], (name, c)
+        assert c["calls_compiled"] == c["calls"], (name, c)
+
+
+@needs_torch
+@pytest.mark.slow
 def test_clean_twins_have_no_confirmed_and_no_unexpected(fixture_reports):
     cleans = [n for n in fixture_reports if n.endswith("_clean.py")]
     assert cleans
