@@ -45,7 +45,8 @@ class CompileNotDynamic(Rule):
     through the local functions it is passed to (`train(model, loader)`), or
     from the step hooks of a Lightning-style module whose `*_dataloader()`
     returns such a loader. A compiled train step (`@torch.compile def
-    train_step(batch, ...)`, `step = torch.compile(fn)`) called once per batch
+    train_step(batch, ...)`, `step = torch.compile(fn)`,
+    `@functools.partial(torch.compile, ...)`) called once per batch
     is a compile site like a compiled model; the loader may be built by a
     helper, passed down through parameters and wrapped in `tqdm`,
     `enumerate` or `zip`.
@@ -72,8 +73,10 @@ class CompileNotDynamic(Rule):
     `pad…` call on the batch in the loop), `torch._dynamo.mark_dynamic` on
     every varying input of the call, a `dynamic=` gnnlint cannot evaluate, and
     loaders that gnnlint cannot trace to a PyG loader (it does not guess from
-    names). `torch.utils.data.DataLoader` and PyG's `DenseDataLoader` /
-    `TemporalDataLoader` are not variable-size loaders here.
+    names). `torch.utils.data.DataLoader` (unless its `collate_fn` batches
+    graphs: PyG's `Batch.from_data_list`/`Collater`, `dgl.batch`) and PyG's
+    `DenseDataLoader` / `TemporalDataLoader` are not variable-size loaders
+    here.
 
     ## Example
     ```python
@@ -411,6 +414,49 @@ loader = GraphDataLoader(dataset, batch_size=64)
 for graphs, labels in loader if verbose else tqdm(loader):
     step(model, graphs, labels)
 """, lines=(8,)),
+        # functools.partial(torch.compile, ...): as a decorator (fixed there) and
+        # as a shared alias (reported at each use, no fix: the alias serves others)
+        Invalid("""
+import functools
+import torch
+from torch_geometric.loader import DataLoader
+compile_static = functools.partial(torch.compile, dynamic=False)
+
+@functools.partial(torch.compile, dynamic=False)
+def train_step(model, data):
+    return model(data.x, data.edge_index, data.batch).sum()
+
+net = compile_static(GIN())
+for data in DataLoader(dataset, batch_size=32):
+    train_step(net, data).backward()
+""", lines=(7, 11), expected_fix="""
+import functools
+import torch
+from torch_geometric.loader import DataLoader
+compile_static = functools.partial(torch.compile, dynamic=False)
+
+@functools.partial(torch.compile, dynamic=True)
+def train_step(model, data):
+    return model(data.x, data.edge_index, data.batch).sum()
+
+net = compile_static(GIN())
+for data in DataLoader(dataset, batch_size=32):
+    train_step(net, data).backward()
+"""),
+        # torch.utils.data.DataLoader batching graphs (PyG's Batch.from_data_list, dgl.batch)
+        Invalid("""
+import dgl
+import torch
+from torch.utils.data import DataLoader
+
+def collate(samples):
+    graphs, labels = map(list, zip(*samples))
+    return dgl.batch(graphs), torch.tensor(labels)
+
+model = torch.compile(model)
+for graph, labels in DataLoader(dataset, batch_size=32, collate_fn=collate):
+    model(graph, graph.ndata["feat"])
+""", lines=(10,)),
         # dynamic= from a store_true flag (False by default): reported, no fix
         # (the flag stays the user's switch)
         Invalid("""

@@ -137,6 +137,25 @@ for data in loader:
 """),
     )
     INVALID = (
+        # the model runs inside a compiled train step: step = torch.compile(fn)
+        # and @functools.partial(torch.compile, ...) bodies are compiled regions,
+        # and so is the forward of the model their callers pass in
+        Invalid("""
+import functools
+import torch
+from torch_geometric.nn import global_add_pool, global_mean_pool
+class GIN(torch.nn.Module):
+    def forward(self, x, edge_index, batch):
+        return global_mean_pool(x, batch)
+def train_step(model, data):
+    return model(data.x, data.edge_index, data.batch).sum()
+@functools.partial(torch.compile, dynamic=True)
+def readout(h, batch):
+    return global_add_pool(h, batch)
+step = torch.compile(train_step, dynamic=True)
+for data in loader:
+    step(GIN(), data).backward()
+""", lines=(7, 12)),
         # the compiled model comes from a local factory function
         Invalid("""
 import torch

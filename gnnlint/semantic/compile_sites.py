@@ -89,9 +89,29 @@ class CompileSites:
             return site_node.decorator if isinstance(site_node.decorator, cst.Call) else None
         return site_node if isinstance(site_node, cst.Call) else None
 
-    def compile_kwarg(self, site_node: cst.CSTNode, name: str) -> Optional[cst.Arg]:
+    def compile_partial(self, site_node: cst.CSTNode) -> Optional[cst.Call]:
+        """The ``functools.partial(torch.compile, ...)`` a compile site goes
+        through (``@functools.partial(torch.compile, dynamic=False)``,
+        ``compile_fn = partial(torch.compile, mode=...)`` then ``@compile_fn`` /
+        ``compile_fn(model)``): its keywords are options of the site."""
+        node = site_node.decorator if isinstance(site_node, cst.Decorator) else site_node
+        if isinstance(node, cst.Call) and self.resolve(node.func) == "functools.partial" and node.args \
+                and node.args[0].keyword is None and self.resolve(node.args[0].value) in COMPILE_FUNCS:
+            return node
+        func = node.func if isinstance(node, cst.Call) else node
+        return self.compile_partials.get(func.value) if isinstance(func, cst.Name) else None
+
+    def _compile_args(self, site_node: cst.CSTNode) -> list[cst.Arg]:
+        """The arguments of a compile site's call, then its partial's keywords."""
         call = self.compile_call_node(site_node)
-        for arg in call.args if call is not None else ():
+        args = list(call.args) if call is not None else []
+        partial = self.compile_partial(site_node)
+        if partial is not None and partial is not call:
+            args += [a for a in partial.args[1:]]
+        return args
+
+    def compile_kwarg(self, site_node: cst.CSTNode, name: str) -> Optional[cst.Arg]:
+        for arg in self._compile_args(site_node):
             if arg.keyword is not None and arg.keyword.value == name:
                 return arg
         return None
@@ -315,16 +335,19 @@ class CompileSites:
         def compute():
             arg = self.compile_kwarg(site_node, name)
             if arg is not None:
-                return self._option_value(arg.value, arg.value, 0)
+                value, source = self._option_value(arg.value, arg.value, 0)
+                call = self.compile_call_node(site_node)
+                if value is not _NO_VALUE and source is None and not (call is not None and
+                                                                      any(a is arg for a in call.args)):
+                    alias = next((n for n, p in self.compile_partials.items() if arg in p.args), "functools.partial")
+                    source = f"set by `{alias}`"  # compile_fn = partial(torch.compile, dynamic=False)
+                return value, source
             return self._star_option(site_node, name)
         return self._memoised(("compile_option", site_node, name), compute, (_NO_VALUE, None))
 
     def _star_option(self, site_node: cst.CSTNode, name: str) -> tuple[object, Optional[str]]:
         """``name`` through the ``**`` arguments of a compile call (None: surely not passed)."""
-        call = self.compile_call_node(site_node)
-        for arg in call.args if call is not None else ():
-            if arg.star == "*":
-                continue
+        for arg in self._compile_args(site_node):
             if arg.star != "**":
                 continue
             found = self._dict_entry(arg.value, arg.value, name, 0)

@@ -144,6 +144,10 @@ class Feeds:
             return last  # (PyG 1.x kept the loaders in torch_geometric.data)
         if resolved in _DGL_LOADERS:
             return _DGL_LOADERS[resolved]
+        if resolved in ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"):
+            collate = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "collate_fn"),
+                           None)
+            return "DataLoader" if collate is not None and self._graph_collate(collate) else None
         if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
             mode = next((self.literal_value(a.value, a.value) for a in expr.args
                          if a.keyword is not None and a.keyword.value == "loader"), None)
@@ -173,6 +177,21 @@ class Feeds:
                 if found:
                     return found
         return None
+
+    def _graph_collate(self, expr: cst.BaseExpression) -> bool:
+        """A ``collate_fn`` that batches graphs (so batch sizes vary): PyG's
+        ``Batch.from_data_list`` / ``Collater``, ``dgl.batch``, or a local
+        function that calls one of them."""
+        def batches_graphs(node: cst.BaseExpression) -> bool:
+            resolved = self.resolve(node.func if isinstance(node, cst.Call) else node) or ""
+            return resolved.endswith(("Batch.from_data_list", ".Collater")) and resolved.startswith("torch_geometric") \
+                or resolved == "dgl.batch"
+        if batches_graphs(expr):
+            return True
+        local = self.local_callee(cst.Call(func=expr)) if isinstance(expr, cst.Name) else None
+        if isinstance(local, FuncInfo):
+            return any(batches_graphs(call) for call in local.calls)
+        return False
 
     def _loader_of_name(self, expr: cst.Name, at: cst.CSTNode, depth: int) -> Optional[str]:
         """A name bound to a loader: assigned, unpacked from a local call, iterated, a parameter."""

@@ -254,6 +254,13 @@ class _Collector:
                 if resolved and resolved.split(".")[0] in ("torch", "torch_geometric") \
                         and ".config." not in resolved:
                     self.ctx.aliases.setdefault(node.targets[0].target.value, resolved)
+            # compile = functools.partial(torch.compile, mode=...): an alias that carries options
+            value = node.value
+            if isinstance(value, cst.Call) and self.ctx.resolve(value.func) == "functools.partial" and value.args \
+                    and value.args[0].keyword is None and self.ctx.resolve(value.args[0].value) in COMPILE_FUNCS:
+                name = node.targets[0].target.value
+                self.ctx.aliases.setdefault(name, self.ctx.resolve(value.args[0].value) or "torch.compile")
+                self.ctx.compile_partials[name] = value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -375,6 +382,7 @@ class SemanticModel:
         self.loops: list[cst.CSTNode] = []
         self.compile_calls: list[cst.Call] = []
         self.method_compile_calls: list[cst.Call] = []
+        self.compile_partials: dict[str, cst.Call] = {}  # module-level name -> functools.partial(torch.compile, ...)
         self._kind_cache: dict[cst.CSTNode, str] = {}
         self._returns_cache: dict[FuncInfo, str] = {}
         self._memo: dict[tuple, object] = {}  # per-file answers of the caller/return analyses

@@ -15,7 +15,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
-from gnnlint.semantic.vocab import MODULE_BASE_SUFFIXES
+from gnnlint.semantic.vocab import COMPILE_FUNCS, MODULE_BASE_SUFFIXES
 
 
 class Names:
@@ -227,12 +227,26 @@ class Names:
                 return self.func_info.get(binding.node)  # type: ignore[arg-type]
             if binding.how == "class":
                 return self.class_info.get(binding.node)  # type: ignore[arg-type]
-            return None
+            return self._compiled_local_function(binding)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             cls = self.enclosing_class(call)
             if cls is not None:
                 return self.method_of(cls, func.attr.value)
         return None
+
+    def _compiled_local_function(self, binding) -> Optional[FuncInfo]:
+        """``step = torch.compile(train_step)``: calling ``step`` runs the local
+        function ``train_step`` (compiled), so its parameters get what ``step``'s
+        callers pass."""
+        value = binding.value
+        if binding.how != "assign" or not isinstance(value, cst.Call) or not value.args \
+                or value.args[0].keyword is not None or not isinstance(value.args[0].value, cst.Name) \
+                or self.resolve(value.func) not in COMPILE_FUNCS:
+            return None
+        target, _scope = self.lookup(value.args[0].value.value, value)
+        if target is None:
+            return self.functions.get(value.args[0].value.value)
+        return self.func_info.get(target.node) if target.how == "def" else None  # type: ignore[arg-type]
 
     def method_of(self, cls: ClassInfo, name: str) -> Optional[FuncInfo]:
         seen: set[str] = set()

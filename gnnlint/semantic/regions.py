@@ -136,6 +136,9 @@ class Regions:
                 target = deco.decorator
                 call = target if isinstance(target, cst.Call) else None
                 resolved = self.resolve(call.func if call else target)
+                partial = self.compile_partial(deco)  # @functools.partial(torch.compile, ...) / @compile_fn
+                if partial is not None:
+                    resolved, call = self.resolve(partial.args[0].value), call or partial
                 if resolved in COMPILE_FUNCS:
                     why = f"compiled function `{info.qualname}`"
                     self._mark_compiled_func(info, why)
