@@ -73,7 +73,11 @@ class CompileNotDynamic(Rule):
     `pad…` call on the batch in the loop), `torch._dynamo.mark_dynamic` on
     every varying input of the call, a `dynamic=` gnnlint cannot evaluate, and
     loaders that gnnlint cannot trace to a PyG loader (it does not guess from
-    names). `torch.utils.data.DataLoader` (unless its `collate_fn` batches
+    names alone: a loader built in another file — a parameter no caller in
+    the file binds, or a name an imported factory returns — counts when it is
+    named like a loader and its batches are used as graphs, `batch.edge_index`,
+    `batch.batch`, `minibatch.sampled_subgraphs`…).
+    `torch.utils.data.DataLoader` (unless its `collate_fn` batches
     graphs: PyG's `Batch.from_data_list`/`Collater`, `dgl.batch`) and PyG's
     `DenseDataLoader` / `TemporalDataLoader` are not variable-size loaders
     here.
@@ -202,6 +206,19 @@ step = torch.compile(train_step, **compile_kwargs)
 for data in DataLoader(dataset, batch_size=32):
     model(data.x, data.edge_index, data.batch)
     step(data)
+"""),
+        # a loader parameter nobody here binds, whose batches are plain tensors:
+        # not assumed variable-size (the name alone is not enough)
+        Valid("""
+import torch
+
+@torch.compile
+def train_step(model, x, y):
+    return torch.nn.functional.mse_loss(model(x), y)
+
+def train(model, train_loader):
+    for x, y in train_loader:
+        train_step(model, x, y).backward()
 """),
         # marked by a per-batch helper the loop calls
         Valid("""
@@ -443,6 +460,28 @@ net = compile_static(GIN())
 for data in DataLoader(dataset, batch_size=32):
     train_step(net, data).backward()
 """),
+        # a loader built in another file (a parameter no caller here binds, a
+        # name an imported factory returns) whose batches are graph batches
+        Invalid("""
+import torch
+from .data import build_loader
+
+@torch.compile
+def train_step(model, batch):
+    return model(batch.x, batch.edge_index, batch.batch).sum()
+
+def train(model, train_loader):
+    for batch in train_loader:
+        train_step(model, batch).backward()
+
+def evaluate(model, cfg):
+    val_loader = build_loader(cfg, split="val")
+    for data in val_loader:
+        model(data.x, data.edge_index)
+
+model = torch.compile(GIN())
+evaluate(model, cfg)
+""", lines=(5, 18)),
         # torch.utils.data.DataLoader batching graphs (PyG's Batch.from_data_list, dgl.batch)
         Invalid("""
 import dgl

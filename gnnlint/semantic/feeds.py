@@ -55,6 +55,17 @@ _DGL_LOADERS = {
 }
 
 
+# A loader gnnlint cannot trace (a parameter no local caller binds, a name
+# bound by an imported function) counts only when its name says loader and
+# its batches are used as graph batches (one of these attributes).
+_LOADER_NAME = re.compile(r"(?:\w+_)?(?:data)?loader|(?:\w+_)?dl|(?:\w+_)?dataloader", re.IGNORECASE)
+_GRAPH_BATCH_ATTRS = frozenset({
+    "edge_index", "edge_index_dict", "x_dict", "batch", "ptr", "num_graphs", "edge_attr", "adj_t",
+    "n_id", "e_id", "batch_size", "sampled_subgraphs", "node_features", "blocks", "ndata", "edata",
+})
+_GUESS = "?"  # prefix of a guessed loader (the variable's name): see _graph_batches
+
+
 @dataclass(frozen=True)
 class LoaderFeed:
     """A variable-size loader whose batches reach a compiled object."""
@@ -88,8 +99,14 @@ class Feeds:
                 self.exported.fed.append((self.imports[func.value], f"{feeds[0].loader}: {feeds[0].via}"))
 
     # -- which loaders feed it ---------------------------------------------------
-    def variable_size_loader(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,
-                             depth: int = 0) -> Optional[str]:
+    def variable_size_loader(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None) -> Optional[str]:
+        """The variable-size loader class ``expr`` yields batches of (see
+        ``_loader_or_guess``; never a guess from a name)."""
+        found = self._loader_or_guess(expr, at)
+        return found if found and not found.startswith(_GUESS) else None
+
+    def _loader_or_guess(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,
+                         depth: int = 0) -> Optional[str]:
         """The PyG loader class whose batches (of varying size) ``expr``
         yields: ``NeighborLoader(...)``, a name or ``self.attr`` bound to one,
         ``enumerate``/``tqdm``/``zip`` of one, a local function returning one,
@@ -106,7 +123,7 @@ class Feeds:
             if cls is None:
                 return None
             for value in self.class_attr_values(cls, expr.attr.value):
-                found = self.variable_size_loader(value, value, depth + 1)
+                found = self._loader_or_guess(value, value, depth + 1)
                 if found:
                     return found
             return None
@@ -114,22 +131,22 @@ class Feeds:
             owner = self.class_of(expr.value, at)  # dm.train_loader, dm being a local class
             if isinstance(owner, ClassInfo):
                 for value in self.class_attr_values(owner, expr.attr.value):
-                    found = self.variable_size_loader(value, value, depth + 1)
+                    found = self._loader_or_guess(value, value, depth + 1)
                     if found:
                         return found
             return None
         if isinstance(expr, cst.Subscript):
-            return self.variable_size_loader(expr.value, at, depth + 1)
+            return self._loader_or_guess(expr.value, at, depth + 1)
         if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
             for element in expr.elements:
                 value = element.value if not isinstance(element, cst.DictElement) else element.value
-                found = self.variable_size_loader(value, at, depth + 1)
+                found = self._loader_or_guess(value, at, depth + 1)
                 if found:
                     return found
             return None
         if isinstance(expr, cst.IfExp):
-            return self.variable_size_loader(expr.body, at, depth + 1) or \
-                self.variable_size_loader(expr.orelse, at, depth + 1)
+            return self._loader_or_guess(expr.body, at, depth + 1) or \
+                self._loader_or_guess(expr.orelse, at, depth + 1)
         return None
 
     def _loader_of_call(self, expr: cst.Call, at: cst.CSTNode, depth: int) -> Optional[str]:
@@ -155,14 +172,14 @@ class Feeds:
         if (resolved.startswith("torch_geometric.loader") and last in _FEED_LOADER_WRAPPERS) or \
                 last in _FEED_ITER_WRAPPERS:
             for arg in expr.args:  # a sub-expression: no cycle, no depth spent
-                found = self.variable_size_loader(arg.value, at, depth)
+                found = self._loader_or_guess(arg.value, at, depth)
                 if found:
                     return found
             return None
         local = self.local_callee(expr)
         if isinstance(local, ClassInfo):  # class NeighborSampler(RawNeighborSampler): ...
             for base in local.bases:
-                found = self.variable_size_loader(cst.Call(func=cst.parse_expression(base)), at, depth + 1) \
+                found = self._loader_or_guess(cst.Call(func=cst.parse_expression(base)), at, depth + 1) \
                     if base else None
                 if found:
                     return found
@@ -173,10 +190,42 @@ class Feeds:
                 local = self.method_of(owner, expr.func.attr.value)
         if isinstance(local, FuncInfo):
             for ret in local.returns:
-                found = self.variable_size_loader(ret.value, ret, depth + 1)
+                found = self._loader_or_guess(ret.value, ret, depth + 1)
                 if found:
                     return found
         return None
+
+    def _imported_call(self, call: cst.Call) -> bool:
+        """A call of a function imported from the project or a third party
+        (not torch / PyG / DGL, whose loaders are known)."""
+        func = call.func
+        while isinstance(func, cst.Attribute):
+            func = func.value
+        if not isinstance(func, cst.Name) or func.value not in self.imports:
+            return False
+        binding = self.lookup(func.value, call)[0]
+        if binding is not None and binding.how != "import":
+            return False  # shadowed by a local binding
+        return not (self.resolve(call.func) or "").startswith(("torch", "dgl", "builtins"))
+
+    def _graph_batches(self, loop: cst.CSTNode, tainted: set[str], call: cst.Call) -> bool:
+        """The batches of ``loop`` are used as graph batches: ``batch.edge_index``
+        in the loop body, or in the body of the local function ``call`` runs
+        (a compiled train step) on the parameter it receives them as."""
+        def used(root: cst.CSTNode, names: set[str]) -> bool:
+            hits: list = []
+            walk(root, lambda node, _parent: hits.append(node) if isinstance(node, cst.Attribute)
+                 and node.attr.value in _GRAPH_BATCH_ATTRS and isinstance(node.value, cst.Name)
+                 and node.value.value in names else None)
+            return bool(hits)
+        if used(getattr(loop, "body", loop), tainted):
+            return True
+        callee = self.local_callee(call)
+        if isinstance(callee, FuncInfo):
+            params = {p for p in callee.params
+                      if self._call_mentions(call, tainted) and p not in ("self", "cls")}
+            return used(callee.node.body, params)
+        return False
 
     def _graph_collate(self, expr: cst.BaseExpression) -> bool:
         """A ``collate_fn`` that batches graphs (so batch sizes vary): PyG's
@@ -199,22 +248,26 @@ class Feeds:
         if binding is None:
             return None
         if binding.how == "assign":
-            return self.variable_size_loader(binding.value, binding.value, depth + 1)
+            found = self._loader_or_guess(binding.value, binding.value, depth + 1)
+            if not found and isinstance(binding.value, cst.Call) and _LOADER_NAME.fullmatch(expr.value) \
+                    and self._imported_call(binding.value):
+                return _GUESS + expr.value  # train_loader = build_loader(cfg), imported
+            return found
         if binding.how == "unpack" and isinstance(binding.value, (cst.GeneratorExp, cst.ListComp)):
             # a, b = (make_loader(s) for s in splits): every element is one
-            return self.variable_size_loader(binding.value.elt, binding.value.elt, depth)
+            return self._loader_or_guess(binding.value.elt, binding.value.elt, depth)
         if binding.how == "unpack" and isinstance(binding.value, cst.Call) and binding.index >= 0:
             local = self.local_callee(binding.value)
             if isinstance(local, FuncInfo):
                 for ret in local.returns:
                     if isinstance(ret.value, cst.Tuple) and binding.index < len(ret.value.elements):
-                        found = self.variable_size_loader(ret.value.elements[binding.index].value, ret,
+                        found = self._loader_or_guess(ret.value.elements[binding.index].value, ret,
                                                           depth + 1)
                         if found:
                             return found
             return None
         if binding.how == "iter" and isinstance(binding.value, (cst.List, cst.Tuple)):
-            return self.variable_size_loader(binding.value, at, depth + 1)
+            return self._loader_or_guess(binding.value, at, depth + 1)
         if binding.how == "param":
             return self._loader_of_param(binding, expr.value, depth)
         return None
@@ -226,16 +279,18 @@ class Feeds:
             return None
         for caller in self.callers_of(func):
             value = self.arg_for_param(func, caller, name)
-            found = self.variable_size_loader(value, caller, depth + 1) if value is not None else None
+            found = self._loader_or_guess(value, caller, depth + 1) if value is not None else None
             if found:
                 return found
         if func.name == "__init__" and func.cls is not None:
             for call in self.all_calls():
                 if self.local_callee(call) is func.cls:
                     value = self.arg_for_param(func, call, name)
-                    found = self.variable_size_loader(value, call, depth + 1) if value is not None else None
+                    found = self._loader_or_guess(value, call, depth + 1) if value is not None else None
                     if found:
                         return found
+        if not self.callers_of(func) and func.name != "__init__" and _LOADER_NAME.fullmatch(name):
+            return _GUESS + name  # def train(model, train_loader): called from another file
         return None
 
     def _mark_dynamic_calls(self) -> dict[cst.Call, set[str]]:
@@ -354,17 +409,23 @@ class Feeds:
                     comp_fors.append((comp, comp.target, comp.iter))
                     comp = comp.inner_for_in
             for loop, target, iterable in comp_fors:
-                loader = self.variable_size_loader(iterable, loop)
+                loader = self._loader_or_guess(iterable, loop)
                 if not loader:
                     continue
                 tainted = self._tainted(func, self.names_in(target))
                 if not self._call_mentions(call, tainted):
                     continue
+                guessed = loader.startswith(_GUESS)
+                if guessed:  # named like a loader: only with graph batches
+                    if not self._graph_batches(loop, tainted, call):
+                        continue
+                    loader = loader[len(_GUESS):]
                 padded = self.pipeline_padded() or (isinstance(loop, cst.For)
                                                     and self._pads_in_loop(loop, tainted, func))
                 text = self._iter_text(iterable, loop, loader)
                 marks = self._loop_mark_keys(loop, func) if isinstance(loop, cst.For) else self.mark_dynamic_keys()
-                return LoaderFeed(loader, call, f"`for ... in {text}`", padded,
+                via = f"`for ... in {text}`" + (", graph batches of a loader built elsewhere" if guessed else "")
+                return LoaderFeed(loader, call, via, padded,
                                   tuple(self._unmarked_args(call, marks)), bool(marks))
             child = anc
         feed = self._next_batch_source(call, func)
@@ -398,7 +459,7 @@ class Feeds:
         names: list[cst.Name] = []
         walk(iterable, lambda node, _parent: names.append(node) if isinstance(node, cst.Name) else None)
         for name in names:
-            if self.variable_size_loader(name, loop):
+            if self._loader_or_guess(name, loop):
                 return name.value
         return f"{loader}(...)"
 
