@@ -39,9 +39,11 @@ class ModuleMap:
             if not ref.module:  # from . import models
                 candidates.insert(0, os.path.join(base, f"{name}.py"))
         else:
-            candidates = [self.modules.get(ref.module, ""),
-                          # a script importing a sibling module: `from models import GCN`
-                          os.path.join(os.path.dirname(importer), *ref.module.split(".")) + ".py"]
+            # a script importing a sibling module (`from models import GCN`) first:
+            # the script's folder is sys.path[0], ahead of a same-named module
+            # elsewhere in the project (examples/gcn.py vs benchmark/kernel/gcn.py)
+            candidates = [os.path.join(os.path.dirname(importer), *ref.module.split(".")) + ".py",
+                          self.modules.get(ref.module, "")]
         for candidate in candidates:
             given = self.given.get(os.path.normpath(candidate)) if candidate else None
             if given is not None:

@@ -135,6 +135,21 @@ for data in loader:
     out = eager(data.x, data.edge_index, batch=data.batch)
     out = compiled(data.x, data.edge_index, batch=data.batch)
 """),
+        # models chosen at run time: a class that no choice reaches stays eager
+        Valid("""
+import torch
+from torch_geometric.nn import global_mean_pool
+class GCN(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch, size=1)
+class Baseline(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+MODELS = {"gcn": GCN}
+def main(args):
+    model = torch.compile(MODELS[args.model]())
+    baseline = Baseline()
+"""),
     )
     INVALID = (
         # the model runs inside a compiled train step: step = torch.compile(fn)
@@ -156,6 +171,73 @@ step = torch.compile(train_step, dynamic=True)
 for data in loader:
     step(GIN(), data).backward()
 """, lines=(7, 12)),
+        # models chosen at run time: a dict of classes indexed by a name
+        Invalid("""
+import torch
+from torch_geometric.nn import global_mean_pool, global_add_pool
+class GCN(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+class GIN(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_add_pool(x, batch)
+MODELS = {"gcn": GCN, "gin": GIN}
+def main(args):
+    Model = MODELS[args.model]
+    model = torch.compile(Model())
+""", lines=(6, 9)),
+        # both branches of an if, and a conditional expression
+        Invalid("""
+import torch
+from torch_geometric.nn import global_mean_pool
+class A(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+class B(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+class C(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+def main(args):
+    if args.model == "a":
+        model = A()
+    else:
+        model = B() if args.b else C()
+    model = torch.compile(model)
+""", lines=(6, 9, 12)),
+        # getattr over this module's classes, a factory with one return per model
+        Invalid("""
+import sys
+import torch
+from torch_geometric.nn import global_mean_pool
+class A(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+class B(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+def build(name):
+    if name == "a":
+        return A()
+    return B()
+def main(name):
+    first = torch.compile(getattr(sys.modules[__name__], name)())
+    second = torch.compile(build(name))
+""", lines=(7, 10)),
+        # a function that compiles its parameter: the classes its callers pass
+        Invalid("""
+import torch
+from torch_geometric.nn import global_mean_pool
+class PointNet(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+def run(model, use_compile):
+    if use_compile:
+        model = torch.compile(model)
+    return model
+run(PointNet(), True)
+""", lines=(6,)),
         # the compiled model comes from a local factory function
         Invalid("""
 import torch

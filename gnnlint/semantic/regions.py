@@ -153,6 +153,7 @@ class Regions:
                 # torch.compile(fullgraph=True) used as a decorator factory
                 continue
             text = self.module.code_for_node(target)
+            self._mark_choices(target, call)
             kind = self._mark_compiled_target(target, call, text)
             self.compile_sites.append((call, self._site_from_call(call, 0, text, kind, api)))
             if kind == "class":
@@ -215,6 +216,19 @@ class Regions:
             return "class"
         return "unknown"
 
+    def _mark_choices(self, target: cst.BaseExpression, call: cst.Call) -> None:
+        """Every class the compiled value may be (models chosen at run time:
+        both branches of an ``if``, ``MODELS[name]``, a factory, a compiled
+        parameter's callers), each with the condition that picks it."""
+        if isinstance(target, cst.Attribute) and target.attr.value == "step":
+            return
+        for cls, when in self.model_choices(target, call):
+            why = f"compiled forward of `{cls.name}`" + (f" (when {when})" if when else "")
+            if isinstance(cls, ClassInfo):
+                self._mark_class(cls, why)
+            else:
+                self.exported.compiled.append((cls, why))
+
     def _mark_class_target(self, cls) -> None:
         if isinstance(cls, ClassInfo):
             self._mark_class(cls, f"compiled forward of `{cls.name}`")
@@ -229,7 +243,7 @@ class Regions:
             method = self.method_of(cls, entry)
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
-                                         if why.startswith("compiled") else why)
+                                         if why.startswith("compiled") and "(when " not in why else why)
         # submodules built in __init__ run inside the compiled forward too,
         # also inside ModuleList / Sequential / ModuleDict containers
         for values in cls.attrs.values():

@@ -1,0 +1,222 @@
+"""Models chosen at run time: "which classes may this compiled value be?"
+
+Real code picks the model when it runs: ``if args.model == "gcn": model =
+GCN() else: model = GIN()``, ``MODELS[args.model](...)``, ``A() if c else
+B()``, ``getattr(sys.modules[__name__], name)``, a local factory with one
+``return`` per model, or a function that compiles its *parameter*
+(``def run(model): model = torch.compile(model)``) called with several
+models. ``model_choices(expr, at)`` answers with every class the value may be
+an instance of -- a local ``ClassInfo`` or an ``ImportRef`` -- each with the
+condition that picks it (source text, for messages) when one is known.
+``class_of`` (kinds.py) stays the one-answer question; this is its
+"every answer" companion, asked by the compile-site analysis (regions.py).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
+from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.vocab import COMPILE_FUNCS
+
+_MAX_CONDITION = 60  # longer conditions are left out of messages
+_MAX_DEPTH = 6
+
+
+class Choices:
+    """Every class a value may be. Mixed into FileContext; reads the SemanticModel."""
+
+    def model_choices(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,
+                      depth: int = 0) -> list[tuple[object, Optional[str]]]:
+        """``[(ClassInfo | ImportRef, condition text | None), ...]``: the
+        classes ``expr`` may be an instance of, without duplicates."""
+        out: list[tuple[object, Optional[str]]] = []
+        seen: set = set()
+        for cls, cond in self._instance_choices(expr, at or expr, depth, None):
+            key = id(cls) if isinstance(cls, ClassInfo) else cls
+            if key not in seen:
+                seen.add(key)
+                out.append((cls, cond))
+        return out
+
+    # -- instances --------------------------------------------------------------
+    def _instance_choices(self, expr, at, depth: int, cond: Optional[str]) -> list:
+        if expr is None or depth > _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.IfExp):
+            return (self._instance_choices(expr.body, at, depth + 1, self._cond(expr.test, True, cond))
+                    + self._instance_choices(expr.orelse, at, depth + 1, self._cond(expr.test, False, cond)))
+        if isinstance(expr, cst.Call):
+            return self._call_choices(expr, at, depth, cond)
+        if isinstance(expr, cst.Name):
+            out = []
+            for binding, func in self._reaching_bindings(expr.value, at):
+                if binding.how == "assign":
+                    out += self._instance_choices(binding.value, binding.value, depth + 1,
+                                                  self._binding_cond(binding, cond))
+                elif binding.how == "param" and func is not None:
+                    for arg in self._args_for_param(binding.node, func) or []:
+                        out += self._instance_choices(arg, arg, depth + 1, cond)
+            return out
+        return self._single(self.class_of(expr, at), cond)
+
+    def _call_choices(self, call: cst.Call, at, depth: int, cond: Optional[str]) -> list:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
+            return self._instance_choices(func.value, at, depth + 1, cond)  # model.to(device)
+        if self.resolve(func) in COMPILE_FUNCS:
+            first = call.args[0].value if call.args else None
+            return self._instance_choices(first, at, depth + 1, cond)
+        local = self.local_callee(call)
+        if isinstance(local, ClassInfo):
+            return [(local, cond)]
+        if isinstance(local, FuncInfo) and not local.is_async:
+            out = []  # a local factory: every class it may return
+            for ret in local.returns:
+                if ret.value is not None:
+                    out += self._instance_choices(ret.value, ret.value, depth + 1, self._binding_cond_at(ret, cond))
+            return out
+        if isinstance(func, cst.Name) and func.value not in self.imports:
+            choices = self._class_choices(func, call, depth + 1, cond)  # Model = MODELS[name]; Model(...)
+            if choices:
+                return choices
+        if isinstance(func, cst.Subscript):
+            return self._class_choices(func, call, depth + 1, cond)  # MODELS[name](...)
+        return self._single(self.class_of(call, at), cond)
+
+    # -- class objects ----------------------------------------------------------
+    def _class_choices(self, expr, at, depth: int, cond: Optional[str]) -> list:
+        """The classes an expression that *is* a class may be."""
+        if expr is None or depth > _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.Name):
+            out = []
+            for binding, func in self._reaching_bindings(expr.value, at):
+                if binding.how == "class":
+                    out += self._single(self.class_info.get(binding.node), cond)
+                elif binding.how == "assign":
+                    out += self._class_choices(binding.value, binding.value, depth + 1,
+                                               self._binding_cond(binding, cond))
+                elif binding.how == "param" and func is not None:
+                    for arg in self._args_for_param(binding.node, func) or []:
+                        out += self._class_choices(arg, arg, depth + 1, cond)
+            if not out and expr.value in self.imports and expr.value[:1].isupper():
+                out.append((self.imports[expr.value], cond))
+            return out
+        if isinstance(expr, cst.IfExp):
+            return (self._class_choices(expr.body, at, depth + 1, self._cond(expr.test, True, cond))
+                    + self._class_choices(expr.orelse, at, depth + 1, self._cond(expr.test, False, cond)))
+        if isinstance(expr, cst.Subscript):
+            return self._indexed_choices(expr, depth, cond)
+        if isinstance(expr, cst.Call) and (self.resolve(expr.func) or "") in ("getattr", "builtins.getattr"):
+            return self._getattr_choices(expr, cond)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                and expr.value.value not in self.imports and expr.value.value in self.aliases \
+                and expr.attr.value[:1].isupper():
+            # `models.GCN` with `import models` (a project module)
+            module = self.aliases[expr.value.value]
+            if module.split(".")[0] not in ("torch", "torch_geometric"):
+                return [(ImportRef(module, expr.attr.value), cond)]
+        return []
+
+    def _indexed_choices(self, expr: cst.Subscript, depth: int, cond: Optional[str]) -> list:
+        """``MODELS[name]``: every class value of a dict/list/tuple literal."""
+        container = expr.value
+        if isinstance(container, cst.Name):
+            binding = self.feed_binding(container.value, expr)
+            container = binding.value if binding is not None and binding.how == "assign" else None
+        index = expr.slice[0].slice if len(expr.slice) == 1 else None
+        index_text = self.module.code_for_node(index.value) if isinstance(index, cst.Index) else None
+        out = []
+        if isinstance(container, cst.Dict):
+            for element in container.elements:
+                if not isinstance(element, cst.DictElement):
+                    continue
+                key = self.literal_value(element.key)
+                here = cond
+                if index_text is not None and isinstance(key, str):
+                    here = self._join(cond, f"`{index_text} == {key!r}`")
+                out += self._class_choices(element.value, element.value, depth + 1, here)
+        elif isinstance(container, (cst.List, cst.Tuple)):
+            for element in container.elements:
+                if isinstance(element, cst.Element):
+                    out += self._class_choices(element.value, element.value, depth + 1, cond)
+        return out
+
+    def _getattr_choices(self, call: cst.Call, cond: Optional[str]) -> list:
+        """``getattr(sys.modules[__name__], name)`` / ``globals()[name]``-like
+        lookups of this module's classes by a name known only at run time:
+        every module class of this file; ``getattr(module, "GCN")``: that one."""
+        if len(call.args) < 2:
+            return []
+        owner, name = call.args[0].value, call.args[1].value
+        literal = self.literal_value(name)
+        if self._is_this_module(owner):
+            if isinstance(literal, str):
+                return self._single(self.classes.get(literal), cond)
+            return [(cls, cond) for cls in self.classes.values() if self.is_module_class(cls)]
+        if isinstance(owner, cst.Name) and isinstance(literal, str) and literal[:1].isupper():
+            module = self.aliases.get(owner.value)
+            ref = self.imports.get(owner.value)
+            if ref is not None:
+                base = f"{ref.module}.{ref.name}" if ref.module else ref.name
+                return [(ImportRef(base, literal, ref.level), cond)]
+            if module and module.split(".")[0] not in ("torch", "torch_geometric"):
+                return [(ImportRef(module, literal), cond)]
+        return []
+
+    def _is_this_module(self, owner: cst.BaseExpression) -> bool:
+        # sys.modules[__name__]
+        if isinstance(owner, cst.Subscript) and self.resolve(owner.value) == "sys.modules" \
+                and len(owner.slice) == 1 and isinstance(owner.slice[0].slice, cst.Index):
+            index = owner.slice[0].slice.value
+            return isinstance(index, cst.Name) and index.value == "__name__"
+        return False
+
+    # -- bindings and conditions --------------------------------------------------
+    def _reaching_bindings(self, name: str, at: cst.CSTNode) -> list:
+        """Every binding of ``name`` that may reach ``at`` (both branches of an if)."""
+        binding, func = self.lookup(name, at)
+        if binding is None:
+            binding = self.feed_binding(name, at)
+            return [(binding, None)] if binding is not None else []
+        return [(b, func) for b in self._reaching(name, binding, func, at)]
+
+    def _binding_cond(self, binding, cond: Optional[str]) -> Optional[str]:
+        return self._binding_cond_at(binding.node, cond) if binding.node is not None else cond
+
+    def _binding_cond_at(self, stmt: cst.CSTNode, cond: Optional[str]) -> Optional[str]:
+        """The test of the innermost ``if`` holding ``stmt`` (negated in its else)."""
+        child = stmt
+        for anc in self.ancestors(stmt):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return cond
+            if isinstance(anc, cst.If):
+                return self._cond(anc.test, child is anc.body, cond)
+            child = anc
+        return cond
+
+    def _cond(self, test: cst.BaseExpression, positive: bool, cond: Optional[str]) -> Optional[str]:
+        if not positive and isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                and isinstance(test.comparisons[0].operator, cst.Equal):
+            # `args.model == "a"` negated reads `args.model != "a"`
+            positive = True
+            test = test.with_changes(comparisons=[test.comparisons[0].with_changes(
+                operator=cst.NotEqual(whitespace_before=cst.SimpleWhitespace(" "),
+                                      whitespace_after=cst.SimpleWhitespace(" ")))])
+            text = cst.Module([]).code_for_node(test)
+        else:
+            text = self.module.code_for_node(test)
+        return self._join(cond, f"`{text}`" if positive else f"not `{text}`")
+
+    @staticmethod
+    def _join(outer: Optional[str], inner: str) -> Optional[str]:
+        text = inner if outer is None else f"{outer} and {inner}"
+        return text if len(text) <= _MAX_CONDITION else outer
+
+    @staticmethod
+    def _single(cls, cond: Optional[str]) -> list:
+        return [(cls, cond)] if isinstance(cls, (ClassInfo, ImportRef)) else []

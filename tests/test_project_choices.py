@@ -1,0 +1,87 @@
+"""Models chosen at run time and compiled models handed across files (issue
+10 items 2 and 7): the same findings whether gnnlint runs on the whole tree,
+on one file (the project's facts from the project root) or on stdin."""
+from __future__ import annotations
+
+import pytest
+
+from tests.test_project_facts import _lines, _write, run
+
+PROJECT = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    # a script folder: main_performance.py imports its siblings by bare name
+    "benchmark/kernel/__init__.py": "",
+    "benchmark/kernel/gcn.py": """\
+        import torch
+        from torch_geometric.nn import global_mean_pool
+
+
+        class GCN(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_mean_pool(x, batch)
+    """,
+    "benchmark/kernel/gin.py": """\
+        import torch
+        from torch_geometric.nn import global_add_pool
+
+
+        class GIN(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_add_pool(x, batch)
+
+
+        class NeverCompiled(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_add_pool(x, batch)
+    """,
+    "benchmark/kernel/main_performance.py": """\
+        import torch
+        from gcn import GCN
+        from gin import GIN
+
+        MODELS = {"GCN": GCN, "GIN": GIN}
+
+
+        def run(args):
+            Model = MODELS[args.model]
+            model = Model()
+            if args.compile:
+                model = torch.compile(model)
+            return model
+    """,
+    # another module named `gcn` elsewhere in the project: not the sibling
+    "examples/gcn.py": """\
+        import torch
+
+
+        class GCN(torch.nn.Module):
+            def forward(self, x):
+                return x[x > 0]
+    """,
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    return _write(tmp_path / "proj", PROJECT)
+
+
+def test_dict_of_imported_classes_compiles_each_sibling_class(project):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    assert any(line.startswith("benchmark/kernel/gcn.py:7:") and "GNN009" in line
+               and "when `args.model == 'GCN'`" in line for line in whole), whole
+    assert any(line.startswith("benchmark/kernel/gin.py:7:") and "GNN009" in line for line in whole), whole
+    # never compiled: the class no choice names, and the same-named module elsewhere
+    assert not any(line.startswith("benchmark/kernel/gin.py:12:") for line in whole), whole
+    assert not any(line.startswith("examples/") for line in whole), whole
+
+
+@pytest.mark.parametrize("name", ["benchmark/kernel/gcn.py", "benchmark/kernel/gin.py"])
+def test_one_file_and_stdin_agree_with_the_whole_tree(project, name):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    mine = {line for line in whole if line.startswith(name + ":")}
+    assert mine
+    assert _lines(run(["check", name, "--no-cache"], project).output) == mine
+    source = (project / name).read_bytes()
+    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
+    assert piped == mine
