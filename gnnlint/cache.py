@@ -170,7 +170,7 @@ class Cache:
                 values["path"] = path  # the same bytes may live under another name
                 findings.append(Finding(**values, fix=fix))
             exported = ExportedFacts(**{kind: [(ImportRef(**r), why) for r, why in raw["exported"][kind]]
-                                        for kind in FACT_KINDS if raw["exported"][kind]})
+                                        for kind in FACT_KINDS if raw["exported"].get(kind)})
             return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)),
                               unread_options=int(raw.get("unread", 0)))
         except (ValueError, KeyError, TypeError, AttributeError):

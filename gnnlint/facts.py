@@ -110,7 +110,7 @@ class ImportRef:
 
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
-FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept")
+FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args")
 
 
 @dataclass
@@ -132,6 +132,9 @@ class ProjectFacts:
     # functions called there once per iteration of a loop whose values change
     # the arguments, with no reset: "called in every iteration of `for h in ...`, from sweep.py"
     swept: dict[str, str] = field(default_factory=dict)
+    # "<function>:<parameter position or keyword>" -> what is passed: another
+    # file calls this function with a compiled model for that parameter
+    compiled_args: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -149,6 +152,9 @@ class ExportedFacts:
     # functions it calls once per iteration of a varying loop
     fullgraph: list[tuple[ImportRef, str]] = field(default_factory=list)
     swept: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported functions this file passes a compiled model to:
+    # ImportRef(module, "<function>:<parameter position or keyword>")
+    compiled_args: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

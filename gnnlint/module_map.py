@@ -44,6 +44,15 @@ class ModuleMap:
             # elsewhere in the project (examples/gcn.py vs benchmark/kernel/gcn.py)
             candidates = [os.path.join(os.path.dirname(importer), *ref.module.split(".")) + ".py",
                           self.modules.get(ref.module, "")]
+            # a namespace package under a folder above the importer (the repo
+            # root on sys.path): `from benchmark.utils import test` in
+            # benchmark/training/training_benchmark.py, no benchmark/__init__.py
+            parts = ref.module.split(".") if ref.module else []
+            folder = os.path.dirname(importer)
+            for _ in range(6 if len(parts) > 1 else 0):
+                folder = os.path.dirname(folder)
+                target = os.path.join(folder, *parts)
+                candidates += [target + ".py", os.path.join(target, "__init__.py")]
         for candidate in candidates:
             given = self.given.get(os.path.normpath(candidate)) if candidate else None
             if given is not None:

@@ -49,6 +49,58 @@ PROJECT = {
                 model = torch.compile(model)
             return model
     """,
+    # a compiled model handed to functions of another file (item 7)
+    "benchmark/kernel/train_eval.py": """\
+        def train(model, optimizer, loader):
+            total = 0
+            for data in loader:
+                optimizer.zero_grad()
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+                total += loss.item()
+            return total
+
+
+        def evaluate(model, loader):
+            correct = 0
+            for data in loader:
+                correct += int((model(data).argmax(-1) == data.y).sum())
+            return correct
+
+
+        def never_handed(model, loader):
+            correct = 0
+            for data in loader:
+                correct += int((model(data).argmax(-1) == data.y).sum())
+            return correct
+    """,
+    "benchmark/kernel/run_compiled.py": """\
+        import torch
+        from gcn import GCN
+        from train_eval import evaluate, train
+
+        model = torch.compile(GCN())
+        opt = torch.optim.Adam(model.parameters())
+        train(model, opt, [])
+        evaluate(loader=[], model=model)
+    """,
+    # through a package's __init__ re-export, from a namespace package above
+    "benchmark/utils/__init__.py": "from .utils import test\n",
+    "benchmark/utils/utils.py": """\
+        def test(model, loader):
+            correct = 0
+            for data in loader:
+                correct += int((model(data).argmax(-1) == data.y).sum())
+            return correct
+    """,
+    "benchmark/training/bench.py": """\
+        import torch
+        from benchmark.utils import test
+
+        model = torch.compile(torch.nn.Linear(2, 2))
+        test(model, [])
+    """,
     # another module named `gcn` elsewhere in the project: not the sibling
     "examples/gcn.py": """\
         import torch
@@ -82,6 +134,31 @@ def test_one_file_and_stdin_agree_with_the_whole_tree(project, name):
     mine = {line for line in whole if line.startswith(name + ":")}
     assert mine
     assert _lines(run(["check", name, "--no-cache"], project).output) == mine
+    source = (project / name).read_bytes()
+    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
+    assert piped == mine
+
+
+HANDED = {
+    "benchmark/kernel/train_eval.py": {8, 15},
+    "benchmark/utils/utils.py": {4},
+}
+
+
+def test_compiled_model_handed_to_another_files_function(project):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    for name, lines in HANDED.items():
+        found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":") and "GNN013" in line}
+        assert found == lines, (name, whole)
+    assert any("compiled `model` (passed in run_compiled.py)" in line for line in whole), whole
+
+
+@pytest.mark.parametrize("name", sorted(HANDED))
+def test_handed_model_one_file_and_stdin_agree(project, name):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    mine = {line for line in whole if line.startswith(name + ":")}
+    assert _lines(run(["check", name, "--no-cache"], project).output) == mine
+    assert _lines(run(["check", name], project).output) == mine  # cached
     source = (project / name).read_bytes()
     piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
     assert piped == mine

@@ -502,4 +502,5 @@ class Regions:
             self._fed_exported = True
             self._export_fed()
             compile_facts.export(self)
+            self._export_compiled_args()
         return self.exported

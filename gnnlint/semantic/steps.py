@@ -61,15 +61,18 @@ class StepAnalysis:
             return self._calls
         ctx = self.ctx
         calls: dict[int, str] = {}
-        for site_node, site in ctx.compile_sites:
-            todo = [(ref, 0, None) for ref in ctx.compiled_refs(site_node)]
+        seeds = [(site.target, [(ref, 0, None) for ref in ctx.compiled_refs(site_node)])
+                 for site_node, site in ctx.compile_sites]
+        # parameters another file passes a compiled model to (project index)
+        seeds += [("", [(ref, 0, what)]) for ref, what in ctx.handed_compiled_refs()]
+        for target, todo in seeds:
             seen: list = []
             while todo:
                 ref, depth, what = todo.pop()
                 if ref in seen:
                     continue
                 seen.append(ref)
-                what = what or f"compiled `{_ref_text(ref, site.target)}`"
+                what = what or f"compiled `{_ref_text(ref, target)}`"
                 for call in ctx.ref_calls(ref):
                     calls.setdefault(id(call), what)
                 if ref[0] in ("name", "self"):
@@ -223,8 +226,9 @@ class StepAnalysis:
         if root is None:
             return None
         library = ctx.options.assume_compiled == "modules"
-        if not library and not ctx.compile_sites and not ctx.compiled_classes:
-            return None  # a program that never compiles
+        if not library and not ctx.compile_sites and not ctx.compiled_classes \
+                and not ctx.project.compiled_args:
+            return None  # a program that never compiles (nor is handed a compiled model)
         if isinstance(root, (cst.For, cst.While)):
             what = self._loop_drives(root)
             if what is None and library:
