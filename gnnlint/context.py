@@ -40,7 +40,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import compile_facts, flow, keys, shapes
+from gnnlint.semantic import compile_facts, flow, keys, layers, shapes
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
@@ -140,6 +140,28 @@ class FileContext(SemanticModel, Names, Kinds, Choices, CompileSites, Regions, H
     def tuple_key(self, key: cst.BaseExpression) -> bool:
         return keys.tuple_key(self, key)
 
+    # -- where a layer built in __init__ runs (semantic/layers.py: GNN009, GNN014, GNN015)
+    def loop_around(self, node: cst.CSTNode):
+        return layers.loop_around(self, node)
+
+    def stored_attr(self, call: cst.Call):
+        return layers.stored_attr(self, call)
+
+    def attr_uses(self, cls, attr: str):
+        return layers.attr_uses(self, cls, attr)
+
+    def compiled_constructors(self):
+        return layers.compiled_constructors(self)
+
+    def constructor_of(self, expr, at: cst.CSTNode):
+        return layers.constructor_of(self, expr, at)
+
+    def fullgraph_everywhere(self) -> bool:
+        return layers.fullgraph_everywhere(self)
+
+    def captured_reasons(self) -> frozenset:
+        return layers.captured_reasons(self)
+
     def step_drive(self, node: cst.CSTNode):
         """Whether the per-step code at ``node`` drives compiled code (a
         ``semantic.steps.StepDrive``), or None; built on first use."""
@@ -148,10 +170,3 @@ class FileContext(SemanticModel, Names, Kinds, Choices, CompileSites, Regions, H
             self._steps = StepAnalysis(self)
         return self._steps.drive(node)
 
-    # Old private spellings of questions rules ask, for branches written before the split.
-    _local_callee = Names.local_callee
-    _class_attr_values = Names.class_attr_values
-    _callers_of = Names.callers_of
-    _arg_for_param = Names.arg_for_param
-    _feed_binding = Names.feed_binding
-    _all_calls = Names.all_calls

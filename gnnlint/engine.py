@@ -584,6 +584,14 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             continue
         job = (index, key, (path, data, options, facts, force, prefiltered))
         (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
+    _parse_jobs(jobs, cheap, costly, finish)
+    return results
+
+
+def _parse_jobs(jobs: int, cheap: list, costly: list, finish) -> None:
+    """Run the jobs ``_run`` collected: the costly ones (libcst) in worker
+    processes when there are enough of them, largest first (one big file
+    does not finish last); the cheap ones (syntax check only) meanwhile."""
     costly.sort(key=lambda job: -len(job[2][1]))
     if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
         from gnnlint import workers
@@ -612,7 +620,6 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             workers.run(1, _lint_job, [args for _, _, args in risky],
                         lambda i, result: finish(risky[i][0], risky[i][1], result),
                         lambda i: crashed(risky[i][2][0]))
-    return results
 
 
 def _facts_only_hit(cache, key: str, path: str) -> Optional[FileResult]:

@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import pyg_sizes, semantic_layers
+from gnnlint import pyg_sizes
 from gnnlint.context import arg_of, has_star_args, passed
 from gnnlint.rules.base import Invalid, Rule, Valid
 
@@ -384,12 +384,12 @@ model = torch.compile(Net())
             if ctx.compiled_region(node) is None or not values or not all(isinstance(v, cst.Call) for v in values):
                 return None
             ctors = list(values)
-            fullgraph = semantic_layers.fullgraph_everywhere(ctx)
+            fullgraph = ctx.fullgraph_everywhere()
         elif isinstance(func, cst.Name):
-            ctor = semantic_layers.constructor_of(ctx, func, node)
+            ctor = ctx.constructor_of(func, node)
             if ctor is None:
                 return None
-            sites = [site for c, site in semantic_layers.compiled_constructors(ctx) if c is ctor]
+            sites = [site for c, site in ctx.compiled_constructors() if c is ctor]
             if not sites and ctx.compiled_region(node) is None:
                 return None
             if sites and ctx.compiled_value(func, node) is None and ctx.compiled_region(node) is None:

@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import pyg_layers, semantic_layers
+from gnnlint import pyg_layers
 from gnnlint.context import arg_of, has_star_args
 from gnnlint.rules.base import Invalid, Rule, Valid
 from gnnlint.versions import measured
@@ -290,7 +290,7 @@ def sample(x, edge_index, subsets):
         if entry is None:
             return
         callee = ctx.module.code_for_node(node.func)
-        loop = semantic_layers.loop_around(ctx, node)
+        loop = ctx.loop_around(node)
         if loop is not None:
             func = ctx.enclosing_function(node)
             name = func.qualname if func else "the function"
@@ -305,12 +305,12 @@ def sample(x, edge_index, subsets):
     def _constructor(self, node: cst.Call, entries) -> None:
         ctx = self.context
         callee = ctx.module.code_for_node(node.func)
-        stored = semantic_layers.stored_attr(ctx, node)
+        stored = ctx.stored_attr(node)
         if stored is not None:
             cls, attr = stored
             if cls.name not in ctx.compiled_classes:
                 return
-            uses = semantic_layers.attr_uses(ctx, cls, attr)
+            uses = ctx.attr_uses(cls, attr)
             if not uses:
                 return
             entry = self._breaking(node, entries, self._fullgraph(cls))
@@ -334,7 +334,7 @@ def sample(x, edge_index, subsets):
                 self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph on every call of "
                                   f"`self.{attr}` in {where}. {self._evidence(entry)}{self._fix(entry)}")
             return
-        for ctor, site_node in semantic_layers.compiled_constructors(ctx):
+        for ctor, site_node in ctx.compiled_constructors():
             if ctor is not node:
                 continue
             site = ctx.compile_site(site_node)
@@ -354,7 +354,7 @@ def sample(x, edge_index, subsets):
         when none is known, whether every compile site of this file does."""
         ctx = self.context
         known = ctx.class_fullgraph(cls) if cls is not None else None
-        return semantic_layers.fullgraph_everywhere(ctx) if known is None else known
+        return ctx.fullgraph_everywhere() if known is None else known
 
     def _report_model(self, node: cst.Call, callee: str, entry, where: str) -> None:
         self.report(node, f"`{callee}(...)` {_default(entry)} breaks the graph inside its own layer loop, so the "
@@ -386,7 +386,7 @@ def sample(x, edge_index, subsets):
         """The first entry whose break this call keeps, or None."""
         if has_star_args(node):
             return None  # options hidden in **kwargs: cannot tell
-        captured = semantic_layers.captured_reasons(self.context)
+        captured = self.context.captured_reasons()
         for entry in entries:
             if entry.when is not None and not _has_literal(node, entry.when):
                 continue

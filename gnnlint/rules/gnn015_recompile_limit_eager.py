@@ -4,7 +4,6 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint import semantic_layers
 from gnnlint.context import ClassInfo, FuncInfo, arg_of
 from gnnlint.rules.base import Invalid, Rule, Valid
 from gnnlint.versions import measured, recompile_limit_name
@@ -245,19 +244,19 @@ for ep in range(100):
         owner = target.value
         if not isinstance(owner, cst.Name) or owner.value == "self":
             return
-        loop = semantic_layers.loop_around(ctx, node)
+        loop = ctx.loop_around(node)
         if not isinstance(loop, cst.For) or not _int_loop(ctx, loop, node.value):
             return
         cls = ctx.class_of(owner, node)
         compiled = ctx.compiled_value(owner, node)
         if cls is None and compiled is not None:  # model = torch.compile(Net())
-            ctor = semantic_layers.constructor_of(ctx, owner, node)
+            ctor = ctx.constructor_of(owner, node)
             cls = ctx.class_of(ctor.func, node) if ctor is not None else None
             cls = ctx.classes.get(ctx.last_part(ctor.func) or "") if ctor is not None and cls is None else cls
         if not isinstance(cls, ClassInfo) or (cls.name not in ctx.compiled_classes and compiled is None):
             return
         attr = target.attr.value
-        if not semantic_layers.attr_uses(ctx, cls, attr):
+        if not ctx.attr_uses(cls, attr):
             return
         self.report(node, f"`{owner.value}.{attr}` is set to a new int every iteration: each value recompiles the "
                           f"compiled forward of `{cls.name}`, which silently runs eagerly after {_limit(ctx)}. "
@@ -401,7 +400,7 @@ def _resets(ctx, body: cst.CSTNode) -> bool:
 def _built_here(ctx, site_node: cst.Call) -> Optional[cst.Call]:
     """The constructor call of the model a compile site compiles, when it is
     built in the same function (``torch.compile(GCN(h))`` / ``m = GCN(h); torch.compile(m)``)."""
-    for ctor, node in semantic_layers.compiled_constructors(ctx):
+    for ctor, node in ctx.compiled_constructors():
         if node is site_node and ctx.enclosing_function(ctor) is ctx.enclosing_function(site_node):
             return ctor
     return None

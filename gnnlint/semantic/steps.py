@@ -78,7 +78,7 @@ class StepAnalysis:
                 if ref[0] in ("name", "self"):
                     # `model.encode(x)` runs the wrapped module's method eagerly,
                     # but the loop still runs the compiled model's program
-                    for call in ctx._all_calls():
+                    for call in ctx.all_calls():
                         func = call.func
                         if isinstance(func, cst.Attribute) and ctx._is_ref_expr(func.value, ref, call):
                             if func.attr.value not in _HOUSEKEEPING:
@@ -124,7 +124,7 @@ class StepAnalysis:
         for opt in ctx._refs_of_value(ctor, 0):
             if opt[0] == "arg":
                 continue
-            for call in ctx._all_calls():
+            for call in ctx.all_calls():
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "step" \
                         and ctx._is_ref_expr(func.value, opt, call):
@@ -133,13 +133,13 @@ class StepAnalysis:
     def _callee(self, call: cst.Call):
         """The local function a call runs: a function or method, or the
         ``forward`` of a local module class (``self(x)``, ``self.body(x)``)."""
-        from gnnlint.context import ClassInfo, FuncInfo
+        from gnnlint.semantic.model import ClassInfo, FuncInfo
 
         ctx = self.ctx
         key = ("callee", id(call))
         if key in self._memo:
             return self._memo[key]
-        callee = ctx._local_callee(call)
+        callee = ctx.local_callee(call)
         if not isinstance(callee, FuncInfo):
             callee = None
             func = call.func
@@ -156,12 +156,12 @@ class StepAnalysis:
     def _callers(self, func: "FuncInfo") -> list:
         if self._callers_map is None:
             self._callers_map = {}
-            for call in self.ctx._all_calls():
+            for call in self.ctx.all_calls():
                 callee = self._callee(call)
                 if callee is not None:
                     self._callers_map.setdefault(callee, []).append(call)
         # the context's callers (methods called on instances too) and self(x)
-        known = self.ctx._callers_of(func)
+        known = self.ctx.callers_of(func)
         return known + [c for c in self._callers_map.get(func, []) if not any(c is k for k in known)]
 
     def _driving_funcs(self) -> dict:
@@ -172,7 +172,7 @@ class StepAnalysis:
         ctx = self.ctx
         calls = self._compiled_calls()
         driving: dict = {}
-        for node in ctx._all_calls():
+        for node in ctx.all_calls():
             what = calls.get(id(node))
             if what is not None:
                 func = ctx.enclosing_function(node)
@@ -290,7 +290,7 @@ class StepAnalysis:
         return None
 
     def _role_of_block(self, block: cst.CSTNode) -> str:
-        from gnnlint.context import FuncInfo
+        from gnnlint.semantic.model import FuncInfo
 
         ctx = self.ctx
         for call in _calls_under(block):
@@ -326,7 +326,7 @@ def _ref_text(ref: tuple, fallback: str) -> str:
 
 def _calls_under(block: cst.CSTNode):
     """Calls under ``block``, not inside nested defs or lambdas."""
-    from gnnlint.context import iter_children
+    from gnnlint.semantic.model import iter_children
 
     stack = [block]
     while stack:

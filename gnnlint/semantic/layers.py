@@ -16,17 +16,21 @@
   dynamo config captures (``capture_dynamic_output_shape_ops`` → NZ,
   ``capture_scalar_outputs`` → ITEM).
 
-Every function takes the ``FileContext``; answers are memoised on it.
+Every function takes the ``FileContext`` (which exposes each with a one-line
+method: rules ask ``ctx.loop_around(node)``); answers are memoised on it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from gnnlint.semantic import flow
-from gnnlint.context import ClassInfo, FileContext, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo
+
+if TYPE_CHECKING:
+    from gnnlint.context import FileContext
 
 _CONTAINERS = {"ModuleList", "Sequential", "ModuleDict", "HeteroConv", "ParameterList"}
 _LIST_GROWERS = {"append", "extend", "insert", "add_module"}
