@@ -13,6 +13,7 @@ The engine never imports torch or the linted code.
 from __future__ import annotations
 
 import gc
+import re
 import os
 import tokenize
 from stat import S_ISREG
@@ -631,6 +632,39 @@ def _facts_only_hit(cache, key: str, path: str) -> Optional[FileResult]:
 _FACT_ROUNDS = 4  # a chain of files a compiled model reaches through (train -> models -> layers -> ...)
 
 
+def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],
+                          incoming: dict, changed: set) -> None:
+    """``def run(model): model = torch.compile(model)``: the files that
+    import ``run`` (by their bytes: an import line naming it) are told, so the
+    classes they pass for ``model`` are compiled there."""
+    params = result.exported.compiled_params
+    if not params:
+        return
+    stem = Path(result.path).stem
+    if stem == "__init__":
+        stem = Path(result.path).parent.name
+    for ref, why in params:
+        function = ref.name.split(":")[0].encode()
+        pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
+        for path in every:
+            if path == result.path:
+                continue
+            data = contents.get(path) if contents else None
+            if data is None:
+                try:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                except OSError:
+                    continue
+            if function not in data or not pattern.search(data):
+                continue
+            facts = incoming.setdefault(path, ProjectFacts())
+            key = f"{stem}.{ref.name}"
+            if key not in facts.compiled_params:
+                facts.compiled_params[key] = f"{why}, from {Path(result.path).name}"
+                changed.add(path)
+
+
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 progress=None, *, index: Sequence[Path] = (), contents: Optional[dict] = None) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
@@ -662,7 +696,10 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             modules = ModuleMap(every)
         changed: set[str] = set()
         for result in exporting:
+            _pull_compiled_params(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
+                if kind == "compiled_params":
+                    continue  # about the file's own functions: pulled by their importers above
                 for ref, why in getattr(result.exported, kind):
                     target = modules.resolve(result.path, ref)
                     if target is None or target[0] == result.path:

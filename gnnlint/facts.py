@@ -110,7 +110,7 @@ class ImportRef:
 
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
-FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args")
+FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params")
 
 
 @dataclass
@@ -135,6 +135,10 @@ class ProjectFacts:
     # "<function>:<parameter position or keyword>" -> what is passed: another
     # file calls this function with a compiled model for that parameter
     compiled_args: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>:<position>/<parameter>" -> why: a
+    # function this file imports compiles that parameter (``def run(model):
+    # model = torch.compile(model)``), so the classes passed there are compiled
+    compiled_params: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -155,6 +159,10 @@ class ExportedFacts:
     # imported functions this file passes a compiled model to:
     # ImportRef(module, "<function>:<parameter position or keyword>")
     compiled_args: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # this file's own top-level functions that compile a parameter:
+    # ImportRef("", "<function>:<position>/<parameter>"), told to the files
+    # that import them (the engine finds those by their import lines)
+    compiled_params: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -162,3 +162,123 @@ def test_handed_model_one_file_and_stdin_agree(project, name):
     source = (project / name).read_bytes()
     piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
     assert piped == mine
+
+
+# -- item 2 across files: a function that compiles its parameter, an imported
+# factory, getattr over an imported module's classes -------------------------
+CHOSEN = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "points/__init__.py": "",
+    "points/train_eval.py": """\
+        import torch
+
+
+        def run_train(dataset, model, use_compile):
+            model = model.to("cpu")
+            if use_compile:
+                model = torch.compile(model)
+            return model
+
+
+        def run(dataset, model, epochs, use_compile):
+            return run_train(dataset, model, use_compile)
+    """,
+    "points/edge_cnn.py": """\
+        import torch
+        from points.train_eval import run
+        from torch_geometric.nn import global_max_pool
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_max_pool(x, batch)
+
+
+        class Helper(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_max_pool(x, batch)
+
+
+        model = Net()
+        run([], model, 10, True)
+    """,
+    "pkg/__init__.py": "",
+    "pkg/encoders.py": """\
+        import torch
+        from torch_geometric.nn import global_mean_pool
+
+
+        class AtomEncoder(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_mean_pool(x, batch)
+    """,
+    "pkg/models.py": """\
+        import torch
+        from torch_geometric.nn import global_add_pool
+        from . import encoders
+
+
+        class Net(torch.nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.enc = getattr(encoders, cfg.encoder)()
+
+            def forward(self, x, batch):
+                return self.enc(x, batch)
+
+
+        class Other(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_add_pool(x, batch)
+
+
+        class Unused(torch.nn.Module):
+            def forward(self, x, batch):
+                return global_add_pool(x, batch)
+
+
+        def build_model(cfg):
+            if cfg.name == "net":
+                return Net(cfg)
+            return Other()
+    """,
+    "train.py": """\
+        import torch
+        from pkg.models import build_model
+
+
+        def main(cfg):
+            model = build_model(cfg)
+            if cfg.compile:
+                model = torch.compile(model)
+    """,
+}
+EXPECTED = {
+    "points/edge_cnn.py": {8},  # Helper (line 13) is never passed
+    "pkg/encoders.py": {7},  # getattr(encoders, cfg.encoder): every class of that module
+    "pkg/models.py": {17},  # what build_model() returns; Unused (line 22) is never returned
+}
+
+
+@pytest.fixture
+def chosen(tmp_path):
+    return _write(tmp_path / "chosen", CHOSEN)
+
+
+def test_classes_chosen_in_another_file_are_compiled(chosen):
+    whole = _lines(run(["check", ".", "--no-cache", "--select", "GNN009"], chosen).output)
+    for name, lines in EXPECTED.items():
+        found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":")}
+        assert found == lines, (name, whole)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_chosen_one_file_and_stdin_agree(chosen, name):
+    whole = _lines(run(["check", ".", "--no-cache"], chosen).output)
+    mine = {line for line in whole if line.startswith(name + ":")}
+    assert _lines(run(["check", name, "--no-cache"], chosen).output) == mine
+    assert _lines(run(["check", name], chosen).output) == mine
+    assert _lines(run(["check", name], chosen).output) == mine  # warm cache
+    source = (chosen / name).read_bytes()
+    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], chosen, input=source).output)
+    assert piped == mine

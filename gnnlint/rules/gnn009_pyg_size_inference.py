@@ -225,6 +225,22 @@ def main(name):
     first = torch.compile(getattr(sys.modules[__name__], name)())
     second = torch.compile(build(name))
 """, lines=(7, 10)),
+        # a submodule chosen by a config: every class the dict may give
+        Invalid("""
+import torch
+from torch_geometric.nn import global_mean_pool
+class AtomEncoder(torch.nn.Module):
+    def forward(self, x, batch):
+        return global_mean_pool(x, batch)
+ENCODERS = {"atom": AtomEncoder}
+class Net(torch.nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.enc = ENCODERS[cfg.encoder]()
+    def forward(self, x, batch):
+        return self.enc(x, batch)
+model = torch.compile(Net(cfg))
+""", lines=(6,)),
         # a function that compiles its parameter: the classes its callers pass
         Invalid("""
 import torch

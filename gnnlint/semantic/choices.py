@@ -18,10 +18,12 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
+from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
+_LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightning", "pytorch_lightning",
+              "transformers", "timm", "e3nn", "torch_scatter", "torch_sparse", "torch_cluster")
 _MAX_CONDITION = 60  # longer conditions are left out of messages
 _MAX_DEPTH = 6
 
@@ -83,9 +85,28 @@ class Choices:
             choices = self._class_choices(func, call, depth + 1, cond)  # Model = MODELS[name]; Model(...)
             if choices:
                 return choices
-        if isinstance(func, cst.Subscript):
-            return self._class_choices(func, call, depth + 1, cond)  # MODELS[name](...)
+        if isinstance(func, (cst.Subscript, cst.Call)):
+            choices = self._class_choices(func, call, depth + 1, cond)  # MODELS[name](...), getattr(m, n)(...)
+            if choices:
+                return choices
+        factory = self._imported_factory(func, call)
+        if factory is not None:
+            return [(factory, cond)]
         return self._single(self.class_of(call, at), cond)
+
+    def _imported_factory(self, func, call) -> Optional[ImportRef]:
+        """``build_model(cfg)`` imported from a project module: the function,
+        as ``ImportRef(module, "build_model()")`` -- the classes it may return
+        are compiled (the defining file answers, see regions.py)."""
+        if not isinstance(func, cst.Name) or func.value not in self.imports:
+            return None
+        ref = self.imports[func.value]
+        if not ref.name[:1].islower() or "." in ref.name or (ref.module.split(".")[0] in _LIBRARIES and not ref.level):
+            return None
+        binding = self.lookup(func.value, call)[0]
+        if binding is not None and binding.how != "import":
+            return None
+        return ImportRef(ref.module, f"{ref.name}()", ref.level)
 
     # -- class objects ----------------------------------------------------------
     def _class_choices(self, expr, at, depth: int, cond: Optional[str]) -> list:
@@ -158,14 +179,17 @@ class Choices:
             if isinstance(literal, str):
                 return self._single(self.classes.get(literal), cond)
             return [(cls, cond) for cls in self.classes.values() if self.is_module_class(cls)]
-        if isinstance(owner, cst.Name) and isinstance(literal, str) and literal[:1].isupper():
+        if isinstance(owner, cst.Name) and (literal is _NO_VALUE or (isinstance(literal, str) and literal[:1].isupper())):
+            # a literal name: that class; a name known only at run time: every class of the module
+            name = literal if isinstance(literal, str) else "*"
             module = self.aliases.get(owner.value)
             ref = self.imports.get(owner.value)
-            if ref is not None:
+            if ref is not None and ref.name[:1].islower():  # from . import encoders
                 base = f"{ref.module}.{ref.name}" if ref.module else ref.name
-                return [(ImportRef(base, literal, ref.level), cond)]
-            if module and module.split(".")[0] not in ("torch", "torch_geometric"):
-                return [(ImportRef(module, literal), cond)]
+                if ref.level or base.split(".")[0] not in _LIBRARIES:
+                    return [(ImportRef(base, name, ref.level), cond)]
+            elif ref is None and module and module.split(".")[0] not in _LIBRARIES:
+                return [(ImportRef(module, name), cond)]
         return []
 
     def _is_this_module(self, owner: cst.BaseExpression) -> bool:
@@ -220,3 +244,33 @@ class Choices:
     @staticmethod
     def _single(cls, cond: Optional[str]) -> list:
         return [(cls, cond)] if isinstance(cls, (ClassInfo, ImportRef)) else []
+
+    # -- answering another file: "*" (any class) and "build()" (what it returns) ----
+    def _mark_compiled_choices(self, name: str, why: str) -> None:
+        """Another file compiles a class of this module chosen by name at run
+        time (``*``: every module class defined or imported here), or what
+        this module's function returns (``build()``)."""
+        if name == "*":
+            for cls in list(self.classes.values()):
+                if self.is_module_class(cls):
+                    self._mark_class(cls, f"compiled forward of `{cls.name}` (chosen by name, {why.split(', from ')[-1]})"
+                                     if ", from " in why else why)
+            for local, ref in self.imports.items():  # a package's __init__ re-exporting its classes
+                if local[:1].isupper() and (ref.level or ref.module.split(".")[0] not in _LIBRARIES):
+                    self.exported.compiled.append((ref, why))
+            return
+        func = self.functions.get(name[:-2])
+        if func is None:
+            ref = self.imports.get(name[:-2])  # re-exported factory
+            if ref is not None:
+                self.exported.compiled.append((ImportRef(ref.module, f"{ref.name}()", ref.level), why))
+            return
+        source = why.split(", from ")[-1] if ", from " in why else None
+        for ret in func.returns:
+            for cls, when in self.model_choices(ret.value, ret.value) if ret.value is not None else ():
+                text = f"compiled forward of `{cls.name}`" + (f" (when {when})" if when else "") \
+                    + (f", compiled in {source}" if source else "")
+                if isinstance(cls, ClassInfo):
+                    self._mark_class(cls, text)
+                else:
+                    self.exported.compiled.append((cls, text))

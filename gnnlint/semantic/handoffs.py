@@ -127,3 +127,117 @@ class Handoffs:
             what = f"compiled `{param}`" + (f" (passed in {source})" if source else "")
             out.append((("name", param, info, -1, None), what))
         return out
+
+    # -- functions that compile their parameter, across files ---------------------
+    def _compiled_params(self) -> dict:
+        """{(FuncInfo, parameter name)}: ``def run(model): model =
+        torch.compile(model)``, and functions handing their parameter on to
+        such a function of this file (``run`` -> ``run_train``)."""
+        found: dict = {}
+        for call in self.compile_calls:
+            target = call.args[0].value if call.args and call.args[0].keyword is None else None
+            while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
+                    and target.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
+                target = target.func.value  # torch.compile(model.to(device))
+            for param, func in self._params_reaching(target, call):
+                found.setdefault((func, param), True)
+        for _ in range(_MAX_DEPTH):
+            grew = False
+            for (callee, param), _v in list(found.items()):
+                for call in self.callers_of(callee):
+                    arg = self.arg_for_param(callee, call, param)
+                    for outer_param, outer in self._params_reaching(arg, call):
+                        if (outer, outer_param) not in found:
+                            found[(outer, outer_param)] = True
+                            grew = True
+            if not grew:
+                break
+        return found
+
+    def _params_reaching(self, expr, at) -> list:
+        """The parameters of the enclosing functions a Name may hold (through ``model = model.to(d)``)."""
+        out = []
+        for _ in range(3):
+            if not isinstance(expr, cst.Name):
+                return out
+            binding, func = self.lookup(expr.value, at)
+            if binding is None:
+                return out
+            if binding.how == "param" and func is not None:
+                out.append((expr.value, func))
+                return out
+            if binding.how != "assign":
+                return out
+            value = binding.value
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
+                value = value.func.value
+            expr, at = value, binding.node
+        return out
+
+    def _export_compiled_params(self) -> None:
+        for (func, param), _v in self._compiled_params().items():
+            if func.parent is not None or func.cls is not None or self.functions.get(func.name) is not func:
+                continue
+            names = list(func.params)
+            position = names.index(param) if param in names else -1
+            self.exported.compiled_params.append(
+                (ImportRef("", f"{func.name}:{position}/{param}"), f"`{func.name}` compiles its `{param}`"))
+
+    def _mark_passed_to_compiling(self) -> None:
+        """Classes this file passes to an imported function that compiles that
+        parameter (``run(train_ds, test_ds, Net(), ...)`` with
+        ``from points.train_eval import run``)."""
+        wanted: dict = {}
+        for key, why in self.project.compiled_params.items():
+            where, _, spec = key.partition(":")
+            stem, _, function = where.rpartition(".")
+            position, _, param = spec.partition("/")
+            wanted.setdefault(function, []).append((stem, int(position) if position.lstrip("-").isdigit() else -1,
+                                                    param, why))
+        if not wanted:
+            return
+        for call in self.all_calls():
+            func = call.func
+            name = func.value if isinstance(func, cst.Name) else \
+                func.attr.value if isinstance(func, cst.Attribute) else None
+            for stem, position, param, why in wanted.get(name, ()):
+                if not self._imports_from(func, stem):
+                    continue
+                arg = self._arg_at(call, position, param)
+                source = why.split(", from ")[1] if ", from " in why else why
+                for cls, _when in self.model_choices(arg, arg) if arg is not None else ():
+                    text = f"compiled forward of `{cls.name}` (compiled by `{name}` in {source})"
+                    if isinstance(cls, ImportRef):
+                        self.exported.compiled.append((cls, text))
+                    else:
+                        self._mark_class(cls, text)
+
+    def _imports_from(self, func: cst.BaseExpression, stem: str) -> bool:
+        """``func`` names a function imported from a module whose last part is ``stem``."""
+        if isinstance(func, cst.Name):
+            ref = self.imports.get(func.value)
+            binding = self.lookup(func.value, func)[0]
+            if ref is None or (binding is not None and binding.how != "import"):
+                return False
+            return ref.module.split(".")[-1] == stem or (not ref.module and ref.level > 0 and stem == "__init__")
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            ref = self.imports.get(func.value.value)
+            if ref is not None:
+                return ref.name == stem
+            module = self.aliases.get(func.value.value)
+            return bool(module) and module.split(".")[-1] == stem
+        return False
+
+    @staticmethod
+    def _arg_at(call: cst.Call, position: int, param: str) -> Optional[cst.BaseExpression]:
+        positional = []
+        for arg in call.args:
+            if arg.keyword is not None:
+                if arg.keyword.value == param:
+                    return arg.value
+                continue
+            if arg.star:
+                return None
+            positional.append(arg.value)
+        return positional[position] if 0 <= position < len(positional) else None

@@ -174,9 +174,13 @@ class Regions:
             for cls in self.class_info.values():
                 if self.is_module_class(cls):
                     self._mark_class(cls, f"forward of module `{cls.name}` (assume-compiled = \"modules\")")
-        # 5. project facts: classes/functions compiled in other files
+        # 5. project facts: classes passed to another file's function that compiles them,
+        # classes/functions compiled in other files
+        self._mark_passed_to_compiling()
         for name, why in self.project.compiled.items():
-            if name in self.classes:
+            if name == "*" or name.endswith("()"):
+                self._mark_compiled_choices(name, why)
+            elif name in self.classes:
                 self._mark_class(self.classes[name], why)
             elif name in self.functions:
                 self._mark_compiled_func(self.functions[name], why)
@@ -223,11 +227,20 @@ class Regions:
         if isinstance(target, cst.Attribute) and target.attr.value == "step":
             return
         for cls, when in self.model_choices(target, call):
-            why = f"compiled forward of `{cls.name}`" + (f" (when {when})" if when else "")
+            why = self._choice_why(cls, when)
             if isinstance(cls, ClassInfo):
                 self._mark_class(cls, why)
             else:
                 self.exported.compiled.append((cls, why))
+
+    @staticmethod
+    def _choice_why(cls, when) -> str:
+        name = cls.name
+        if name == "*":  # getattr(module, name): any class of that module
+            return f"compiled forward of a class of `{cls.module or '.'}` chosen by name at run time"
+        if name.endswith("()"):  # what an imported factory returns
+            return f"compiled forward of a model `{name[:-2]}()` returns" + (f" (when {when})" if when else "")
+        return f"compiled forward of `{name}`" + (f" (when {when})" if when else "")
 
     def _mark_class_target(self, cls) -> None:
         if isinstance(cls, ClassInfo):
@@ -253,6 +266,14 @@ class Regions:
                     self._mark_class(sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)")
                 elif isinstance(sub, ImportRef):
                     self.exported.compiled.append((sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)"))
+                elif sub is None:  # chosen at run time: getattr(encoders, cfg.name)(...), ENCODERS[name](...)
+                    for choice, _when in self.model_choices(value, value):
+                        why = self._choice_why(choice, None) \
+                            + f" (submodule of `{cls.name}`)"
+                        if isinstance(choice, ClassInfo) and choice is not cls:
+                            self._mark_class(choice, why)
+                        elif isinstance(choice, ImportRef):
+                            self.exported.compiled.append((choice, why))
 
     _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
 
@@ -503,4 +524,5 @@ class Regions:
             self._export_fed()
             compile_facts.export(self)
             self._export_compiled_args()
+            self._export_compiled_params()
         return self.exported
