@@ -4,6 +4,7 @@
                                    [--no-lint | --missing-only] [--gnnlint-src DIR]
                                    [--repo NAME ...] [-v] [--uncovered]
 
+    # labels: bench/realcode/labels/dev (default) and .../heldout; corpus: bench/realcode/README.md
     # the "before" numbers: findings of an older commit, kept apart
     git archive 351cef5 gnnlint | tar -x -C /work/realcode/gnnlint_before
     python bench/score_realcode.py --gnnlint-src /work/realcode/gnnlint_before \
@@ -134,6 +135,19 @@ def score_repo(findings: list[dict], labels: list[dict], covered: set[str]):
     return stats, false_items, missed, uncovered_items
 
 
+def rule_set(spec: str) -> set[str]:
+    """``GNN001-GNN013`` or ``GNN001,GNN004`` (or both, comma-separated) -> the codes."""
+    codes: set[str] = set()
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        first, _, last = part.partition("-")
+        if not last:
+            codes.add(first)
+            continue
+        lo, hi = int(first[3:]), int(last[3:])
+        codes.update(f"GNN{n:03d}" for n in range(lo, hi + 1))
+    return codes
+
+
 def _ratio(num: int, den: int) -> str:
     return f"{num / den:.2f}" if den else "  - "
 
@@ -151,7 +165,7 @@ def _row(name: str, s: Counter) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=Path("/work/corpus"))
-    parser.add_argument("--labels", type=Path, default=Path("/work/realcode/labels"))
+    parser.add_argument("--labels", type=Path, default=WORKTREE / "bench" / "realcode" / "labels" / "dev")
     parser.add_argument("--findings", type=Path, default=Path("/work/realcode/findings"))
     parser.add_argument("--no-lint", action="store_true", help="re-score the findings saved in --findings")
     parser.add_argument("--missing-only", action="store_true",
@@ -162,8 +176,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repo", action="append", help="only this OWNER__NAME (repeatable)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every false finding and miss")
     parser.add_argument("--uncovered", action="store_true", help="list findings in files nobody labelled")
+    parser.add_argument("--rules", default="GNN001-GNN013",
+                        help="the label codes scored, as a range or comma list (default GNN001-GNN013: issue "
+                             "10's measure; findings of other rules are counted but not scored unless "
+                             "their code is named here and the labeller labelled it)")
     args = parser.parse_args(argv[1:])
 
+    scored = rule_set(args.rules)
     repos = sorted(p.name for p in args.corpus.iterdir() if p.is_dir() and "__" in p.name)
     if args.repo:
         repos = [r for r in repos if r in args.repo]
@@ -190,8 +209,10 @@ def main(argv: list[str]) -> int:
         if not label_file.is_file():
             unscored.append(repo)
             continue
-        labels = json.loads(label_file.read_text())
-        stats, false_items, missed, uncovered = score_repo(findings, labels, covered_files(args.labels, repo, labels))
+        labels = [label for label in json.loads(label_file.read_text()) if label["rule"] in scored]
+        scored_findings = [f for f in findings if LABEL_CODE.get(f["code"], f["code"]) in scored]
+        stats, false_items, missed, uncovered = score_repo(scored_findings, labels,
+                                                           covered_files(args.labels, repo, labels))
         total = Counter()
         for code, s in stats.items():
             per_rule[code].update(s)

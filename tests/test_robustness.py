@@ -432,11 +432,12 @@ def _start(cwd: Path, *args: str):
 
 
 def _finish(proc, workers, timeout: float = 10):
+    """Wait for the run's exit (a hang fails after ``timeout`` seconds, the
+    workers killed), then check that no worker outlived it."""
     import signal
     import subprocess
     import time
 
-    started = time.monotonic()
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:  # a hang (or orphans holding the pipes): clean up, then fail
@@ -445,12 +446,11 @@ def _finish(proc, workers, timeout: float = 10):
             os.kill(pid, signal.SIGKILL)
         proc.communicate()
         pytest.fail(f"no exit within {timeout} s")
-    elapsed = time.monotonic() - started
     deadline = time.monotonic() + 3
     while _alive(workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _alive(workers) == [], "worker processes left behind"
-    return proc.returncode, err.decode(), elapsed
+    return proc.returncode, err.decode()
 
 
 @pytest.mark.parametrize("presses", [1, 2])
@@ -462,10 +462,11 @@ def test_ctrl_c_stops_the_run_promptly(busy: Path, presses: int):
     for _ in range(presses):
         os.killpg(proc.pid, signal.SIGINT)  # the terminal signals the whole process group
         time.sleep(0.05)
-    code, err, elapsed = _finish(proc, workers)
-    # a second press may land while the interpreter exits (its handlers reset):
-    # killed by SIGINT then, which the shell reports as 130 too
-    assert code in ((130,) if presses == 1 else (130, -2)) and elapsed < 5, (code, elapsed, err)
+    code, err = _finish(proc, workers)
+    # 130, not the findings' exit 1: the run stopped at the interrupt instead of
+    # finishing first. A second press may land while the interpreter exits (its
+    # handlers reset): killed by SIGINT then, which the shell reports as 130 too
+    assert code in ((130,) if presses == 1 else (130, -2)), (code, err)
     assert "Traceback" not in err and "Aborted" not in err
 
 
@@ -475,8 +476,8 @@ def test_workers_die_with_their_parent(busy: Path, sig: str, code: int):
 
     proc, workers = _start(busy, "check", ".", "--no-cache", "-j", "2")
     os.kill(proc.pid, getattr(signal, sig))  # `kill PID`: the parent only
-    returncode, err, elapsed = _finish(proc, workers)
-    assert returncode == code and elapsed < 5 and "Traceback" not in err
+    returncode, err = _finish(proc, workers)
+    assert returncode == code and "Traceback" not in err
 
 
 def _gone(pid: int) -> bool:
@@ -522,7 +523,7 @@ def test_an_interrupted_fix_leaves_whole_files_and_no_temporary_files(busy: Path
     before = {p.name: p.read_text() for p in busy.glob("*.py")}
     proc, workers = _start(busy, "check", ".", "--fix", "--no-cache", "-j", "2")
     os.killpg(proc.pid, signal.SIGINT)
-    code, err, _ = _finish(proc, workers)
+    code, err = _finish(proc, workers)
     assert code == 130 and "Traceback" not in err
     assert not list(busy.glob(".*.gnnlint.tmp"))
     for name, text in before.items():
