@@ -392,7 +392,8 @@ def test_raising_target_is_a_clear_error(helper_report):
 def test_hanging_target_times_out(helper_report):
     t = helper_report[str(TARGETS / "hanging.py")]
     assert t.error["kind"] == "timeout" and "30 s" in t.error["message"]
-    assert t.result.seconds < 90
+    # the child's --max-seconds budget stopped it (not the parent's hard kill)
+    assert "it was stopped" in t.error["message"], t.error
 
 
 @needs_torch

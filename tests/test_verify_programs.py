@@ -130,7 +130,7 @@ def test_budget_stops_a_long_training_run_cleanly(programs):
     # the program's finally block ran; its `except Exception` did not swallow the stop
     assert files["long_train.done"] == "finally ran after step 51\n"
     assert "must not swallow" not in Path(t.log_path).read_text()
-    assert t.result.seconds < 60
+    assert t.budget["detail"].startswith("--max-calls 50:"), t.budget
 
 
 def test_program_exit_status_is_reported_not_an_error(programs):
@@ -205,13 +205,16 @@ def test_memory_limit_is_a_clear_target_error(hostile):
 
 def test_max_seconds_stops_the_program_and_its_finally_runs(tmp_path):
     shutil.copy(HOSTILE / "sleeper.py", tmp_path)
-    t0 = time.time()
-    report = verify(["sleeper.py"], settings=settings(ROOT), backend="eager", device="cpu", timeout=6,
+    # the budget must let the program reach its loop (and its try block) even
+    # on a loaded machine; what is asserted is why it stopped, not when
+    report = verify(["sleeper.py"], settings=settings(ROOT), backend="eager", device="cpu", timeout=30,
                     cwd=tmp_path, max_calls=None, argv=[str(tmp_path / "marker")])
     (t,) = report.targets
     assert _ok(t).program["status"] == "stopped" and t.program["by"] == "max-seconds"
+    # the budget's reason is in the report: the child's own stop, not the parent's kill
+    assert t.program["detail"].startswith("--max-seconds 30:"), t.program
+    assert t.budget["stopped_by"] == "max-seconds"
     assert (tmp_path / "marker").read_text() == "finally ran\n"
-    assert time.time() - t0 < 40
     assert not _alive(int((tmp_path / "marker.pid").read_text()))
 
 
@@ -227,13 +230,34 @@ def test_ctrl_c_ends_the_target_and_exits_promptly(tmp_path):
         time.sleep(0.2)
     assert pidfile.exists(), proc.communicate()
     target = int(pidfile.read_text())
+    group = os.getpgid(target)
     proc.send_signal(signal.SIGINT)
-    t0 = time.time()
-    _, err = proc.communicate(timeout=30)
-    assert time.time() - t0 < 10
+    try:  # a verify that hangs on Ctrl-C fails here
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("gnnlint verify was still running 30 s after Ctrl-C")
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
-    for _ in range(50):
-        if not _alive(target):
+    for _ in range(50):  # killed processes may take a moment to be reaped
+        if not _group_members(group):
             break
         time.sleep(0.1)
     assert not _alive(target)
+    assert not _group_members(group), "the target's process group outlived verify"
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live processes in the process group ``pgid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(") ", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(entry))
+    return out
