@@ -224,6 +224,7 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
             end_line=rng.end.line, end_col=rng.end.column + 1,
             code=visitor.code, name=visitor.name, message=report.message,
             severity=report.severity or visitor.severity, fix=fix, noqa_line=stmt_line if stmt_line != rng.start.line else 0,
+            step_loop=(first_line(report.loop) or 0) if report.loop is not None else 0,
         ))
     result.findings = _drop_nested_duplicates(result.findings)
     return result

@@ -66,6 +66,10 @@ class Finding:
     # A notebook's finding, as reported: its cell (1-based, among all cells);
     # line and columns are then within the cell. None: a file's positions.
     cell: int | None = None
+    # The first line of the loop each of whose iterations runs this finding's
+    # code (GNN013: the step loop its message names); 0: none. `gnnlint
+    # verify` counts the finding's runtime events per iteration of it.
+    step_loop: int = 0
 
     @property
     def fixable(self) -> bool:

@@ -30,7 +30,7 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.fi
 pytestmark = [pytest.mark.skipif(not HAVE_TORCH, reason="gnnlint[verify] (torch, torch_geometric) not installed"),
               pytest.mark.slow]
 
-PROGRAM_TARGETS = ["long_train.py", "exits.py", "checkpoint.py", "workers.py"]
+PROGRAM_TARGETS = ["long_train.py", "exits.py", "checkpoint.py", "workers.py", "fullbatch_log.py"]
 MODULE_TARGETS = ["trainpkg.train", "pytest"]
 
 
@@ -131,6 +131,18 @@ def test_budget_stops_a_long_training_run_cleanly(programs):
     assert files["long_train.done"] == "finally ran after step 51\n"
     assert "must not swallow" not in Path(t.log_path).read_text()
     assert t.budget["detail"].startswith("--max-calls 50:"), t.budget
+
+
+def test_conditional_logging_in_a_full_batch_loop_is_a_per_step_sync(programs):
+    """`if epoch % 5 == 0: print(loss.item())` syncs once every 5 compiled calls;
+    the finding's step loop (the epoch loop, one compiled call per iteration)
+    makes it a per-step sync under a condition, not a once-per-epoch read."""
+    _, targets, _ = programs
+    t = _ok(targets["fullbatch_log.py"])
+    (v,) = [v for v in t.verdicts if v.finding.code == "GNN013"]
+    assert (v.finding.line, v.finding.step_loop, v.verdict) == (28, 22, CONFIRMED)
+    assert v.evidence[0]["count"] == 8 and v.evidence[0]["line"] == 28
+    assert "8 times in 40 iterations of the step loop at line 22, each running 1 compiled call" in v.note
 
 
 def test_program_exit_status_is_reported_not_an_error(programs):

@@ -64,6 +64,9 @@ class Report:
     fix: FixSpec | None = None
     # None: the rule's default ``severity``.
     severity: str | None = None
+    # The loop each of whose iterations runs the reported code (a per-step
+    # finding's step loop): verify counts the finding's events per iteration.
+    loop: cst.CSTNode | None = None
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -97,8 +100,8 @@ class Rule(cst.BatchableCSTVisitor):
         self.reports: list[Report] = []
 
     def report(self, node: cst.CSTNode, message: str, fix: FixSpec | None = None,
-               severity: str | None = None) -> None:
-        self.reports.append(Report(node, message, fix, severity))
+               severity: str | None = None, loop: cst.CSTNode | None = None) -> None:
+        self.reports.append(Report(node, message, fix, severity, loop))
 
     @classmethod
     def doc(cls) -> str:

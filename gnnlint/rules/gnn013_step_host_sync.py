@@ -473,7 +473,8 @@ def train():
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
         where = _PER[drive.per].format(role=role)
-        self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {_ADVICE[drive.per]}", fix)
+        self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {_ADVICE[drive.per]}", fix,
+                    loop=drive.loop)
 
     # the unsafe fix: metric accumulation on the device ---------------------------------
     def _accumulation_fix(self, call: cst.Call) -> Optional[FixSpec]:

@@ -227,7 +227,7 @@ def verify(
         compiled_ran = any(c.get("calls") for c in r.data.get("compiles", [])) or not r.target.runs_program
         verdicts, unexpected = judge(findings, r.data.get("events", []), r.data.get("coverage", {}),
                                      r.data.get("versions", {}), sites, compiled_ran=compiled_ran,
-                                     device=r.data.get("device") or "cpu")
+                                     device=r.data.get("device") or "cpu", loops=r.data.get("loops"))
         reports.append(TargetReport(r, verdicts, unexpected,
                                     benign_counts(r.data.get("events", []), r.data.get("benign"), verdicts)))
     return VerifyReport(reports)

@@ -328,10 +328,15 @@ def guess_code(ev: dict) -> str | None:
 
 def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[int]],
           versions: dict, exercised_sites: list[tuple[str, int]] = (),  # type: ignore[assignment]
-          compiled_ran: bool = True, device: str = "cpu") -> tuple[list[Verdict], list[Unexpected]]:
+          compiled_ran: bool = True, device: str = "cpu",
+          loops: dict | None = None) -> tuple[list[Verdict], list[Unexpected]]:
     """``compiled_ran=False``: the program never called compiled code, so no
-    finding about compiled code was exercised, whatever lines ran."""
+    finding about compiled code was exercised, whatever lines ran.
+    ``loops``: the child's per-loop iteration counts (``{file: {line:
+    {"hits", "calls": {compiled calls: iterations}}}}``), for findings that
+    name their step loop."""
     cov = {(_real(p)): set(ls) for p, ls in coverage.items()}
+    loops = {_real(p): v for p, v in (loops or {}).items()}
     for p, line in exercised_sites:
         cov.setdefault(_real(p), set()).add(line)
     explained: set[int] = set()
@@ -349,12 +354,12 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
         lines = cov.get(_real(f.path), set())
         start = min(f.line, f.noqa_line or f.line)
         ran = any(start <= ln <= max(f.end_line, f.line) for ln in lines)
-        seldom = [events[i] for i in rare if _matches(f, events[i])]
+        seldom = [i for i in rare if _matches(f, events[i])]
         if seldom:
-            count = sum(ev.get("count", 1) for ev in seldom)
-            verdicts.append(Verdict(f, NOT_REPRODUCED, [], (
-                f"it synced {count} time{'s' if count != 1 else ''} while the model ran "
-                f"{seldom[0].get('steps')} times: once per epoch, not per step")))
+            verdict = _seldom_verdict(f, [events[i] for i in seldom], loops)
+            if verdict.verdict == CONFIRMED:
+                explained.update(seldom)
+            verdicts.append(verdict)
             continue
         if ran and not compiled_ran:
             verdicts.append(Verdict(f, NOT_EXERCISED, [], "the line ran, but the program never called compiled code"))
@@ -380,6 +385,55 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
             ev = dict(ev, reason=f"recompiles on every train()/eval() switch ({ev.get('count', 1)}): {ev['reason']}")
         unexpected.append(Unexpected(guess_code(ev), ev, fr[0], fr[1]))
     return verdicts, unexpected
+
+
+# A step runs at most this many top-level compiled calls: the model in
+# training and in evaluation, a compiled loss, a compiled optimizer step.
+STEP_CALLS = 4
+
+
+def step_loop_calls(f: Finding, loops: dict) -> tuple[float, int] | None:
+    """(median compiled calls per iteration, iterations that ran compiled
+    code) of the step loop the finding names, or None when it names none or
+    that loop ran compiled code in fewer than two iterations."""
+    if not f.step_loop:
+        return None
+    stats = loops.get(_real(f.path), {}).get(str(f.step_loop))
+    if not stats:
+        return None
+    per = sorted((int(d), n) for d, n in (stats.get("calls") or {}).items())
+    total = sum(n for _, n in per)
+    if total < 2:
+        return None
+    seen = 0
+    for calls, n in per:
+        seen += n
+        if 2 * seen >= total:
+            return float(calls), total
+    return None
+
+
+def _seldom_verdict(f: Finding, seldom: list[dict], loops: dict) -> Verdict:
+    """A sync at the finding's line that ran less often than the compiled
+    code: the finding's step loop decides. When each iteration of that loop
+    runs a step's worth of compiled calls, the sync runs per step (under a
+    condition: ``if epoch % 10 == 0: print(loss.item())`` in a full-batch
+    loop); when an iteration runs many (a batch loop inside it), or the
+    finding names no loop, it is once per epoch."""
+    count = sum(ev.get("count", 1) for ev in seldom)
+    times = f"{count} time{'s' if count != 1 else ''}"
+    step = step_loop_calls(f, loops)
+    if step is not None and step[0] <= STEP_CALLS:
+        calls, iters = step
+        return Verdict(f, CONFIRMED, [evidence_entry(ev, f) for ev in seldom], (
+            f"it synced {times} in {iters} iterations of the step loop at line {f.step_loop}, each running "
+            f"{calls:g} compiled call{'s' if calls != 1 else ''}: per step"))
+    if step is not None:
+        return Verdict(f, NOT_REPRODUCED, [], (
+            f"it synced {times} while each iteration of the loop at line {f.step_loop} ran {step[0]:g} compiled "
+            "calls: once per epoch, not per step"))
+    return Verdict(f, NOT_REPRODUCED, [], (
+        f"it synced {times} while the model ran {seldom[0].get('steps')} times: once per epoch, not per step"))
 
 
 def _copy_to_host(f: Finding) -> bool:

@@ -7,6 +7,9 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
+
+from gnnlint.verify.child.loops import Iterations, loop_header_lines
 
 # --------------------------------------------------------------------------
 # user-file predicate and frame helpers (no torch needed)
@@ -111,19 +114,39 @@ def innermost_frame(stack) -> list | None:
 # --------------------------------------------------------------------------
 
 class Coverage:
+    """The user's lines that ran, and how their loops iterated (``loops``)."""
+
     def __init__(self) -> None:
         self.lines: dict[str, set[int]] = {}
+        self.loops = Iterations()
+        self._tracers: dict[str, Any] = {}
 
-    def _local(self, frame, event, arg):
-        if event == "line":
-            self.lines.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
-        return self._local
+    def _local_for(self, fn: str):
+        """The line tracer for one file: records its lines, and each time a
+        loop header of it is reached."""
+        tracer = self._tracers.get(fn)
+        if tracer is not None:
+            return tracer
+        lines = self.lines.setdefault(fn, set())
+        headers = loop_header_lines(fn)
+        hit = self.loops.hit
+
+        def local(frame, event, arg):
+            if event == "line":
+                line = frame.f_lineno
+                lines.add(line)
+                if line in headers:
+                    hit(fn, line)
+            return local
+
+        self._tracers[fn] = local
+        return local
 
     def _global(self, frame, event, arg):
         fn = frame.f_code.co_filename
         if fn in USER:
             self.lines.setdefault(fn, set()).add(frame.f_lineno)
-            return self._local
+            return self._local_for(fn)
         return None
 
     def add(self, filename: str, line: int) -> None:

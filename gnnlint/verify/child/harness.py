@@ -39,6 +39,7 @@ class Harness:
         self.sparse_sites: dict[int, tuple[Any, list]] = {}
         self.current_sparse_frames: list[list] = []
         self.coverage = Coverage()
+        self.coverage.loops.clock = lambda: self.total_calls  # loops count compiled calls per iteration
         self.recording = False  # host-sync recording (run phase only)
         self.modes_on = False
         self.in_sync_op = 0

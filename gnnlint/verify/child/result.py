@@ -10,7 +10,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from gnnlint.verify.child.frames import TargetError, tb_user_frames
+from gnnlint.verify.child.frames import TargetError, real_path, tb_user_frames
 from gnnlint.verify.child.metrics import (
     cover_code,
     mark_rare_syncs,
@@ -42,6 +42,7 @@ def finish(h: Harness, result: dict, t0: float, lap, *, steps: Any, rare: bool =
     result["events"] = aggregate(h.events)
     result["internal"] = aggregate(h.internal)
     result["coverage"] = h.coverage.as_json()
+    result["loops"] = h.coverage.loops.as_json(real_path)
     stats = compiled_stats(h)
     result["compiles"] = [{
         "site": r["site"], "origin": r["origin"], "target": r["target"], "options": r["options"],
