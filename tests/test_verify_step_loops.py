@@ -153,3 +153,24 @@ def test_step_loop_calls_is_the_median_iteration():
     f = _finding(10, 4)
     assert step_loop_calls(f, {"/x/m.py": {"4": {"hits": 9, "calls": {"1": 5, "21": 3}}}}) == (1.0, 8)
     assert step_loop_calls(f, {"/x/m.py": {"4": {"hits": 9, "calls": {"1": 3, "21": 5}}}}) == (21.0, 8)
+
+
+def test_setup_syncs_confirm_only_the_rules_that_flag_the_op_anywhere():
+    setup = {"kind": "host_sync", "reason": "host sync: repeat_interleave with tensor repeats and no output_size",
+             "frames": [["/x/m.py", 7, "main"]], "context": [], "count": 1, "setup": True}
+    findings = [Finding(path="/x/m.py", line=7, col=1, end_line=7, end_col=5, code=code, name="n", message="m")
+                for code in ("GNN004", "GNN001")]
+    verdicts, unexpected = judge(findings, [setup], {"/x/m.py": [7]}, VERSIONS)
+    assert [v.verdict for v in verdicts] == [CONFIRMED, NOT_REPRODUCED]
+    _, unexpected = judge([], [setup], {"/x/m.py": [7]}, VERSIONS)
+    assert unexpected == []  # a setup sync is no miss of the compile rules
+
+
+def test_a_site_is_setup_only_when_every_occurrence_was():
+    from gnnlint.verify.child.metrics import aggregate
+
+    ev = {"kind": "host_sync", "reason": "host sync: repeat_interleave", "frames": [["/x/m.py", 7, "f"]],
+          "context": []}
+    assert aggregate([dict(ev, setup=True), dict(ev, setup=True)])[0].get("setup") is True
+    (g,) = aggregate([dict(ev, setup=True), dict(ev, at_call=3)])
+    assert "setup" not in g and g["count"] == 2

@@ -39,6 +39,9 @@ RULE_EVENTS: dict[str, tuple[str, ...]] = {
 # Rules anchored on a torch.compile call: the compile site (an event's context)
 # counts as the event's place for them.
 SITE_RULES = {"GNN006", "GNN007", "GNN012"}
+# Rules that flag the op wherever it runs: a sync in the program's setup,
+# before any compiled code ran (``setup`` events), is evidence for them only.
+SETUP_RULES = {"GNN004"}
 
 
 @dataclass
@@ -345,8 +348,10 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
     # once-per-epoch syncs in the user's own loop, and benign events: evidence for nothing
     rare = {i for i, ev in enumerate(events) if ev.get("rare")}
     benign = {i for i, ev in enumerate(events) if benign_class(ev)}
+    setup = {i for i, ev in enumerate(events) if ev.get("setup")}
     for f in findings:
-        matched = [i for i, ev in enumerate(events) if i not in rare and i not in benign and _matches(f, ev)]
+        matched = [i for i, ev in enumerate(events) if i not in rare and i not in benign and _matches(f, ev)
+                   and (i not in setup or f.code in SETUP_RULES)]
         if matched:
             explained.update(matched)
             verdicts.append(Verdict(f, CONFIRMED, [evidence_entry(events[i], f) for i in matched]))
@@ -376,7 +381,7 @@ def judge(findings: list[Finding], events: list[dict], coverage: dict[str, list[
             verdicts.append(Verdict(f, NOT_EXERCISED, [], "the run never reached this line"))
     unexpected = []
     for i, ev in enumerate(events):
-        if i in explained or i in rare or i in benign or ev.get("confirm_only"):
+        if i in explained or i in rare or i in benign or i in setup or ev.get("confirm_only"):
             continue
         if is_automatic_dynamic_once(ev) or is_eager_data_dependent(ev):
             continue  # counted as benign by benign_counts

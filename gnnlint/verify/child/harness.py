@@ -23,6 +23,10 @@ from gnnlint.verify.child.frames import (
 from gnnlint.verify.child.patches import install_patches
 from gnnlint.verify.child.values import describe, iter_tensors, jsonable, shape_sig
 
+# Syncs recorded even in the program's setup, before any compiled code ran:
+# those a rule flags wherever they run (GNN004's repeat_interleave).
+SETUP_SYNCS = ("host sync: repeat_interleave",)
+
 # --------------------------------------------------------------------------
 # the harness
 # --------------------------------------------------------------------------
@@ -162,7 +166,8 @@ class Harness:
         self.benign[what] = self.benign.get(what, 0) + n
 
     def record_sync(self, what: str) -> None:
-        if self.program_mode and not any(r["calls"] for r in self.compiles):
+        setup = self.program_mode and not any(r["calls"] for r in self.compiles)
+        if setup and not what.startswith(SETUP_SYNCS):
             return  # setup before any compiled code ran (data loading, preprocessing)
         if in_host_side_library(3):
             self.count_benign("host-side library sync (DataLoader collation, optimizer step counters)")
@@ -170,7 +175,10 @@ class Harness:
         frames = live_user_frames(3)
         if not frames:
             return
-        self.add_event("host_sync", what, frames[:1], context=frames[1:], extra={"at_call": self.total_calls})
+        extra: dict[str, Any] = {"at_call": self.total_calls}
+        if setup:
+            extra["setup"] = True  # evidence only for the rules that flag the op anywhere (GNN004)
+        self.add_event("host_sync", what, frames[:1], context=frames[1:], extra=extra)
 
     # ------------------------------------------------------------ modes
     def modes_enter(self) -> None:

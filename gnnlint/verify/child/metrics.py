@@ -278,7 +278,7 @@ def mark_rare_syncs(h: "Harness") -> None:
         return
     at: dict[tuple, list[int]] = {}
     for ev in h.events:
-        if ev["kind"] == "host_sync" and ev["frames"]:
+        if ev["kind"] == "host_sync" and ev["frames"] and not ev.get("setup"):
             at.setdefault(tuple(ev["frames"][0][:2]), []).append(ev.get("at_call", 0))
     rare_sites = set()
     for site, calls in at.items():
@@ -290,7 +290,8 @@ def mark_rare_syncs(h: "Harness") -> None:
         elif len(calls) * 2 < steps:
             rare_sites.add(site)
     for ev in h.events:
-        if ev["kind"] == "host_sync" and ev["frames"] and tuple(ev["frames"][0][:2]) in rare_sites:
+        if ev["kind"] == "host_sync" and ev["frames"] and not ev.get("setup") \
+                and tuple(ev["frames"][0][:2]) in rare_sites:
             ev["rare"] = True
             ev["steps"] = steps
 
@@ -307,6 +308,8 @@ def aggregate(events: list[dict]) -> list[dict]:
             g["count"] = ev.get("count", 1)
         else:
             g["count"] += ev.get("count", 1)
+            if not ev.get("setup"):
+                g.pop("setup", None)  # setup only when every occurrence was
             for field in ("frames", "context"):
                 g.setdefault(field, [])
                 have = {tuple(f[:2]) for f in g[field]}

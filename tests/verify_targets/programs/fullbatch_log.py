@@ -17,6 +17,8 @@ class GCN(torch.nn.Module):
 
 def main():
     data = FakeDataset(num_graphs=1, avg_num_nodes=50, num_channels=8, num_classes=3)[0]
+    sizes = torch.tensor([20, 30])
+    data.part = torch.arange(2).repeat_interleave(sizes)  # a sync in the setup, before any compiled code
     model = torch.compile(GCN(8, 3))
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     for epoch in range(40):
