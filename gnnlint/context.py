@@ -107,10 +107,6 @@ class FileContext(SemanticModel, Names, Kinds, Choices, CompileSites, Regions, H
     def compiled_sink(self, expr: cst.BaseExpression) -> Optional[tuple[cst.Call, str]]:
         return flow.compiled_sink(self, expr)
 
-    def callers(self, info) -> list[cst.Call]:
-        """Calls of a local function, following aliases (``f = a if x else b``)."""
-        return flow.callers(self, info)
-
     def class_fullgraph(self, cls) -> Optional[bool]:
         """Whether every known compile of ``cls`` (here or in another file) passes ``fullgraph=True``."""
         return compile_facts.class_fullgraph(self, cls)

@@ -180,7 +180,7 @@ def _eager_helper(ctx, node: cst.CSTNode) -> bool:
     info = ctx.enclosing_function(node)
     if info is None or info.name == "forward":
         return False
-    calls = ctx.callers(info)
+    calls = list(ctx.callers_of(info, through_aliases=True))
     if not calls:
         for use in ctx.attribute_nodes(info.name):
             parent = ctx.parent.get(use)

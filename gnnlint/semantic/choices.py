@@ -55,7 +55,7 @@ class Choices:
             return self._call_choices(expr, at, depth, cond)
         if isinstance(expr, cst.Name):
             out = []
-            for binding, func in self._reaching_bindings(expr.value, at):
+            for binding, func in self.reaching(expr.value, at):
                 if binding.how == "assign":
                     out += self._instance_choices(binding.value, binding.value, depth + 1,
                                                   self._binding_cond(binding, cond))
@@ -115,7 +115,7 @@ class Choices:
             return []
         if isinstance(expr, cst.Name):
             out = []
-            for binding, func in self._reaching_bindings(expr.value, at):
+            for binding, func in self.reaching(expr.value, at):
                 if binding.how == "class":
                     out += self._single(self.class_info.get(binding.node), cond)
                 elif binding.how == "assign":
@@ -201,14 +201,6 @@ class Choices:
         return False
 
     # -- bindings and conditions --------------------------------------------------
-    def _reaching_bindings(self, name: str, at: cst.CSTNode) -> list:
-        """Every binding of ``name`` that may reach ``at`` (both branches of an if)."""
-        binding, func = self.lookup(name, at)
-        if binding is None:
-            binding = self.feed_binding(name, at)
-            return [(binding, None)] if binding is not None else []
-        return [(b, func) for b in self._reaching(name, binding, func, at)]
-
     def _binding_cond(self, binding, cond: Optional[str]) -> Optional[str]:
         return self._binding_cond_at(binding.node, cond) if binding.node is not None else cond
 

@@ -88,7 +88,7 @@ def sweep_of(ctx, func: FuncInfo) -> Optional[str]:
     """How ``func`` is called once per iteration of a varying loop with no
     reset ("called in every iteration of `for hidden in ...`"), or None."""
     def compute() -> Optional[str]:
-        for call in ctx.callers(func):
+        for call in ctx.callers_of(func, through_aliases=True):
             loop = sweep_loop(ctx, call)
             if loop is not None:
                 return f"called in every iteration of `for {ctx.module.code_for_node(loop.target)} in ...`"

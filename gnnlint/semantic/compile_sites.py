@@ -453,14 +453,8 @@ class CompileSites:
     def _reaching_values(self, expr: cst.Name, at: cst.CSTNode) -> Optional[list[cst.BaseExpression]]:
         """The values of every assignment of a name that may reach ``at``
         (None: a binding that is not a plain assignment reaches it)."""
-        binding, scope = self.lookup(expr.value, at)
-        if binding is None:
-            binding = self.feed_binding(expr.value, at)
-            scope = None
-        if binding is None:
-            return None
-        reaching = self._reaching(expr.value, binding, scope, at)
-        if any(b.how != "assign" or b.value is None for b in reaching):
+        reaching = [b for b, _scope in self.reaching(expr.value, at)]
+        if not reaching or any(b.how != "assign" or b.value is None for b in reaching):
             return None
         return [b.value for b in reaching]
 

@@ -18,6 +18,9 @@ model?" and "does this value reach one?"
 Functions of the context, computed lazily per question (only GNN005 asks
 most of them); FileContext exposes each as a one-line method. Everything here
 is conservative: when unsure, the answer is "no".
+Who calls a local function and which binding reaches a use are not answered
+here: flow asks names.py (``ctx.callers_of(func, through_aliases=True)``,
+``ctx.reaching(name, use, exclusive_only=True)``).
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import FuncInfo
 from gnnlint.semantic.syntax import arg_of, param_position
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
@@ -87,51 +90,6 @@ def is_load(ctx: FileContext, name: cst.Name) -> bool:
 
 def name_uses(ctx: FileContext, name: str) -> list[cst.Name]:
     return [n for n in _index(ctx)["names"].get(name, []) if is_load(ctx, n)]
-
-
-def callers(ctx: FileContext, info: FuncInfo) -> list[cst.Call]:
-    """Calls in this file that run the local function ``info`` (directly, or
-    through a name bound to it, e.g. ``train = train_a if x else train_b``)."""
-    out = []
-    for call in all_calls(ctx):
-        if _calls_function(ctx, call, info):
-            out.append(call)
-    return out
-
-
-def _calls_function(ctx: FileContext, call: cst.Call, info: FuncInfo) -> bool:
-    func = call.func
-    if isinstance(func, cst.Name):
-        if func.value != info.name:
-            binding, _ = ctx.lookup(func.value, call)
-            if binding is None or binding.how != "assign":
-                return False
-            return any(isinstance(v, cst.Name) and v.value == info.name for v in _alternatives(binding.value))
-    elif isinstance(func, cst.Attribute):
-        if func.attr.value != info.name:
-            return False
-    else:
-        return False
-    try:
-        callee = ctx.local_callee(call)
-    except RecursionError:  # pragma: no cover
-        return False
-    if callee is info:
-        return True
-    # model.encode(...) on an instance of the local class
-    if isinstance(func, cst.Attribute) and info.cls is not None and not isinstance(func.value, cst.Call):
-        owner = ctx.class_of(func.value, call)
-        if isinstance(owner, ClassInfo):
-            return ctx.method_of(owner, func.attr.value) is info
-    return False
-
-
-def _alternatives(expr: Optional[cst.BaseExpression]) -> list[cst.BaseExpression]:
-    if isinstance(expr, cst.IfExp):
-        return _alternatives(expr.body) + _alternatives(expr.orelse)
-    if isinstance(expr, cst.BooleanOperation):
-        return _alternatives(expr.left) + _alternatives(expr.right)
-    return [expr] if expr is not None else []
 
 
 _SELF_METHODS = ("to", "cuda", "cpu", "eval", "train", "float", "double", "half", "bfloat16", "requires_grad_")
@@ -234,7 +192,7 @@ def _decorated_compiled(ctx: FileContext, info: FuncInfo) -> bool:
 
 def _compiled_param(ctx: FileContext, func: FuncInfo, name: str, depth: int) -> Optional[str]:
     position, kwonly = param_position(func, name)
-    for call in callers(ctx, func):
+    for call in ctx.callers_of(func, through_aliases=True):
         arg = None
         for a in call.args:
             if a.keyword is not None and a.keyword.value == name:
@@ -316,7 +274,7 @@ def compiled_sink(ctx: FileContext, expr: cst.BaseExpression,
             info = ctx.enclosing_function(parent)
             if info is None:
                 return None
-            for call in callers(ctx, info):
+            for call in ctx.callers_of(info, through_aliases=True):
                 found = compiled_sink(ctx, call, depth + 1, seen)
                 if found:
                     return found
@@ -364,7 +322,8 @@ def _follow_binding(ctx: FileContext, target: cst.BaseExpression, stmt: cst.CSTN
         for use in name_uses(ctx, target.value):
             if ctx.order.get(use, 0) <= stmt_order and not _in_loop_with(ctx, use, stmt):
                 continue
-            if not _reaches(ctx, target.value, stmt, use):
+            # surely this binding's value there (if/else alternatives only)
+            if not any(b.node is stmt for b, _ in ctx.reaching(target.value, use, exclusive_only=True)):
                 continue
             found = compiled_sink(ctx, use, depth + 1, seen)
             if found:
@@ -384,46 +343,6 @@ def _follow_binding(ctx: FileContext, target: cst.BaseExpression, stmt: cst.CSTN
         if found:
             return found
     return None
-
-
-def _reaches(ctx: FileContext, name: str, stmt: cst.CSTNode, use: cst.CSTNode) -> bool:
-    """Whether the binding of ``name`` made by ``stmt`` may be the value read at
-    ``use``: it is the last binding before the use, or every later one sits in
-    a branch that excludes ``stmt`` (``if ...: x = a`` / ``else: x = b``)."""
-    binding, func = ctx.lookup(name, use)
-    if binding is None:
-        return False
-    if binding.node is stmt:
-        return True
-    bindings = (func.bindings if func is not None else ctx.module_bindings).get(name, [])
-    use_order = ctx.order.get(use, 1 << 60)
-    stmt_order = ctx.order.get(stmt, 0)
-    for b in reversed([b for b in bindings if b.order < use_order]):
-        if b.node is stmt:
-            return True
-        if b.order < stmt_order or not _exclusive(ctx, b.node, stmt):
-            return False
-    return False
-
-
-def _exclusive(ctx: FileContext, a: Optional[cst.CSTNode], b: cst.CSTNode) -> bool:
-    """``a`` and ``b`` are in different branches of the same ``if``."""
-    if a is None:
-        return False
-    chain_b = {}
-    child: cst.CSTNode = b
-    for anc in ctx.ancestors(b):
-        chain_b[anc] = child
-        child = anc
-    child = a
-    for anc in ctx.ancestors(a):
-        if anc in chain_b:
-            if isinstance(anc, cst.If):
-                other = chain_b[anc]
-                return other is not child and {id(other), id(child)} == {id(anc.body), id(anc.orelse)}
-            return False
-        child = anc
-    return False
 
 
 def _in_loop_with(ctx: FileContext, use: cst.CSTNode, stmt: cst.CSTNode) -> bool:

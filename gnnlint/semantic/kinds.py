@@ -236,11 +236,11 @@ class Kinds:
         return isinstance(element, cst.Index) and isinstance(element.value, (cst.SimpleString, cst.Tuple))
 
     def _name_kind(self, name: str, at: cst.CSTNode) -> str:
-        binding, func = self.lookup(name, at)
-        if binding is None:
+        reaching = self.reaching(name, at)
+        if not reaching:
             return UNKNOWN
         kinds = set()
-        for candidate in self._reaching(name, binding, func, at):
+        for candidate, func in reaching:
             if candidate.how == "assign" and isinstance(candidate.value, cst.Name) \
                     and candidate.value.value == "None":
                 continue  # `x = None` then `if ...: x = tensor`: x is a tensor where it is used

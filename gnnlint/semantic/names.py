@@ -2,11 +2,14 @@
 bound?"
 
 ``resolve``/``resolve_dotted`` (through import aliases), ``lookup`` (the
-reaching binding of a name at a node, with its scope), ``ancestors``,
+binding of a name visible at a node, with its scope), ``reaching`` (every
+binding that may reach a use -- the one place reaching definitions are
+computed; kinds, choices, compile options and flow ask it), ``ancestors``,
 ``enclosing_function``/``enclosing_class``, ``statement_of``,
 ``in_error_path``, ``in_loop_body``; callers of a local function
-(``callers_of``) and the argument bound to a parameter (``arg_for_param``);
-``names_in`` and the taint of names through a function's assignments.
+(``callers_of`` -- the one place, with or without aliases) and the argument
+bound to a parameter (``arg_for_param``); ``names_in`` and the taint of names
+through a function's assignments.
 """
 from __future__ import annotations
 
@@ -143,18 +146,43 @@ class Names:
             return any(anc is stmt.iter for anc in self.ancestors(at)) or at is stmt.iter
         return any(anc is stmt for anc in self.ancestors(at))
 
-    def _reaching(self, name: str, last: Binding, func: Optional[FuncInfo], at: cst.CSTNode) -> list[Binding]:
-        """The bindings that may reach ``at``: the last one before it, and the
-        earlier ones for as long as the later was made only conditionally
-        (inside an if/for/while/try block that does not hold ``at``)."""
-        out = [last]
+    def reaching(self, name: str, at: cst.CSTNode,
+                 exclusive_only: bool = False) -> list[tuple[Binding, Optional[FuncInfo]]]:
+        """The bindings of ``name`` whose value may be the one read at ``at``,
+        each with its scope; [] when no binding is visible (see ``lookup``).
+        The one answer to "which definitions reach this use?".
+
+        Always the binding ``lookup`` finds first, then earlier bindings of the
+        same scope, while:
+
+        - default (what a value may be -- kinds, model choices, compile
+          options): every later binding was made only conditionally, inside an
+          if/for/while/try block that does not hold ``at``:
+          ``x = a; if c: x = b; f(x)`` -> ``x = b`` and ``x = a``;
+        - ``exclusive_only=True`` (where a value surely goes -- flow follows a
+          value forward with it, conservatively): every later binding before
+          ``at`` sits in the other branch of an ``if`` that holds it:
+          ``if c: x = a`` / ``else: x = b`` -> both; ``x = a; if c: x = b`` ->
+          only ``x = b``.
+        """
+        last, func = self.lookup(name, at)
+        if last is None:
+            return []
         bindings = (func.bindings if func is not None else self.module_bindings).get(name, [])
-        earlier = [b for b in bindings if b.order < last.order]
-        current = last
-        while self._conditional(current, at) and earlier:
-            current = earlier.pop()
-            out.append(current)
-        return out
+        out = [last]
+        if exclusive_only:
+            use = self.order.get(at, 1 << 60)
+            before = [b for b in bindings if b.order < use]
+            for i, b in enumerate(before):
+                if b is not last and all(self._exclusive(later.node, b.node) for later in before[i + 1:]):
+                    out.append(b)
+        else:
+            earlier = [b for b in bindings if b.order < last.order]
+            current = last
+            while self._conditional(current, at) and earlier:
+                current = earlier.pop()
+                out.append(current)
+        return [(b, func) for b in out]
 
     def _conditional(self, binding: Binding, at: cst.CSTNode) -> bool:
         stmt = binding.node
@@ -167,6 +195,25 @@ class Names:
             if isinstance(anc, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler,
                                 cst.TryStar, cst.ExceptStarHandler, cst.Finally)):
                 return id(anc) not in use_ancestors
+        return False
+
+    def _exclusive(self, a: Optional[cst.CSTNode], b: Optional[cst.CSTNode]) -> bool:
+        """``a`` and ``b`` are in different branches of the same ``if``."""
+        if a is None or b is None:
+            return False
+        chain_b = {}
+        child: cst.CSTNode = b
+        for anc in self.ancestors(b):
+            chain_b[anc] = child
+            child = anc
+        child = a
+        for anc in self.ancestors(a):
+            if anc in chain_b:
+                if isinstance(anc, cst.If):
+                    other = chain_b[anc]
+                    return other is not child and {id(other), id(child)} == {id(anc.body), id(anc.orelse)}
+                return False
+            child = anc
         return False
 
     def _previous_binding(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> Optional[Binding]:
@@ -313,16 +360,55 @@ class Names:
             index = self._callers_idx = (by_callee, by_attr, order)
         return index
 
-    def callers_of(self, func: FuncInfo) -> list[cst.Call]:
-        """The calls in this file that call the local function (or method) ``func``."""
+    def _alias_calls(self) -> dict:
+        """``f(...)`` where ``f = a if x else b`` (or ``f = a``), by every name ``f`` may stand for."""
+        index = getattr(self, "_alias_idx", None)
+        if index is None:
+            index = self._alias_idx = {}
+            for c in self.all_calls():
+                if not isinstance(c.func, cst.Name):
+                    continue
+                binding, _ = self.lookup(c.func.value, c)
+                if binding is None or binding.how != "assign":
+                    continue
+                for name in {v.value for v in _alternatives(binding.value) if isinstance(v, cst.Name)}:
+                    if name != c.func.value:
+                        index.setdefault(name, []).append(c)
+        return index
+
+    def callers_of(self, func: FuncInfo, through_aliases: bool = False) -> list[cst.Call]:
+        """The calls in this file that run the local function (or method)
+        ``func``, in source order. The one answer to "who calls this function?".
+
+        Always the calls name resolution sends to it (``local_callee``:
+        ``func(...)``, ``self.func(...)``) and, for a method, ``obj.func(...)``
+        on an instance of a local class. The two readings differ:
+
+        - default (what a parameter receives -- kinds, feeds, compile options,
+          optimizers): also ``step(...)`` after ``step = torch.compile(func)``;
+          ``obj.func(...)`` only when ``obj`` is an instance of ``func``'s own class;
+        - ``through_aliases=True`` (where a value goes -- flow, sweeps,
+          GNN020): also ``f(...)`` after ``f = func`` or ``f = a if x else b``
+          (by name); ``obj.func(...)`` when ``func`` is the method ``obj``'s
+          class resolves (subclasses too); only calls spelled with the
+          function's own name or such an alias.
+        """
         def compute():
             by_callee, by_attr, order = self._callers_index()
             calls = list(by_callee.get(func, ()))
+            if through_aliases:
+                calls = [c for c in calls if self.last_part(c.func) == func.name]
+                calls += self._alias_calls().get(func.name, [])
             if func.cls is not None:
-                calls += [c for c in by_attr.get(func.name, ()) if c not in calls
-                          and self.class_of(c.func.value, c) is func.cls]
+                for c in by_attr.get(func.name, ()):
+                    if c in calls:
+                        continue
+                    owner = self.class_of(c.func.value, c)
+                    if (isinstance(owner, ClassInfo) and self.method_of(owner, func.name) is func
+                            if through_aliases else owner is func.cls):
+                        calls.append(c)
             return sorted(calls, key=lambda c: order.get(id(c), 0))
-        return self._memoised((func, "callers"), compute, [])
+        return self._memoised((func, "callers", through_aliases), compute, [])
 
     def _inherits(self, cls: ClassInfo, base: ClassInfo, seen: Optional[set] = None) -> bool:
         seen = seen or set()
@@ -429,3 +515,12 @@ class Names:
             if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return
             yield anc
+
+
+def _alternatives(expr: Optional[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    """The values a conditional or boolean expression may take (``a if x else b``, ``a or b``)."""
+    if isinstance(expr, cst.IfExp):
+        return _alternatives(expr.body) + _alternatives(expr.orelse)
+    if isinstance(expr, cst.BooleanOperation):
+        return _alternatives(expr.left) + _alternatives(expr.right)
+    return [expr] if expr is not None else []

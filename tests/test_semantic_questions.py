@@ -1,0 +1,104 @@
+"""The shared answers of semantic/names.py that other analyses ask (issue 14:
+no question answered in two places): ``reaching`` (which bindings reach a use,
+in its two readings) and ``callers_of`` (who calls a local function, with and
+without aliases)."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from gnnlint.context import FileContext
+
+
+def _ctx(source: str) -> FileContext:
+    return FileContext(cst.parse_module(textwrap.dedent(source)), "case.py")
+
+
+def _use(ctx: FileContext, name: str, call: str) -> cst.Name:
+    """The argument ``name`` of the last call of ``call``."""
+    found = [c for c in ctx.all_calls() if ctx.dotted(c.func) == call]
+    arg = found[-1].args[0].value
+    assert isinstance(arg, cst.Name) and arg.value == name
+    return arg
+
+
+def _values(ctx: FileContext, name: str, at: cst.CSTNode, **kw) -> list[str]:
+    return sorted(ctx.module.code_for_node(b.value) for b, _scope in ctx.reaching(name, at, **kw))
+
+
+def test_reaching_may_follows_conditional_rebinding_back():
+    ctx = _ctx("""
+        x = a
+        if c:
+            x = b
+        use(x)
+    """)
+    at = _use(ctx, "x", "use")
+    assert _values(ctx, "x", at) == ["a", "b"]
+    # the conservative reading: `x = b` may overwrite `x = a`, which is not surely the value
+    assert _values(ctx, "x", at, exclusive_only=True) == ["b"]
+
+
+def test_reaching_both_branches_of_an_if():
+    ctx = _ctx("""
+        if c:
+            x = a
+        else:
+            x = b
+        use(x)
+    """)
+    at = _use(ctx, "x", "use")
+    assert _values(ctx, "x", at) == ["a", "b"]
+    assert _values(ctx, "x", at, exclusive_only=True) == ["a", "b"]
+
+
+def test_reaching_stops_at_an_unconditional_rebinding():
+    ctx = _ctx("""
+        x = a
+        x = b
+        use(x)
+    """)
+    at = _use(ctx, "x", "use")
+    assert _values(ctx, "x", at) == ["b"]
+    assert _values(ctx, "x", at, exclusive_only=True) == ["b"]
+    assert ctx.reaching("nothing", at) == []
+
+
+def _callers(ctx: FileContext, func: str, **kw) -> list[str]:
+    info = next(f for f in ctx.func_info.values() if f.qualname == func)
+    return [ctx.module.code_for_node(c) for c in ctx.callers_of(info, **kw)]
+
+
+def test_callers_of_aliases_only_when_asked():
+    ctx = _ctx("""
+        import torch
+        def train_a(m): pass
+        def train_b(m): pass
+        train = train_a if fast else train_b
+        step = torch.compile(train_a)
+        train_a(1)
+        train(2)
+        step(3)
+    """)
+    assert _callers(ctx, "train_a") == ["train_a(1)", "step(3)"]
+    assert _callers(ctx, "train_a", through_aliases=True) == ["train_a(1)", "train(2)"]
+    assert _callers(ctx, "train_b", through_aliases=True) == ["train(2)"]
+
+
+def test_callers_of_methods_on_instances():
+    ctx = _ctx("""
+        class Base:
+            def encode(self, x): pass
+            def forward(self, x):
+                return self.encode(x)
+        class Child(Base):
+            pass
+        b = Base()
+        c = Child()
+        b.encode(1)
+        c.encode(2)
+    """)
+    assert _callers(ctx, "Base.encode") == ["self.encode(x)", "b.encode(1)"]
+    # through a subclass instance too when values are followed
+    assert _callers(ctx, "Base.encode", through_aliases=True) == ["self.encode(x)", "b.encode(1)", "c.encode(2)"]
