@@ -63,7 +63,34 @@ class Choices:
                     for arg in self._args_for_param(binding.node, func) or []:
                         out += self._instance_choices(arg, arg, depth + 1, cond)
             return out
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return self._attr_choices(expr, at, depth, cond)
         return self._single(self.class_of(expr, at), cond)
+
+    def _attr_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
+        """``self.model``: every value the class stores there (``self.model =
+        build_model(cfg)`` in ``__init__``, re-bound by ``self.model =
+        torch.compile(self.model)`` under a config flag)."""
+        cls = self.enclosing_class(at or expr)
+        if cls is None:
+            return []
+        out = []
+        for value in self.class_attr_values(cls, expr.attr.value):
+            if self._rebinds_itself(value, expr.attr.value):
+                continue  # self.model = torch.compile(self.model) / self.model.to(device)
+            out += self._instance_choices(value, value, depth + 1, self._binding_cond_at(value, cond))
+        return out
+
+    def _rebinds_itself(self, value, attr: str) -> bool:
+        while isinstance(value, cst.Call):
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODEL_METHODS_SELF:
+                value = value.func.value
+            elif self.resolve(value.func) in COMPILE_FUNCS and value.args:
+                value = value.args[0].value
+            else:
+                return False
+        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+            and value.value.value == "self" and value.attr.value == attr
 
     def _call_choices(self, call: cst.Call, at, depth: int, cond: Optional[str]) -> list:
         func = call.func
@@ -265,7 +292,7 @@ class Choices:
             if ref is not None:
                 self.exported.compiled.append((ImportRef(ref.module, f"{ref.name}()", ref.level), why))
             return
-        source = why.split(", from ")[-1] if ", from " in why else None
+        source = why.split(", from ")[1] if ", from " in why else None
         for ret in func.returns:
             for cls, when in self.model_choices(ret.value, ret.value) if ret.value is not None else ():
                 text = f"compiled forward of `{cls.name}`" + (f" (when {when})" if when else "") \

@@ -525,4 +525,24 @@ class Regions:
             compile_facts.export(self)
             self._export_compiled_args()
             self._export_compiled_params()
+            self._forward_reexports()
         return self.exported
+
+    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept")
+
+    def _forward_reexports(self) -> None:
+        """A fact about a name this file only imports (``from .schnet import
+        SchNet`` in a package's ``__init__.py``, which the importer's
+        ``from .models import SchNet`` lands on) travels on to the file that
+        defines it."""
+        for kind in self._REEXPORTED_KINDS:
+            for name, why in getattr(self.project, kind).items():
+                head, dot, rest = name.partition(".")
+                if name == "*" or name.endswith("()") or head in self.classes or head in self.functions:
+                    continue  # answered here (choices.py answers "*" and "build()")
+                ref = self.imports.get(head)
+                if ref is None or not ref.name or ref.module.split(".")[0] in ("torch", "torch_geometric") \
+                        and not ref.level:
+                    continue
+                getattr(self.exported, kind).append((ImportRef(ref.module, ref.name + dot + rest, ref.level),
+                                                     why))

@@ -1,0 +1,120 @@
+"""How real projects compile (issue 10, recall on real code): the compile
+sits in a trainer or engine class under a config flag, the models live in a
+models/ package and are built through a factory or a registry; the same
+findings whether gnnlint runs on the whole tree, one file or stdin, and none
+in a project that never compiles."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.test_project_facts import _lines, _write, run
+
+MODELS = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "models/__init__.py": """\
+        from .gnn import GNN, Other
+        from .factory import build_model
+
+        __all__ = ["GNN", "Other", "build_model"]
+    """,
+    "models/gnn.py": """\
+        import torch
+        from torch import nn
+        from torch_geometric.nn import global_mean_pool
+
+
+        class GNN(nn.Module):
+            def __init__(self, hidden):
+                super().__init__()
+                self.lin = nn.Linear(hidden, hidden)
+
+            def forward(self, data):
+                x = self.lin(data.x)
+                return global_mean_pool(x, data.batch)
+
+
+        class Other(nn.Module):
+            def forward(self, data):
+                return data.x[torch.nonzero(data.x > 0)]
+
+
+        class Unregistered(nn.Module):
+            def forward(self, data):
+                return data.x[torch.nonzero(data.x > 0)]
+    """,
+    "models/factory.py": """\
+        from .gnn import GNN, Other
+
+        MODELS = {"gnn": GNN, "other": Other}
+
+
+        def build_model(cfg):
+            return MODELS[cfg.name](**cfg.kwargs)
+    """,
+}
+
+TRAINER = """\
+    import torch
+
+    from models import build_model
+
+
+    class Trainer:
+        def __init__(self, cfg):
+            self.cfg = cfg
+            self.model = build_model(cfg.model)
+            if cfg.compile:
+                self.model = torch.compile(self.model)
+            self.opt = torch.optim.Adam(self.model.parameters())
+
+        def train_epoch(self, loader):
+            total = 0.0
+            for batch in loader:
+                self.opt.zero_grad()
+                loss = self.model(batch).sum()
+                loss.backward()
+                self.opt.step()
+                total += loss.item()
+            return total
+"""
+
+EXPECTED = {
+    "models/gnn.py": {13, 18},  # GNN (GNN009), Other (GNN008); Unregistered (line 23) never built
+    "trainer.py": {21},
+}
+
+
+@pytest.fixture
+def trainer(tmp_path):
+    return _write(tmp_path / "proj", {**MODELS, "trainer.py": TRAINER})
+
+
+def test_trainer_attribute_compiled_under_a_flag_compiles_the_factory_models(trainer):
+    whole = _lines(run(["check", ".", "--no-cache"], trainer).output)
+    for name, lines in EXPECTED.items():
+        found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":")}
+        assert found == lines, (name, whole)
+    assert any("(when `cfg.name == 'other'`)" in line and "trainer.py" in line for line in whole), whole
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_trainer_one_file_and_stdin_agree(trainer, name):
+    whole = _lines(run(["check", ".", "--no-cache"], trainer).output)
+    mine = {line for line in whole if line.startswith(name + ":")}
+    assert _lines(run(["check", name, "--no-cache"], trainer).output) == mine
+    assert _lines(run(["check", name], trainer).output) == mine
+    assert _lines(run(["check", name], trainer).output) == mine  # warm cache
+    source = (trainer / name).read_bytes()
+    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], trainer, input=source).output)
+    assert piped == mine
+
+
+def test_the_same_project_without_a_compile_has_no_finding(tmp_path):
+    eager = textwrap.dedent(TRAINER).replace(
+        "        if cfg.compile:\n            self.model = torch.compile(self.model)\n", "")
+    assert "compile" not in eager.replace("cfg.compile", "")
+    root = _write(tmp_path / "eager", {**MODELS, "trainer.py": eager})
+    assert _lines(run(["check", ".", "--no-cache"], root).output) == set()
+
