@@ -118,3 +118,89 @@ def test_the_same_project_without_a_compile_has_no_finding(tmp_path):
     root = _write(tmp_path / "eager", {**MODELS, "trainer.py": eager})
     assert _lines(run(["check", ".", "--no-cache"], root).output) == set()
 
+
+# -- Lightning: a LightningModule holding a model from a models/ package that
+# re-exports it; compiled in configure_model, or compiled whole by a script ----
+LIGHTNING = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "src/pkg/__init__.py": "",
+    "src/pkg/models/__init__.py": "from .schnet import SchNet\n",
+    "src/pkg/models/schnet.py": """\
+        import torch
+        from torch import nn
+        from torch_geometric.nn import global_add_pool
+
+
+        class SchNet(nn.Module):
+            def __init__(self, hidden=16):
+                super().__init__()
+                self.lin = nn.Linear(hidden, 1)
+
+            def forward(self, data):
+                h = self.lin(data.x)
+                return global_add_pool(h, data.batch)
+    """,
+    "src/pkg/lit.py": """\
+        import torch
+        import lightning.pytorch as pl
+
+        from .models import SchNet
+
+
+        class LitModel(pl.LightningModule):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+                self.model = SchNet(cfg.hidden)
+
+            def configure_model(self):
+                if self.cfg.compile:
+                    self.model = torch.compile(self.model)
+
+            def training_step(self, batch, batch_idx):
+                loss = (self.model(batch) - batch.y).pow(2).mean()
+                self.log("train_loss", loss.item())
+                return loss
+    """,
+}
+
+
+def test_lightning_inner_model_compiled_through_a_package_reexport(tmp_path):
+    root = _write(tmp_path / "lit", LIGHTNING)
+    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
+        ("src/pkg/models/schnet.py", 13, "GNN009"),  # compiled through models/__init__.py's re-export
+        ("src/pkg/lit.py", 19, "GNN013"),  # the step method runs the compiled model: per step
+    }, whole
+    assert any("every step of a training loop" in line for line in whole), whole
+    mine = {line for line in whole if line.startswith("src/pkg/models/schnet.py:")}
+    assert _lines(run(["check", "src/pkg/models/schnet.py", "--no-cache"], root).output) == mine
+
+
+def test_lightning_module_compiled_by_a_script_compiles_its_step_methods(tmp_path):
+    lit = textwrap.dedent(LIGHTNING["src/pkg/lit.py"]).replace(
+        "    def configure_model(self):\n        if self.cfg.compile:\n            self.model = torch.compile(self.model)\n",
+        "    def forward(self, batch):\n        return self.model(batch)\n")
+    script = """\
+        import torch
+        import lightning.pytorch as pl
+
+        from .lit import LitModel
+
+
+        def main(cfg):
+            module = LitModel(cfg)
+            if cfg.compile:
+                module = torch.compile(module)
+            pl.Trainer().fit(module)
+    """
+    root = _write(tmp_path / "lit2", {**LIGHTNING, "src/pkg/lit.py": lit, "src/pkg/train.py": script})
+    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
+        ("src/pkg/models/schnet.py", 13, "GNN009"),
+        ("src/pkg/lit.py", 18, "GNN001"),  # training_step is compiled with the module's forward
+    }, whole
+    eager = _write(tmp_path / "lit3", {**LIGHTNING, "src/pkg/lit.py": lit,
+                                       "src/pkg/train.py": script.replace("module = torch.compile(module)", "pass")})
+    assert _lines(run(["check", ".", "--no-cache"], eager).output) == set()
+

@@ -115,8 +115,41 @@ for batch in loader:
     optimizer.step()
     print(loss.item())
 """),
+        # only the inner model is compiled: the Lightning step methods run
+        # eagerly (their per-step syncs are GNN013)
+        Valid("""
+import torch
+import lightning.pytorch as pl
+class Lit(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def configure_model(self):
+        self.net = torch.compile(self.net)
+    def training_step(self, batch, batch_idx):
+        loss = self.net(batch).mean()
+        self.log("loss", loss.item())
+        return loss
+"""),
     )
     INVALID = (
+        # a compiled LightningModule: the Trainer compiles its step methods too
+        Invalid("""
+import torch
+import lightning.pytorch as pl
+class Lit(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def forward(self, batch):
+        return self.net(batch)
+    def training_step(self, batch, batch_idx):
+        loss = self(batch).mean()
+        self.log("loss", loss.item())
+        return loss
+module = torch.compile(Lit(torch.nn.Linear(2, 2)))
+pl.Trainer().fit(module)
+""", lines=(12,)),
         # a MessagePassing layer inside a ModuleList of the compiled model
         Invalid("""
 import torch

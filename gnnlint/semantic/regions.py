@@ -257,6 +257,14 @@ class Regions:
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
                                          if why.startswith("compiled") and "(when " not in why else why)
+        if "(submodule of" not in why and self._is_lightning_module(cls):
+            # Lightning's Trainer compiles a compiled LightningModule's step
+            # methods with its forward (lightning.pytorch.utilities.compile.from_compiled)
+            for hook in LIGHTNING_STEP_HOOKS:
+                method = self.method_of(cls, hook)
+                if method is not None:
+                    self._mark_compiled_func(method, f"compiled `{cls.name}.{hook}` (Lightning compiles the step "
+                                                     f"methods of a compiled LightningModule)")
         # submodules built in __init__ run inside the compiled forward too,
         # also inside ModuleList / Sequential / ModuleDict containers
         for values in cls.attrs.values():
@@ -274,6 +282,16 @@ class Regions:
                             self._mark_class(choice, why)
                         elif isinstance(choice, ImportRef):
                             self.exported.compiled.append((choice, why))
+
+    def _is_lightning_module(self, cls: ClassInfo, depth: int = 0) -> bool:
+        for base in cls.bases:
+            last = base.split(".")[-1]
+            if last == "LightningModule":
+                return True
+            local = self.classes.get(last)
+            if local is not None and local is not cls and depth < 4 and self._is_lightning_module(local, depth + 1):
+                return True
+        return False
 
     _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
 
