@@ -204,3 +204,67 @@ def test_lightning_module_compiled_by_a_script_compiles_its_step_methods(tmp_pat
                                        "src/pkg/train.py": script.replace("module = torch.compile(module)", "pass")})
     assert _lines(run(["check", ".", "--no-cache"], eager).output) == set()
 
+
+# -- an engine class that compiles the model it is given (``Engine(model,
+# cfg)`` in another file; ``self.model.compile()`` or ``torch.compile``) ------
+ENGINE = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "nets/__init__.py": "",
+    "nets/painn.py": """\
+        import torch
+        from torch import nn
+
+
+        class PaiNN(nn.Module):
+            def forward(self, x, batch):
+                return x[torch.nonzero(batch)]
+
+
+        class NotPassed(nn.Module):
+            def forward(self, x, batch):
+                return x[torch.nonzero(batch)]
+    """,
+    "engine.py": """\
+        import torch
+
+
+        class Engine:
+            def __init__(self, model, cfg):
+                self.model = model.to(cfg.device)
+                if cfg.compile:
+                    self.model.compile(**cfg.compile_kwargs)
+                self.opt = torch.optim.Adam(self.model.parameters())
+
+            def fit(self, loader):
+                for batch in loader:
+                    loss = self.model(batch.x, batch.batch).sum()
+                    loss.backward()
+                    self.opt.step()
+                    print(loss.item())
+    """,
+    "main.py": """\
+        from nets.painn import PaiNN
+        from engine import Engine
+
+
+        def main(cfg):
+            model = PaiNN()
+            Engine(model, cfg).fit(cfg.loader)
+    """,
+}
+
+
+@pytest.mark.parametrize("compile_line", ["self.model.compile(**cfg.compile_kwargs)",
+                                          "self.model = torch.compile(self.model, **cfg.compile_kwargs)"])
+def test_engine_class_compiling_its_constructor_argument(tmp_path, compile_line):
+    files = dict(ENGINE)
+    files["engine.py"] = files["engine.py"].replace("self.model.compile(**cfg.compile_kwargs)", compile_line)
+    root = _write(tmp_path / "engine", files)
+    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
+        ("nets/painn.py", 7, "GNN008"),  # NotPassed (line 12) is never handed to Engine
+        ("engine.py", 16, "GNN013"),
+    }, whole
+    mine = {line for line in whole if line.startswith("nets/painn.py:")}
+    assert _lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
+

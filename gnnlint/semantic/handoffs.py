@@ -134,12 +134,16 @@ class Handoffs:
         torch.compile(model)``, and functions handing their parameter on to
         such a function of this file (``run`` -> ``run_train``)."""
         found: dict = {}
-        for call in self.compile_calls:
-            target = call.args[0].value if call.args and call.args[0].keyword is None else None
+        in_place = {id(call) for call in self.method_compile_calls}
+        for call in list(self.compile_calls) + list(self.method_compile_calls):
+            if id(call) in in_place:  # model.compile(): in place
+                target = call.func.value  # type: ignore[union-attr]
+            else:
+                target = call.args[0].value if call.args and call.args[0].keyword is None else None
             while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
                     and target.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
                 target = target.func.value  # torch.compile(model.to(device))
-            for param, func in self._params_reaching(target, call):
+            for param, func in self._params_reaching(target, call) + self._init_params_stored(target, call):
                 found.setdefault((func, param), True)
         for _ in range(_MAX_DEPTH):
             grew = False
@@ -175,14 +179,42 @@ class Handoffs:
             expr, at = value, binding.node
         return out
 
+    def _init_params_stored(self, target, at) -> list:
+        """``self.model = torch.compile(self.model)`` where ``__init__`` stored
+        its parameter there (``self.model = model``): that parameter of
+        ``__init__`` (a trainer or engine class compiling the model it is given)."""
+        while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
+                and target.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
+            target = target.func.value
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self"):
+            return []
+        cls = self.enclosing_class(at)
+        init = cls.methods.get("__init__") if cls is not None else None
+        if init is None:
+            return []
+        out = []
+        for value in cls.attrs.get(target.attr.value, ()):
+            if self.enclosing_function(value) is init:
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                        and value.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
+                    value = value.func.value  # self.model = model.to(device)
+                out += [(param, func) for param, func in self._params_reaching(value, value) if func is init]
+        return out
+
     def _export_compiled_params(self) -> None:
         for (func, param), _v in self._compiled_params().items():
-            if func.parent is not None or func.cls is not None or self.functions.get(func.name) is not func:
-                continue
             names = list(func.params)
-            position = names.index(param) if param in names else -1
+            if func.cls is not None and func.name == "__init__" and func.parent is None \
+                    and self.classes.get(func.cls.name) is func.cls:
+                # Engine(model, cfg): positions after `self`
+                name, position = func.cls.name, (names.index(param) - 1 if param in names else -1)
+            elif func.parent is not None or func.cls is not None or self.functions.get(func.name) is not func:
+                continue
+            else:
+                name, position = func.name, (names.index(param) if param in names else -1)
             self.exported.compiled_params.append(
-                (ImportRef("", f"{func.name}:{position}/{param}"), f"`{func.name}` compiles its `{param}`"))
+                (ImportRef("", f"{name}:{position}/{param}"), f"`{name}` compiles its `{param}`"))
 
     def _mark_passed_to_compiling(self) -> None:
         """Classes this file passes to an imported function that compiles that

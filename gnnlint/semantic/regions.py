@@ -163,8 +163,10 @@ class Regions:
             receiver = call.func.value  # type: ignore[union-attr]
             rkind = self.kind(receiver)
             cls = self.class_of(receiver, call)
-            if rkind != MODEL and cls is None:
+            choices = self.model_choices(receiver, call) if cls is None else []
+            if rkind != MODEL and cls is None and not choices:
                 continue
+            self._mark_choices(receiver, call)
             text = self.module.code_for_node(receiver)
             self._mark_class_target(cls)
             self.compile_sites.append((call, self._site_from_call(call, 0, text, "class", "Module.compile")))
