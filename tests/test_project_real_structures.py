@@ -268,3 +268,66 @@ def test_engine_class_compiling_its_constructor_argument(tmp_path, compile_line)
     mine = {line for line in whole if line.startswith("nets/painn.py:")}
     assert _lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
 
+
+# -- a registry filled by a decorator: ``@register_model("painn")`` in one
+# file, ``MODEL_REGISTRY[name](**kw)`` in the registry's ``get_model`` ----------
+REGISTRY = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "nets/__init__.py": "",
+    "nets/registry.py": """\
+        MODEL_REGISTRY = {}
+
+
+        def register_model(name):
+            def deco(cls):
+                MODEL_REGISTRY[name] = cls
+                return cls
+            return deco
+
+
+        def get_model(name, **kwargs):
+            return MODEL_REGISTRY[name](**kwargs)
+    """,
+    "nets/painn.py": """\
+        import torch
+        from torch import nn
+
+        from .registry import register_model
+
+
+        @register_model("painn")
+        class PaiNN(nn.Module):
+            def forward(self, x, batch):
+                return x[torch.nonzero(batch)]
+
+
+        class Unregistered(nn.Module):
+            def forward(self, x, batch):
+                return x[torch.nonzero(batch)]
+    """,
+    "train.py": """\
+        import torch
+
+        from nets.registry import get_model
+
+
+        def main(cfg):
+            model = get_model(cfg.name)
+            if cfg.compile:
+                model = torch.compile(model)
+            return model
+    """,
+}
+
+
+def test_classes_registered_by_a_decorator_are_compiled(tmp_path):
+    root = _write(tmp_path / "registry", REGISTRY)
+    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
+        ("nets/painn.py", 10, "GNN008"),  # Unregistered (line 15) is never in the registry
+    }, whole
+    mine = {line for line in whole if line.startswith("nets/painn.py:")}
+    assert _lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
+    eager = _write(tmp_path / "eager", {**REGISTRY, "train.py": REGISTRY["train.py"].replace(
+        "model = torch.compile(model)", "pass")})
+    assert _lines(run(["check", ".", "--no-cache"], eager).output) == set()

@@ -19,7 +19,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
 _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightning", "pytorch_lightning",
@@ -179,6 +179,9 @@ class Choices:
         index = expr.slice[0].slice if len(expr.slice) == 1 else None
         index_text = self.module.code_for_node(index.value) if isinstance(index, cst.Index) else None
         out = []
+        if isinstance(expr.value, cst.Name) and (container is None or isinstance(container, cst.Dict)
+                                                 and not container.elements):
+            out += self._registered_choices(expr.value.value, cond)
         if isinstance(container, cst.Dict):
             for element in container.elements:
                 if not isinstance(element, cst.DictElement):
@@ -192,6 +195,37 @@ class Choices:
             for element in container.elements:
                 if isinstance(element, cst.Element):
                     out += self._class_choices(element.value, element.value, depth + 1, cond)
+        return out
+
+    def _registered_choices(self, registry: str, cond: Optional[str]) -> list:
+        """``MODELS[name]`` where ``MODELS = {}`` is filled by a decorator of
+        this file (``def register(name): def deco(cls): MODELS[name] = cls``):
+        every class of this file it decorates, and ``ImportRef("", "@register")``
+        for the classes other files decorate with it (regions.py tells them)."""
+        def fills(func: FuncInfo) -> bool:
+            todo = list(iter_children(func.node.body))
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+                    continue
+                todo += iter_children(node)
+                if isinstance(node, cst.Assign) and any(
+                        isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)
+                        and t.target.value.value == registry for t in node.targets):
+                    return True
+            return False
+
+        decorators = []
+        for func in self.functions.values():
+            if fills(func) or any(fills(inner) for inner in func.nested.values()):
+                decorators.append(func.name)
+        out: list = []
+        for name in decorators:
+            for cls in self.classes.values():
+                if any(self.last_part(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) == name
+                       for d in cls.node.decorators):
+                    out.append((cls, cond))
+            out.append((ImportRef("", f"@{name}"), cond))
         return out
 
     def _getattr_choices(self, call: cst.Call, cond: Optional[str]) -> list:
@@ -300,4 +334,4 @@ class Choices:
                 if isinstance(cls, ClassInfo):
                     self._mark_class(cls, text)
                 else:
-                    self.exported.compiled.append((cls, text))
+                    self._export_choice(cls, text)

@@ -229,6 +229,7 @@ class Handoffs:
                                                     param, why))
         if not wanted:
             return
+        self._mark_registered(wanted)
         for call in self.all_calls():
             func = call.func
             name = func.value if isinstance(func, cst.Name) else \
@@ -241,9 +242,23 @@ class Handoffs:
                 for cls, _when in self.model_choices(arg, arg) if arg is not None else ():
                     text = f"compiled forward of `{cls.name}` (compiled by `{name}` in {source})"
                     if isinstance(cls, ImportRef):
-                        self.exported.compiled.append((cls, text))
+                        self._export_choice(cls, text)
                     else:
                         self._mark_class(cls, text)
+
+    def _mark_registered(self, wanted: dict) -> None:
+        """``@register_model("painn") class PaiNN``: the registry that
+        ``register_model`` fills is compiled (``MODELS[name](...)`` there)."""
+        for cls in self.classes.values():
+            for deco in cls.node.decorators:
+                func = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
+                name = func.value if isinstance(func, cst.Name) else \
+                    func.attr.value if isinstance(func, cst.Attribute) else None
+                for stem, position, _param, why in wanted.get(name, ()):
+                    if position == -1 and _param == "" and self._imports_from(func, stem):
+                        source = why.split(", from ")[1] if ", from " in why else why
+                        self._mark_class(cls, f"compiled forward of `{cls.name}` (registered with `{name}`, "
+                                              f"compiled in {source})")
 
     def _imports_from(self, func: cst.BaseExpression, stem: str) -> bool:
         """``func`` names a function imported from a module whose last part is ``stem``."""

@@ -233,7 +233,16 @@ class Regions:
             if isinstance(cls, ClassInfo):
                 self._mark_class(cls, why)
             else:
-                self.exported.compiled.append((cls, why))
+                self._export_choice(cls, why)
+
+    def _export_choice(self, ref: ImportRef, why: str) -> None:
+        """Tell the file defining ``ref`` that it is compiled; ``@register``
+        (a registry filled by a decorator of this file): the files that import
+        the decorator are told (their decorated classes are compiled)."""
+        if ref.name.startswith("@"):
+            self.exported.compiled_params.append((ImportRef("", f"{ref.name[1:]}:@/"), why))
+        else:
+            self.exported.compiled.append((ref, why))
 
     @staticmethod
     def _choice_why(cls, when) -> str:
@@ -283,7 +292,7 @@ class Regions:
                         if isinstance(choice, ClassInfo) and choice is not cls:
                             self._mark_class(choice, why)
                         elif isinstance(choice, ImportRef):
-                            self.exported.compiled.append((choice, why))
+                            self._export_choice(choice, why)
 
     def _is_lightning_module(self, cls: ClassInfo, depth: int = 0) -> bool:
         for base in cls.bases:
