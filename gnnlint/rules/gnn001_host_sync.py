@@ -131,8 +131,50 @@ class Lit(pl.LightningModule):
         self.log("loss", loss.item())
         return loss
 """),
+        # the `dim_size is None` branch of a helper never runs compiled: every
+        # compiled call passes a size (a parameter annotated `int`)
+        Valid("""
+import torch
+from typing import Optional
+def scatter_sum(src, index, dim_size: Optional[int] = None):
+    if dim_size is None:
+        dim_size = int(index.max()) + 1
+    return torch.zeros(dim_size).scatter_add_(0, index, src)
+def segment_sum(data, ids, num_segments: int):
+    return scatter_sum(data, ids, dim_size=num_segments)
+def scatter_mean(src, index, dim_size: Optional[int] = None):
+    return scatter_sum(src, index, dim_size)
+class Net(torch.nn.Module):
+    def forward(self, x, index):
+        return segment_sum(x, index, x.shape[0])
+class Other(torch.nn.Module):
+    def forward(self, x, index):
+        return scatter_mean(x, index)
+model = torch.compile(Net())
+"""),
     )
     INVALID = (
+        # ... but it does when a compiled caller may pass None
+        Invalid("""
+import torch
+from typing import Optional
+def scatter_sum(src, index, dim_size: Optional[int] = None):
+    if dim_size is None:
+        dim_size = int(index.max()) + 1
+    return torch.zeros(dim_size).scatter_add_(0, index, src)
+def segment_sum(data, ids, num_segments: int):
+    return scatter_sum(data, ids, dim_size=num_segments)
+def scatter_mean(src, index, dim_size: Optional[int] = None):
+    return scatter_sum(src, index, dim_size)
+class Net(torch.nn.Module):
+    def forward(self, x, index):
+        return segment_sum(x, index, x.shape[0])
+class Other(torch.nn.Module):
+    def forward(self, x, index):
+        return scatter_mean(x, index)
+model = torch.compile(Net())
+other = torch.compile(Other())
+""", lines=(6,)),
         # a compiled LightningModule: the Trainer compiles its step methods too
         Invalid("""
 import torch
