@@ -136,14 +136,17 @@ class Lit(pl.LightningModule):
         Valid("""
 import torch
 from typing import Optional
-def scatter_sum(src, index, dim_size: Optional[int] = None):
-    if dim_size is None:
-        dim_size = int(index.max()) + 1
-    return torch.zeros(dim_size).scatter_add_(0, index, src)
+def scatter_sum(src, index, out=None, dim_size: Optional[int] = None):
+    if out is None:
+        if dim_size is not None:
+            out = torch.zeros(dim_size)
+        else:
+            out = torch.zeros(int(index.max()) + 1)
+    return out.scatter_add_(0, index, src)
 def segment_sum(data, ids, num_segments: int):
     return scatter_sum(data, ids, dim_size=num_segments)
 def scatter_mean(src, index, dim_size: Optional[int] = None):
-    return scatter_sum(src, index, dim_size)
+    return scatter_sum(src, index, None, dim_size)
 class Net(torch.nn.Module):
     def forward(self, x, index):
         return segment_sum(x, index, x.shape[0])
@@ -158,14 +161,17 @@ model = torch.compile(Net())
         Invalid("""
 import torch
 from typing import Optional
-def scatter_sum(src, index, dim_size: Optional[int] = None):
-    if dim_size is None:
-        dim_size = int(index.max()) + 1
-    return torch.zeros(dim_size).scatter_add_(0, index, src)
+def scatter_sum(src, index, out=None, dim_size: Optional[int] = None):
+    if out is None:
+        if dim_size is not None:
+            out = torch.zeros(dim_size)
+        else:
+            out = torch.zeros(int(index.max()) + 1)
+    return out.scatter_add_(0, index, src)
 def segment_sum(data, ids, num_segments: int):
     return scatter_sum(data, ids, dim_size=num_segments)
 def scatter_mean(src, index, dim_size: Optional[int] = None):
-    return scatter_sum(src, index, dim_size)
+    return scatter_sum(src, index, None, dim_size)
 class Net(torch.nn.Module):
     def forward(self, x, index):
         return segment_sum(x, index, x.shape[0])
@@ -174,7 +180,7 @@ class Other(torch.nn.Module):
         return scatter_mean(x, index)
 model = torch.compile(Net())
 other = torch.compile(Other())
-""", lines=(6,)),
+""", lines=(9,)),
         # a compiled LightningModule: the Trainer compiles its step methods too
         Invalid("""
 import torch

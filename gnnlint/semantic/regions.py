@@ -125,17 +125,12 @@ class Regions:
         func = self.enclosing_function(node)
         if func is None or func in self._compiled_roots or func not in self._compiled_via:
             return False
-        params = self._none_params_required(node, func)
-        if not params:
+        calls = self._compiled_via[func]
+        if any(arg.star for call in calls for arg in call.args):
             return False
-        for call in self._compiled_via[func]:
-            if any(arg.star for arg in call.args):
-                return False
-            for param in params:
-                arg = self.arg_for_param(func, call, param)
-                if arg is None or not self._never_none(arg, call, 0):
-                    return False
-        return True
+        # one parameter the branch needs None that no compiled call leaves None
+        return any(all(self._never_none(self.arg_for_param(func, call, param), call, 0) for call in calls)
+                   for param in self._none_params_required(node, func))
 
     def _none_params_required(self, node: cst.CSTNode, func: FuncInfo) -> list:
         out, child = [], node
@@ -163,10 +158,12 @@ class Regions:
 
     _NEVER_NONE_CALLS = ("len", "int", "float", "size", "numel", "dim", "max", "sum", "item")
 
-    def _never_none(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+    def _never_none(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode, depth: int) -> bool:
         """A value that is never None: a literal, arithmetic, ``x.shape[0]``,
         ``len(x)``/``x.size(0)``, a name bound once to such a value, or a
         parameter annotated with a type that does not admit None."""
+        if expr is None:  # not passed: the default
+            return False
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.BinaryOperation)):
             return True
         if isinstance(expr, cst.Subscript):
