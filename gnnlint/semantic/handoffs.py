@@ -202,8 +202,30 @@ class Handoffs:
                 out += [(param, func) for param, func in self._params_reaching(value, value) if func is init]
         return out
 
+    def _compiled_submodule_params(self) -> dict:
+        """{(``__init__``, parameter)}: a compiled class stores a constructor
+        parameter as a submodule and its compiled code calls it
+        (``self.conditioner = conditioner`` ... ``self.conditioner(batch)`` in
+        the compiled forward): what callers pass there runs compiled."""
+        found: dict = {}
+        for name in self.compiled_classes:
+            cls = self.classes.get(name)
+            init = cls.methods.get("__init__") if cls is not None else None
+            if init is None:
+                continue
+            called = {call.func.attr.value for func in self.compiled_funcs if func.cls is cls for call in func.calls
+                      if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                      and call.func.value.value == "self"}
+            for attr in called & set(cls.attrs):
+                for value in cls.attrs[attr]:
+                    if self.enclosing_function(value) is init:
+                        for param, func in self._params_reaching(value, value):
+                            if func is init:
+                                found.setdefault((init, param), True)
+        return found
+
     def _export_compiled_params(self) -> None:
-        for (func, param), _v in self._compiled_params().items():
+        for (func, param), _v in {**self._compiled_params(), **self._compiled_submodule_params()}.items():
             names = list(func.params)
             if func.cls is not None and func.name == "__init__" and func.parent is None \
                     and self.classes.get(func.cls.name) is func.cls:
