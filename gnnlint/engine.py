@@ -630,7 +630,8 @@ def _facts_only_hit(cache, key: str, path: str) -> Optional[FileResult]:
     return cache.get(key, path, findings=False) or cache.get_facts_only(key, path)
 
 
-_FACT_ROUNDS = 4  # a chain of files a compiled model reaches through (train -> models -> layers -> ...)
+_FACT_ROUNDS = 6  # a chain of files a compiled model reaches through (train -> models -> layers -> ...,
+# and back: a compiled class tells the file constructing it which arguments it runs compiled)
 
 
 def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],

@@ -115,8 +115,89 @@ for batch in loader:
     optimizer.step()
     print(loss.item())
 """),
+        # only the inner model is compiled: the Lightning step methods run
+        # eagerly (their per-step syncs are GNN013)
+        Valid("""
+import torch
+import lightning.pytorch as pl
+class Lit(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def configure_model(self):
+        self.net = torch.compile(self.net)
+    def training_step(self, batch, batch_idx):
+        loss = self.net(batch).mean()
+        self.log("loss", loss.item())
+        return loss
+"""),
+        # the `dim_size is None` branch of a helper never runs compiled: every
+        # compiled call passes a size (a parameter annotated `int`)
+        Valid("""
+import torch
+from typing import Optional
+def scatter_sum(src, index, out=None, dim_size: Optional[int] = None):
+    if out is None:
+        if dim_size is not None:
+            out = torch.zeros(dim_size)
+        else:
+            out = torch.zeros(int(index.max()) + 1)
+    return out.scatter_add_(0, index, src)
+def segment_sum(data, ids, num_segments: int):
+    return scatter_sum(data, ids, dim_size=num_segments)
+def scatter_mean(src, index, dim_size: Optional[int] = None):
+    return scatter_sum(src, index, None, dim_size)
+class Net(torch.nn.Module):
+    def forward(self, x, index):
+        return segment_sum(x, index, x.shape[0])
+class Other(torch.nn.Module):
+    def forward(self, x, index):
+        return scatter_mean(x, index)
+model = torch.compile(Net())
+"""),
     )
     INVALID = (
+        # ... but it does when a compiled caller may pass None
+        Invalid("""
+import torch
+from typing import Optional
+def scatter_sum(src, index, out=None, dim_size: Optional[int] = None):
+    if out is None:
+        if dim_size is not None:
+            out = torch.zeros(dim_size)
+        else:
+            out = torch.zeros(int(index.max()) + 1)
+    return out.scatter_add_(0, index, src)
+def segment_sum(data, ids, num_segments: int):
+    return scatter_sum(data, ids, dim_size=num_segments)
+def scatter_mean(src, index, dim_size: Optional[int] = None):
+    return scatter_sum(src, index, None, dim_size)
+class Net(torch.nn.Module):
+    def forward(self, x, index):
+        return segment_sum(x, index, x.shape[0])
+class Other(torch.nn.Module):
+    def forward(self, x, index):
+        return scatter_mean(x, index)
+model = torch.compile(Net())
+other = torch.compile(Other())
+""", lines=(9,)),
+        # a compiled LightningModule: the Trainer compiles its step methods too
+        Invalid("""
+import torch
+import lightning.pytorch as pl
+class Lit(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def forward(self, batch):
+        return self.net(batch)
+    def training_step(self, batch, batch_idx):
+        loss = self(batch).mean()
+        self.log("loss", loss.item())
+        return loss
+module = torch.compile(Lit(torch.nn.Linear(2, 2)))
+pl.Trainer().fit(module)
+""", lines=(12,)),
         # a MessagePassing layer inside a ModuleList of the compiled model
         Invalid("""
 import torch

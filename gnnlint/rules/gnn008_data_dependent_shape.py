@@ -111,6 +111,24 @@ model = torch.compile(GCN(16, 32, 7))
 """),
     )
     INVALID = (
+        # a registry filled by a decorator: every registered class may be compiled
+        Invalid("""
+import torch
+MODELS = {}
+def register(name):
+    def deco(cls):
+        MODELS[name] = cls
+        return cls
+    return deco
+@register("a")
+class A(torch.nn.Module):
+    def forward(self, x):
+        return x[x > 0]
+class NotRegistered(torch.nn.Module):
+    def forward(self, x):
+        return x[x > 0]
+model = torch.compile(MODELS[args.name]())
+""", lines=(12,)),
         # the mask to_dense_batch returns
         Invalid("""
 import torch

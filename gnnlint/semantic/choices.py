@@ -19,7 +19,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
 _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightning", "pytorch_lightning",
@@ -63,7 +63,34 @@ class Choices:
                     for arg in self._args_for_param(binding.node, func) or []:
                         out += self._instance_choices(arg, arg, depth + 1, cond)
             return out
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return self._attr_choices(expr, at, depth, cond)
         return self._single(self.class_of(expr, at), cond)
+
+    def _attr_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
+        """``self.model``: every value the class stores there (``self.model =
+        build_model(cfg)`` in ``__init__``, re-bound by ``self.model =
+        torch.compile(self.model)`` under a config flag)."""
+        cls = self.enclosing_class(at or expr)
+        if cls is None:
+            return []
+        out = []
+        for value in self.class_attr_values(cls, expr.attr.value):
+            if self._rebinds_itself(value, expr.attr.value):
+                continue  # self.model = torch.compile(self.model) / self.model.to(device)
+            out += self._instance_choices(value, value, depth + 1, self._binding_cond_at(value, cond))
+        return out
+
+    def _rebinds_itself(self, value, attr: str) -> bool:
+        while isinstance(value, cst.Call):
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODEL_METHODS_SELF:
+                value = value.func.value
+            elif self.resolve(value.func) in COMPILE_FUNCS and value.args:
+                value = value.args[0].value
+            else:
+                return False
+        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+            and value.value.value == "self" and value.attr.value == attr
 
     def _call_choices(self, call: cst.Call, at, depth: int, cond: Optional[str]) -> list:
         func = call.func
@@ -152,6 +179,9 @@ class Choices:
         index = expr.slice[0].slice if len(expr.slice) == 1 else None
         index_text = self.module.code_for_node(index.value) if isinstance(index, cst.Index) else None
         out = []
+        if isinstance(expr.value, cst.Name) and (container is None or isinstance(container, cst.Dict)
+                                                 and not container.elements):
+            out += self._registered_choices(expr.value.value, cond)
         if isinstance(container, cst.Dict):
             for element in container.elements:
                 if not isinstance(element, cst.DictElement):
@@ -165,6 +195,37 @@ class Choices:
             for element in container.elements:
                 if isinstance(element, cst.Element):
                     out += self._class_choices(element.value, element.value, depth + 1, cond)
+        return out
+
+    def _registered_choices(self, registry: str, cond: Optional[str]) -> list:
+        """``MODELS[name]`` where ``MODELS = {}`` is filled by a decorator of
+        this file (``def register(name): def deco(cls): MODELS[name] = cls``):
+        every class of this file it decorates, and ``ImportRef("", "@register")``
+        for the classes other files decorate with it (regions.py tells them)."""
+        def fills(func: FuncInfo) -> bool:
+            todo = list(iter_children(func.node.body))
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+                    continue
+                todo += iter_children(node)
+                if isinstance(node, cst.Assign) and any(
+                        isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)
+                        and t.target.value.value == registry for t in node.targets):
+                    return True
+            return False
+
+        decorators = []
+        for func in self.functions.values():
+            if fills(func) or any(fills(inner) for inner in func.nested.values()):
+                decorators.append(func.name)
+        out: list = []
+        for name in decorators:
+            for cls in self.classes.values():
+                if any(self.last_part(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) == name
+                       for d in cls.node.decorators):
+                    out.append((cls, cond))
+            out.append((ImportRef("", f"@{name}"), cond))
         return out
 
     def _getattr_choices(self, call: cst.Call, cond: Optional[str]) -> list:
@@ -257,7 +318,7 @@ class Choices:
             if ref is not None:
                 self.exported.compiled.append((ImportRef(ref.module, f"{ref.name}()", ref.level), why))
             return
-        source = why.split(", from ")[-1] if ", from " in why else None
+        source = why.split(", from ")[1] if ", from " in why else None
         for ret in func.returns:
             for cls, when in self.model_choices(ret.value, ret.value) if ret.value is not None else ():
                 text = f"compiled forward of `{cls.name}`" + (f" (when {when})" if when else "") \
@@ -265,4 +326,4 @@ class Choices:
                 if isinstance(cls, ClassInfo):
                     self._mark_class(cls, text)
                 else:
-                    self.exported.compiled.append((cls, text))
+                    self._export_choice(cls, text)

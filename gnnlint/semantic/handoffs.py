@@ -134,12 +134,16 @@ class Handoffs:
         torch.compile(model)``, and functions handing their parameter on to
         such a function of this file (``run`` -> ``run_train``)."""
         found: dict = {}
-        for call in self.compile_calls:
-            target = call.args[0].value if call.args and call.args[0].keyword is None else None
+        in_place = {id(call) for call in self.method_compile_calls}
+        for call in list(self.compile_calls) + list(self.method_compile_calls):
+            if id(call) in in_place:  # model.compile(): in place
+                target = call.func.value  # type: ignore[union-attr]
+            else:
+                target = call.args[0].value if call.args and call.args[0].keyword is None else None
             while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
                     and target.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
                 target = target.func.value  # torch.compile(model.to(device))
-            for param, func in self._params_reaching(target, call):
+            for param, func in self._params_reaching(target, call) + self._init_params_stored(target, call):
                 found.setdefault((func, param), True)
         for _ in range(_MAX_DEPTH):
             grew = False
@@ -175,14 +179,64 @@ class Handoffs:
             expr, at = value, binding.node
         return out
 
-    def _export_compiled_params(self) -> None:
-        for (func, param), _v in self._compiled_params().items():
-            if func.parent is not None or func.cls is not None or self.functions.get(func.name) is not func:
+    def _init_params_stored(self, target, at) -> list:
+        """``self.model = torch.compile(self.model)`` where ``__init__`` stored
+        its parameter there (``self.model = model``): that parameter of
+        ``__init__`` (a trainer or engine class compiling the model it is given)."""
+        while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
+                and target.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
+            target = target.func.value
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self"):
+            return []
+        cls = self.enclosing_class(at)
+        init = cls.methods.get("__init__") if cls is not None else None
+        if init is None:
+            return []
+        out = []
+        for value in cls.attrs.get(target.attr.value, ()):
+            if self.enclosing_function(value) is init:
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                        and value.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float"):
+                    value = value.func.value  # self.model = model.to(device)
+                out += [(param, func) for param, func in self._params_reaching(value, value) if func is init]
+        return out
+
+    def _compiled_submodule_params(self) -> dict:
+        """{(``__init__``, parameter)}: a compiled class stores a constructor
+        parameter as a submodule and its compiled code calls it
+        (``self.conditioner = conditioner`` ... ``self.conditioner(batch)`` in
+        the compiled forward): what callers pass there runs compiled."""
+        found: dict = {}
+        for name in self.compiled_classes:
+            cls = self.classes.get(name)
+            init = cls.methods.get("__init__") if cls is not None else None
+            if init is None:
                 continue
+            called = {call.func.attr.value for func in self.compiled_funcs if func.cls is cls for call in func.calls
+                      if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                      and call.func.value.value == "self"}
+            for attr in called & set(cls.attrs):
+                for value in cls.attrs[attr]:
+                    if self.enclosing_function(value) is init:
+                        for param, func in self._params_reaching(value, value):
+                            if func is init:
+                                found.setdefault((init, param), True)
+        return found
+
+    def _export_compiled_params(self) -> None:
+        for (func, param), _v in {**self._compiled_params(), **self._compiled_submodule_params()}.items():
             names = list(func.params)
-            position = names.index(param) if param in names else -1
+            if func.cls is not None and func.name == "__init__" and func.parent is None \
+                    and self.classes.get(func.cls.name) is func.cls:
+                # Engine(model, cfg): positions after `self`
+                name, position = func.cls.name, (names.index(param) - 1 if param in names else -1)
+            elif func.parent is not None or func.cls is not None or self.functions.get(func.name) is not func:
+                continue
+            else:
+                name, position = func.name, (names.index(param) if param in names else -1)
             self.exported.compiled_params.append(
-                (ImportRef("", f"{func.name}:{position}/{param}"), f"`{func.name}` compiles its `{param}`"))
+                (ImportRef("", f"{name}:{position}/{param}"), f"`{name}` compiles its `{param}`"))
 
     def _mark_passed_to_compiling(self) -> None:
         """Classes this file passes to an imported function that compiles that
@@ -197,6 +251,7 @@ class Handoffs:
                                                     param, why))
         if not wanted:
             return
+        self._mark_registered(wanted)
         for call in self.all_calls():
             func = call.func
             name = func.value if isinstance(func, cst.Name) else \
@@ -209,9 +264,23 @@ class Handoffs:
                 for cls, _when in self.model_choices(arg, arg) if arg is not None else ():
                     text = f"compiled forward of `{cls.name}` (compiled by `{name}` in {source})"
                     if isinstance(cls, ImportRef):
-                        self.exported.compiled.append((cls, text))
+                        self._export_choice(cls, text)
                     else:
                         self._mark_class(cls, text)
+
+    def _mark_registered(self, wanted: dict) -> None:
+        """``@register_model("painn") class PaiNN``: the registry that
+        ``register_model`` fills is compiled (``MODELS[name](...)`` there)."""
+        for cls in self.classes.values():
+            for deco in cls.node.decorators:
+                func = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
+                name = func.value if isinstance(func, cst.Name) else \
+                    func.attr.value if isinstance(func, cst.Attribute) else None
+                for stem, position, _param, why in wanted.get(name, ()):
+                    if position == -1 and _param == "" and self._imports_from(func, stem):
+                        source = why.split(", from ")[1] if ", from " in why else why
+                        self._mark_class(cls, f"compiled forward of `{cls.name}` (registered with `{name}`, "
+                                              f"compiled in {source})")
 
     def _imports_from(self, func: cst.BaseExpression, stem: str) -> bool:
         """``func`` names a function imported from a module whose last part is ``stem``."""

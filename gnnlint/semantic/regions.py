@@ -37,6 +37,8 @@ class Regions:
         self.hot_funcs: dict[FuncInfo, str] = {}
         self.hot_loops: dict[cst.CSTNode, str] = {}
         self.exported = ExportedFacts()
+        self._compiled_roots: set = set()  # compiled on their own (a compile site, a forward, a fact)
+        self._compiled_via: dict = {}  # FuncInfo -> the calls from compiled code that reach it
         self._analyse_compiled()
         self._analyse_hot()
 
@@ -100,7 +102,7 @@ class Regions:
 
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
-        if self.is_eager_only(node):
+        if self.is_eager_only(node) or self._none_branch_unreached(node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -113,6 +115,76 @@ class Regions:
             if func is not None and func not in self.compiled_funcs:
                 return None
         return None
+
+    def _none_branch_unreached(self, node: cst.CSTNode) -> bool:
+        """``node`` sits in a branch taken only when a parameter is None
+        (``if dim_size is None: dim_size = int(index.max()) + 1``) of a
+        function compiled only through calls from compiled code, and every
+        such call passes a value that is never None (``dim_size=nodes.shape[0]``,
+        a parameter annotated ``int``): the branch never runs compiled."""
+        func = self.enclosing_function(node)
+        if func is None or func in self._compiled_roots or func not in self._compiled_via:
+            return False
+        calls = self._compiled_via[func]
+        if any(arg.star for call in calls for arg in call.args):
+            return False
+        # one parameter the branch needs None that no compiled call leaves None
+        return any(all(self._never_none(self.arg_for_param(func, call, param), call, 0) for call in calls)
+                   for param in self._none_params_required(node, func))
+
+    def _none_params_required(self, node: cst.CSTNode, func: FuncInfo) -> list:
+        out, child = [], node
+        for anc in self.ancestors(node):
+            if anc is func.node:
+                break
+            if isinstance(anc, cst.If):
+                name, is_none = self._none_test(anc.test)
+                if name in func.params and ((child is anc.body and is_none)
+                                            or (child is anc.orelse and not is_none)):
+                    out.append(name)
+            child = anc
+        return out
+
+    @staticmethod
+    def _none_test(test: cst.BaseExpression) -> tuple:
+        """(``P``, True) for ``P is None``; (``P``, False) for ``P is not None``."""
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+                and isinstance(test.comparisons[0].comparator, cst.Name) \
+                and test.comparisons[0].comparator.value == "None":
+            op = test.comparisons[0].operator
+            if isinstance(op, (cst.Is, cst.IsNot)):
+                return test.left.value, isinstance(op, cst.Is)
+        return None, False
+
+    _NEVER_NONE_CALLS = ("len", "int", "float", "size", "numel", "dim", "max", "sum", "item")
+
+    def _never_none(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode, depth: int) -> bool:
+        """A value that is never None: a literal, arithmetic, ``x.shape[0]``,
+        ``len(x)``/``x.size(0)``, a name bound once to such a value, or a
+        parameter annotated with a type that does not admit None."""
+        if expr is None:  # not passed: the default
+            return False
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.BinaryOperation)):
+            return True
+        if isinstance(expr, cst.Subscript):
+            return isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape"
+        if isinstance(expr, cst.Call):
+            return (self.last_part(expr.func) or "") in self._NEVER_NONE_CALLS
+        if not isinstance(expr, cst.Name) or depth > 3:
+            return False
+        binding, func = self.lookup(expr.value, at)
+        if binding is None:
+            return False
+        if binding.how == "assign" and binding.value is not None and \
+                len(func.bindings.get(expr.value, ()) if func is not None else ()) == 1:
+            return self._never_none(binding.value, binding.value, depth + 1)
+        if binding.how == "param" and isinstance(binding.node, cst.Param):
+            param = binding.node
+            annotation = self.module.code_for_node(param.annotation.annotation) if param.annotation else ""
+            default_none = isinstance(param.default, cst.Name) and param.default.value == "None"
+            return bool(annotation) and not default_none and "None" not in annotation \
+                and "Optional" not in annotation and "Any" not in annotation
+        return False
 
     def hot_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs every training/inference step, or None."""
@@ -163,8 +235,10 @@ class Regions:
             receiver = call.func.value  # type: ignore[union-attr]
             rkind = self.kind(receiver)
             cls = self.class_of(receiver, call)
-            if rkind != MODEL and cls is None:
+            choices = self.model_choices(receiver, call) if cls is None else []
+            if rkind != MODEL and cls is None and not choices:
                 continue
+            self._mark_choices(receiver, call)
             text = self.module.code_for_node(receiver)
             self._mark_class_target(cls)
             self.compile_sites.append((call, self._site_from_call(call, 0, text, "class", "Module.compile")))
@@ -231,7 +305,16 @@ class Regions:
             if isinstance(cls, ClassInfo):
                 self._mark_class(cls, why)
             else:
-                self.exported.compiled.append((cls, why))
+                self._export_choice(cls, why)
+
+    def _export_choice(self, ref: ImportRef, why: str) -> None:
+        """Tell the file defining ``ref`` that it is compiled; ``@register``
+        (a registry filled by a decorator of this file): the files that import
+        the decorator are told (their decorated classes are compiled)."""
+        if ref.name.startswith("@"):
+            self.exported.compiled_params.append((ImportRef("", f"{ref.name[1:]}:@/"), why))
+        else:
+            self.exported.compiled.append((ref, why))
 
     @staticmethod
     def _choice_why(cls, when) -> str:
@@ -257,6 +340,14 @@ class Regions:
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
                                          if why.startswith("compiled") and "(when " not in why else why)
+        if "(submodule of" not in why and self._is_lightning_module(cls):
+            # Lightning's Trainer compiles a compiled LightningModule's step
+            # methods with its forward (lightning.pytorch.utilities.compile.from_compiled)
+            for hook in LIGHTNING_STEP_HOOKS:
+                method = self.method_of(cls, hook)
+                if method is not None:
+                    self._mark_compiled_func(method, f"compiled `{cls.name}.{hook}` (Lightning compiles the step "
+                                                     f"methods of a compiled LightningModule)")
         # submodules built in __init__ run inside the compiled forward too,
         # also inside ModuleList / Sequential / ModuleDict containers
         for values in cls.attrs.values():
@@ -273,7 +364,17 @@ class Regions:
                         if isinstance(choice, ClassInfo) and choice is not cls:
                             self._mark_class(choice, why)
                         elif isinstance(choice, ImportRef):
-                            self.exported.compiled.append((choice, why))
+                            self._export_choice(choice, why)
+
+    def _is_lightning_module(self, cls: ClassInfo, depth: int = 0) -> bool:
+        for base in cls.bases:
+            last = base.split(".")[-1]
+            if last == "LightningModule":
+                return True
+            local = self.classes.get(last)
+            if local is not None and local is not cls and depth < 4 and self._is_lightning_module(local, depth + 1):
+                return True
+        return False
 
     _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
 
@@ -304,13 +405,17 @@ class Regions:
                     todo.append(expr.value)
         return out
 
-    def _mark_compiled_func(self, info: FuncInfo, why: str) -> None:
+    def _mark_compiled_func(self, info: FuncInfo, why: str, via: Optional[cst.Call] = None) -> None:
+        if via is None:
+            self._compiled_roots.add(info)
+        else:
+            self._compiled_via.setdefault(info, []).append(via)
         if info in self.compiled_funcs:
             return
         self.compiled_funcs[info] = why
         for callee, call in self._callees(info):
             if isinstance(callee, FuncInfo):
-                self._mark_compiled_func(callee, why)
+                self._mark_compiled_func(callee, why, call)
             elif isinstance(callee, ClassInfo):
                 self._mark_class(callee, f"compiled forward of `{callee.name}`")
             elif isinstance(callee, ImportRef):
@@ -525,4 +630,24 @@ class Regions:
             compile_facts.export(self)
             self._export_compiled_args()
             self._export_compiled_params()
+            self._forward_reexports()
         return self.exported
+
+    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept")
+
+    def _forward_reexports(self) -> None:
+        """A fact about a name this file only imports (``from .schnet import
+        SchNet`` in a package's ``__init__.py``, which the importer's
+        ``from .models import SchNet`` lands on) travels on to the file that
+        defines it."""
+        for kind in self._REEXPORTED_KINDS:
+            for name, why in getattr(self.project, kind).items():
+                head, dot, rest = name.partition(".")
+                if name == "*" or name.endswith("()") or head in self.classes or head in self.functions:
+                    continue  # answered here (choices.py answers "*" and "build()")
+                ref = self.imports.get(head)
+                if ref is None or not ref.name or ref.module.split(".")[0] in ("torch", "torch_geometric") \
+                        and not ref.level:
+                    continue
+                getattr(self.exported, kind).append((ImportRef(ref.module, ref.name + dot + rest, ref.level),
+                                                     why))

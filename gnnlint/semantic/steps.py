@@ -242,7 +242,8 @@ class StepAnalysis:
                 return None
             found = ('compiled code (assume-compiled = "modules")', None)
         what, loop = found
-        role = "training" if ctx._updates_when_called(root) else "evaluation"
+        # Lightning's `training_step` returns the loss: the trainer steps it
+        role = "training" if root.name == "training_step" or ctx._updates_when_called(root) else "evaluation"
         return StepDrive(what, loop, role, self._per(loop) if loop is not None else "step")
 
     def _function_drives(self, func: "FuncInfo", depth: int):
