@@ -72,6 +72,9 @@ class Choices:
         if self.resolve(func) in COMPILE_FUNCS:
             first = call.args[0].value if call.args else None
             return self._instance_choices(first, at, depth + 1, cond)
+        built = self.instantiated_choice(call)  # hydra.utils.instantiate(cfg.encoder): the configs' classes
+        if built is not None:
+            return [(built, cond)]
         local = self.local_callee(call)
         if isinstance(local, ClassInfo):
             return [(local, cond)]
