@@ -211,3 +211,32 @@ def test_a_factory_target_compiles_what_it_returns(tmp_path):
     whole = _lines(run(["check", ".", "--no-cache"], root).output)
     assert any(line.startswith("models.py:6:") and "GNN008" in line for line in whole), whole
     assert not any(line.startswith("models.py:19:") for line in whole), whole
+
+
+def test_a_trainer_attribute_built_by_hydra_then_compiled(tmp_path):
+    files = {
+        "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+        "conf/model/mgn.yaml": "_target_: nets.MeshNet\n",
+        "nets.py": """\
+            import torch
+
+
+            class MeshNet(torch.nn.Module):
+                def forward(self, x):
+                    return x[x > 0]
+        """,
+        "train.py": """\
+            import torch
+            from hydra.utils import instantiate
+
+
+            class Trainer:
+                def __init__(self, cfg):
+                    self.model = instantiate(cfg.model)
+                    if cfg.compile.enabled:
+                        self.model = torch.compile(self.model, **cfg.compile.args).to("cuda")
+        """,
+    }
+    root = _write(tmp_path / "proj", files)
+    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    assert any(line.startswith("nets.py:6:") and "GNN008" in line for line in whole), whole

@@ -63,7 +63,10 @@ class Choices:
                     for arg in self._args_for_param(binding.node, func) or []:
                         out += self._instance_choices(arg, arg, depth + 1, cond)
             return out
-        return self._single(self.class_of(expr, at), cond)
+        single = self._single(self.class_of(expr, at), cond)
+        if not single and isinstance(expr, cst.Attribute):  # self.model = instantiate(cfg.model) in another method
+            return [(ref, cond) for ref in self.self_attr_builds(expr, at)]
+        return single
 
     def _call_choices(self, call: cst.Call, at, depth: int, cond: Optional[str]) -> list:
         func = call.func

@@ -55,6 +55,23 @@ class Instantiate:
         group = self.instantiated_group(call)
         return group_ref(group) if group is not None else None
 
+    def self_attr_builds(self, expr: cst.Attribute, at: cst.CSTNode) -> list[ImportRef]:
+        """``self.model`` in a method of a class that sets ``self.model =
+        hydra.utils.instantiate(cfg.model)`` (through ``.to(device)``) in any
+        of its methods: the marker references of those builds."""
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return []
+        cls = self.enclosing_class(at)
+        out: list[ImportRef] = []
+        for value in cls.attrs.get(expr.attr.value, ()) if cls is not None else ():
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in ("to", "cuda", "train", "eval", "float", "double", "half"):
+                value = value.func.value
+            ref = self.instantiated_choice(value) if isinstance(value, cst.Call) else None
+            if ref is not None and ref not in out:
+                out.append(ref)
+        return out
+
     def _config_group(self, expr, at, depth: int) -> Optional[str]:
         if expr is None or depth > _MAX_DEPTH:
             return None
