@@ -48,8 +48,8 @@ def group_ref(group: str) -> ImportRef:
     return ImportRef(CONFIG_GROUP, group)
 
 
-def is_group_ref(ref: ImportRef) -> bool:
-    return ref.module == CONFIG_GROUP
+def is_group_ref(ref: object) -> bool:
+    return isinstance(ref, ImportRef) and ref.module == CONFIG_GROUP
 
 
 def candidates(importer: str, group: str) -> list[tuple[str, str]]:
