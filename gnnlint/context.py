@@ -45,6 +45,7 @@ from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
 from gnnlint.semantic.handoffs import Handoffs
+from gnnlint.semantic.instantiate import Instantiate
 from gnnlint.semantic.kinds import (  # noqa: F401
     _NO_VALUE,
     BATCH,
@@ -80,7 +81,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 )
 
 
-class FileContext(SemanticModel, Names, Kinds, Choices, CompileSites, Regions, Handoffs, Feeds, Optim, Lazy):
+class FileContext(SemanticModel, Names, Kinds, Choices, Instantiate, CompileSites, Regions, Handoffs, Feeds, Optim, Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

@@ -25,6 +25,7 @@ from typing import Optional, Sequence
 from typing import TYPE_CHECKING
 
 from gnnlint import elide
+from gnnlint import config_targets
 from gnnlint.facts import FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -667,6 +668,24 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
                 changed.add(path)
 
 
+def _config_built(importer: str, kind: str, facts: list) -> list:
+    """``facts`` with each Hydra config-group marker (``instantiate(cfg.encoder)``
+    in a compiled class) replaced by the ``_target_`` classes of the project's
+    configs for that group (gnnlint.config_targets); those may live in the
+    importing file itself (marked so)."""
+    if kind != "compiled" or not any(config_targets.is_group_ref(ref) for ref, _ in facts):
+        return facts
+    out = []
+    for ref, why in facts:
+        if not config_targets.is_group_ref(ref):
+            out.append((ref, why))
+            continue
+        for dotted, yaml_path in config_targets.candidates(importer, ref.name):
+            out.append((config_targets.as_import(dotted),
+                        config_targets.target_why(why, dotted, yaml_path) + config_targets.SAME_FILE))
+    return out
+
+
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 progress=None, *, index: Sequence[Path] = (), contents: Optional[dict] = None) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
@@ -702,16 +721,18 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             for kind in FACT_KINDS:
                 if kind == "compiled_params":
                     continue  # about the file's own functions: pulled by their importers above
-                for ref, why in getattr(result.exported, kind):
+                for ref, why in _config_built(result.path, kind, getattr(result.exported, kind)):
                     target = modules.resolve(result.path, ref)
-                    if target is None or target[0] == result.path:
+                    if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
                         continue
+                    why = why.removesuffix(config_targets.SAME_FILE)
                     facts = incoming.setdefault(target[0], ProjectFacts())
                     known = getattr(facts, kind).get(target[1])
                     if known is None or (kind == "fullgraph" and why.endswith("False")
                                          and not known.startswith(why)):
                         # one compile site without fullgraph=True decides
-                        getattr(facts, kind)[target[1]] = f"{why}, from {Path(result.path).name}"
+                        getattr(facts, kind)[target[1]] = why if config_targets.CONFIG_CLASS_MARK in why \
+                            and ", from " in why else f"{why}, from {Path(result.path).name}"
                         changed.add(target[0])
         if not changed:
             break

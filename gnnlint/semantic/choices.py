@@ -64,8 +64,13 @@ class Choices:
                         out += self._instance_choices(arg, arg, depth + 1, cond)
             return out
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-            return self._attr_choices(expr, at, depth, cond)
-        return self._single(self.class_of(expr, at), cond)
+            # what the class stores there; and what Hydra builds into it (self.model = instantiate(cfg.model))
+            out = self._attr_choices(expr, at, depth, cond)
+            return out + [(ref, cond) for ref in self.self_attr_builds(expr, at) if (ref, cond) not in out]
+        single = self._single(self.class_of(expr, at), cond)
+        if not single and isinstance(expr, cst.Attribute):
+            return [(ref, cond) for ref in self.self_attr_builds(expr, at)]
+        return single
 
     def _attr_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
         """``self.model``: every value the class stores there (``self.model =
@@ -99,6 +104,9 @@ class Choices:
         if self.resolve(func) in COMPILE_FUNCS:
             first = call.args[0].value if call.args else None
             return self._instance_choices(first, at, depth + 1, cond)
+        built = self.instantiated_choice(call)  # hydra.utils.instantiate(cfg.encoder): the configs' classes
+        if built is not None:
+            return [(built, cond)]
         local = self.local_callee(call)
         if isinstance(local, ClassInfo):
             return [(local, cond)]

@@ -16,6 +16,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import compile_facts
 from gnnlint.semantic.compile_sites import CompileSite
@@ -258,6 +259,9 @@ class Regions:
                 self._mark_class(self.classes[name], why)
             elif name in self.functions:
                 self._mark_compiled_func(self.functions[name], why)
+            elif name in self.imports and name[:1].isupper() and CONFIG_CLASS_MARK in why:
+                # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
+                self.exported.compiled.append((self.imports[name], why))
 
     def _mark_compiled_target(self, target: cst.BaseExpression, call: cst.Call, text: str) -> str:
         # optimizer.step / opt.step
@@ -319,6 +323,8 @@ class Regions:
     @staticmethod
     def _choice_why(cls, when) -> str:
         name = cls.name
+        if is_group_ref(cls):  # hydra.utils.instantiate(cfg.<name>): the engine names the classes
+            return f"compiled forward of {CONFIG_CLASS}" + (f" (when {when})" if when else "")
         if name == "*":  # getattr(module, name): any class of that module
             return f"compiled forward of a class of `{cls.module or '.'}` chosen by name at run time"
         if name.endswith("()"):  # what an imported factory returns

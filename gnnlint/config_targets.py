@@ -1,0 +1,181 @@
+"""Which project classes a Hydra config group may build: ``_target_`` lines
+of the project's YAML configs, read with a line scan (no YAML parser, no
+import of the linted code).
+
+``hydra.utils.instantiate(cfg.encoder)`` builds the class named by the
+``_target_`` of the config selected for the group ``encoder``: a file
+``<config dir>/encoder/<option>.yaml`` whose top level holds ``_target_:
+pkg.module.Encoder``, or an ``encoder:`` key holding a ``_target_`` in a
+config file of the same config directory. The config directory is found
+next to the file that instantiates, or above it: the nearest folder ``A``
+(walking up from the file, at most to the project root -- a folder with
+``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``) that has
+``A/encoder/`` or ``A/<conf-like>/`` (``conf``, ``config``, ``configs``,
+``cfg``, ``hydra_configs``, ...) holding configs. Nothing found: no
+candidates (precision first). Library targets (``torch.optim.Adam``) do
+not resolve to a project file and drop out where the engine resolves them.
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from gnnlint.facts import ImportRef
+
+# The marker module of the ImportRef a file exports for "the class the config
+# group <name> selects" (gnnlint.semantic.instantiate); the engine turns it
+# into the candidate classes.
+CONFIG_GROUP = "<hydra config group>"
+# The phrase of the exported reason that names the class; replaced by the class.
+CONFIG_CLASS = "the class the config selects"
+# How the reason names the condition (the class is built when the run's config picks it).
+CONFIG_CLASS_MARK = "when the config selects it"
+# The engine's mark on a resolved candidate: it may be defined in the file that
+# instantiates it (other facts about a file's own names are not sent back to it).
+SAME_FILE = "\x00config"
+
+_YAML = (".yaml", ".yml")
+_CONF_NAME = re.compile(r"^(?:conf|config|configs|cfg|cfgs|hydra_configs?|hydra)(?:[_-]\w+)?$", re.I)
+_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+_TARGET = re.compile(r"""^(\s*)(?:-\s+)?_target_\s*:\s*['"]?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)['"]?\s*(?:#.*)?$""")
+_KEY = re.compile(r"""^(\s*)(?:-\s+)?['"]?([A-Za-z_][\w\-]*)['"]?\s*:\s*(?:#.*)?$""")
+_MAX_UP = 8
+_MAX_FILES = 2000
+_MAX_BYTES = 1 << 20
+
+
+def group_ref(group: str) -> ImportRef:
+    return ImportRef(CONFIG_GROUP, group)
+
+
+def is_group_ref(ref: object) -> bool:
+    return isinstance(ref, ImportRef) and ref.module == CONFIG_GROUP
+
+
+def candidates(importer: str, group: str) -> list[tuple[str, str]]:
+    """``[(dotted target, yaml path relative to the folder holding the
+    configs), ...]`` the config group ``group`` may build for code in
+    ``importer``, in a stable order, without duplicates."""
+    folder = os.path.dirname(os.path.abspath(importer))
+    for _ in range(_MAX_UP):
+        found = _at(folder, group)
+        if found:
+            return found
+        if any(os.path.exists(os.path.join(folder, m)) for m in _ROOT_MARKERS):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return []
+
+
+def as_import(dotted: str) -> ImportRef:
+    """``pkg.models.GCN`` -> the class; ``pkg.models.build_gcn`` (a factory
+    Hydra calls) -> what it returns (``build_gcn()``, as for an imported factory)."""
+    module, _, name = dotted.rpartition(".")
+    return ImportRef(module, name if name[:1].isupper() else f"{name}()")
+
+
+def _at(folder: str, group: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for root in _config_roots(folder, group):
+        # a group folder right here: only it; a conf-like folder: all of it
+        tree = os.path.join(root, group) if root == folder else root
+        for path, targets in _scan_tree(tree):
+            parts = os.path.relpath(path, root).split(os.sep)
+            in_group = group in parts[:-1]
+            for indent, parent_key, dotted in targets:
+                # the group's own file: its top-level _target_; any config file
+                # of the tree: a _target_ right under a `group:` key
+                if (in_group and indent == 0 and parent_key is None) or parent_key == group:
+                    item = (dotted, os.path.relpath(path, folder).replace(os.sep, "/"))
+                    if item not in out:
+                        out.append(item)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _config_roots(folder: str, group: str) -> tuple[str, ...]:
+    """Config directories at ``folder``: ``folder`` itself when it has a
+    ``group/`` folder of YAML files, and its conf-like subfolders."""
+    roots = []
+    if _has_yaml(os.path.join(folder, group)):
+        roots.append(folder)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ()
+    for name in names:
+        path = os.path.join(folder, name)
+        if _CONF_NAME.match(name) and os.path.isdir(path):
+            roots.append(path)
+    return tuple(roots)
+
+
+@lru_cache(maxsize=1024)
+def _has_yaml(folder: str) -> bool:
+    try:
+        return any(n.endswith(_YAML) for n in os.listdir(folder))
+    except OSError:
+        return False
+
+
+@lru_cache(maxsize=256)
+def _scan_tree(root: str) -> tuple:
+    """``((yaml path, ((indent, parent key | None, dotted target), ...)), ...)``."""
+    out = []
+    count = 0
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(_YAML):
+                continue
+            count += 1
+            if count > _MAX_FILES:
+                return tuple(out)
+            path = os.path.join(directory, name)
+            targets = _scan_file(path)
+            if targets:
+                out.append((path, targets))
+    return tuple(out)
+
+
+def _scan_file(path: str) -> tuple:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_BYTES)
+    except OSError:
+        return ()
+    if b"_target_" not in data:
+        return ()
+    text = data.decode("utf-8", "replace")
+    keys: list[tuple[int, str]] = []  # the open mapping keys: (indent, key)
+    out = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        target = _TARGET.match(line)
+        indent = len(line) - len(line.lstrip(" -"))
+        if target is not None:
+            while keys and keys[-1][0] >= indent:
+                keys.pop()
+            out.append((indent, keys[-1][1] if keys else None, target.group(2)))
+            continue
+        while keys and keys[-1][0] >= indent:
+            keys.pop()
+        key = _KEY.match(line)
+        if key is not None:
+            keys.append((indent, key.group(2)))
+    return tuple(out)
+
+
+def target_why(why: str, dotted: str, where: str) -> str:
+    """The reason given to the file defining the candidate class."""
+    name = dotted.rpartition(".")[2]
+    text = f"`{name}` ({CONFIG_CLASS_MARK}, `{where}`)"
+    if CONFIG_CLASS in why:
+        return why.replace(CONFIG_CLASS, text)
+    return f"compiled forward of {text}"
+
