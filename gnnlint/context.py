@@ -12,7 +12,8 @@ the answer lives:
   UNKNOWN (semantic/kinds.py). Rules flag only what is surely a tensor.
 - ``compiled_region(node)`` / ``hot_region(node)`` / ``is_eager_only(node)``:
   does this line run compiled, once per step, or only eagerly, and why
-  (semantic/regions.py).
+  (semantic/regions.py; eager-only code -- ``is_compiling()`` guards,
+  ``torch.compiler.disable``, helpers only called from there -- semantic/eager.py).
 - ``compile_site(node)``, ``compile_kwarg``, ``compiled_refs``: the
   ``torch.compile`` calls and how their options were read
   (semantic/compile_sites.py).
@@ -43,6 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
 from gnnlint.semantic import compile_facts, flow, keys, layers, shapes
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
+from gnnlint.semantic.eager import EagerOnly
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
 from gnnlint.semantic.handoffs import Handoffs
 from gnnlint.semantic.kinds import (  # noqa: F401
@@ -80,7 +82,8 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 )
 
 
-class FileContext(SemanticModel, Names, Kinds, Choices, CompileSites, Regions, Handoffs, Feeds, Optim, Lazy):
+class FileContext(SemanticModel, Names, Kinds, Choices, CompileSites, EagerOnly, Regions, Handoffs, Feeds, Optim,
+                  Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

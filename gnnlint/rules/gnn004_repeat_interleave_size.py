@@ -67,6 +67,30 @@ class RepeatInterleaveSize(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # eager-only code (issue 10 item 4): after `if is_compiling(): return`, in a helper only
+        # called from there, inside `if not is_compiling():`, in a torch.compiler.disable method
+        Valid("""
+import torch
+import torch_geometric
+def expand(x, counts):
+    return x.repeat_interleave(counts, dim=0)
+class Net(torch.nn.Module):
+    def forward(self, x, counts):
+        if torch_geometric.is_compiling():
+            return x
+        y = x.repeat_interleave(counts, dim=0)
+        return y + expand(x, counts)
+class Net2(torch.nn.Module):
+    def forward(self, x, counts):
+        if not torch._dynamo.is_compiling():
+            x = x.repeat_interleave(counts, dim=0)
+        return self.log(x, counts)
+    @torch.compiler.disable
+    def log(self, x, counts):
+        return x.repeat_interleave(counts, dim=0)
+model = torch.compile(Net())
+model2 = torch.compile(Net2())
+"""),
         # a caller passes a Python int: not known to be a tensor
         Valid("""
 import torch
@@ -89,6 +113,19 @@ def expand(h, counts, num_nodes: int):
 """),
     )
     INVALID = (
+        # the guard covers only what follows it; a helper also called before it is compiled
+        Invalid("""
+import torch
+def expand(x, counts):
+    return x.repeat_interleave(counts, dim=0)
+class Net(torch.nn.Module):
+    def forward(self, x, counts):
+        h = expand(x, counts)
+        if torch.compiler.is_compiling():
+            return h
+        return x.repeat_interleave(counts, dim=0) + expand(x, counts)
+model = torch.compile(Net())
+""", lines=(4,)),
         # repeats: a parameter every caller passes a tensor for, unpacked from a collate's tuple
         Invalid("""
 import torch
@@ -158,8 +195,8 @@ class Expand(torch.nn.Module):
             repeats_arg = arg_of(node, "repeats", 0)
         else:
             return
-        if repeats_arg is None or repeats_arg.star:
-            return
+        if repeats_arg is None or repeats_arg.star or ctx.is_eager_only(node):
+            return  # reported anywhere a tensor repeats, except code that provably never runs compiled
         repeats = repeats_arg.value
         if not ctx.likely_tensor(repeats):
             return

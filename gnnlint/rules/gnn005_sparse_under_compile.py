@@ -88,6 +88,17 @@ class SparseUnderCompile(Rule):
     triggers = (b"SparseTensor", b"sparse", b"adj_t", b"to_torch_c")
 
     VALID = (
+        # built only after `if is_compiling(): return`: an eager-only fallback
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, edge_index):
+        if torch.compiler.is_compiling():
+            return x
+        adj = torch.sparse_coo_tensor(edge_index, torch.ones(edge_index.size(1)))
+        return adj @ x
+model = torch.compile(Net())
+"""),
         Valid("""
 import torch
 import torch_geometric.transforms as T
