@@ -9,7 +9,8 @@ the answer lives:
 - ``resolve(expr)``, ``lookup(name, at)``, ``ancestors(node)``: names and
   scopes (semantic/names.py over the parse-once model, semantic/model.py).
 - ``kind(expr)``: what a value is -- TENSOR, BATCH, MODEL, OPTIMIZER, SCALAR,
-  UNKNOWN (semantic/kinds.py). Rules flag only what is surely a tensor.
+  UNKNOWN (semantic/kinds.py; ``isinstance(x, Tensor)`` narrowing, inside a
+  branch only: semantic/narrowing.py). Rules flag only what is surely a tensor.
 - ``compiled_region(node)`` / ``hot_region(node)`` / ``is_eager_only(node)``:
   does this line run compiled, once per step, or only eagerly, and why
   (semantic/regions.py; eager-only code -- ``is_compiling()`` guards,
@@ -62,6 +63,7 @@ from gnnlint.semantic.kinds import (  # noqa: F401
 from gnnlint.semantic.lazy import Lazy
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, SemanticModel, iter_children, walk  # noqa: F401
 from gnnlint.semantic.names import Names
+from gnnlint.semantic.narrowing import Narrowing
 from gnnlint.semantic.optim import Optim
 from gnnlint.semantic.regions import Regions
 from gnnlint.semantic.syntax import (  # noqa: F401 - call-argument helpers rules use
@@ -82,7 +84,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 )
 
 
-class FileContext(SemanticModel, Names, Kinds, Choices, CompileSites, EagerOnly, Regions, Handoffs, Feeds, Optim,
+class FileContext(SemanticModel, Names, Narrowing, Kinds, Choices, CompileSites, EagerOnly, Regions, Handoffs, Feeds, Optim,
                   Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 

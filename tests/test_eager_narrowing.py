@@ -57,3 +57,32 @@ def test_eager_only_guards_disable_and_helpers():
     assert ctx.compiled_region(_calls(ctx, "eager_helper")[0]) is None
     assert ctx.compiled_region(_calls(ctx, "shared_helper")[0]) is not None
     assert ctx.compiled_region(_calls(ctx, "disabled2")[0]) is None
+
+
+def test_isinstance_narrowing_of_kinds():
+    ctx = _ctx("""
+        import torch
+        from torch import Tensor
+        def repeat_blocks(sizes, repeats, mask):
+            if isinstance(repeats, torch.Tensor):
+                repeats = torch.masked_select(repeats, mask)
+                inside = repeats
+            else:
+                other = repeats
+            return torch.repeat_interleave(sizes, repeats)
+        def counts_of(sizes):
+            counts = torch.bincount(sizes)
+            if torch.is_tensor(counts) and counts.numel() > 0:
+                counts = counts.long()
+            return counts
+    """)
+    uses = _names(ctx, "repeats")
+    last = uses[-1]
+    # after the branch: what the caller passed (no in-file caller: unknown), not the masked_select
+    assert ctx.kind(last) == UNKNOWN and not ctx.likely_tensor(last)
+    assert ctx.tensor_narrowing("repeats", last) is None
+    other = next(n for n in uses if isinstance(ctx.parent.get(n), cst.Assign)
+                 and ctx.parent[n].targets[0].target.value == "other")
+    assert ctx.tensor_narrowing("repeats", other) is False and ctx.kind(other) == SCALAR
+    # a tensor before the branch stays a tensor
+    assert ctx.kind(_names(ctx, "counts")[-1]) == TENSOR

@@ -67,6 +67,22 @@ class RepeatInterleaveSize(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # isinstance narrowing (issue 10 item 4): the tensor assignments keep a tensor a tensor,
+        # so `repeats` is what the caller passed -- an int (fairchem's repeat_blocks)
+        Valid("""
+import torch
+def repeat_blocks(sizes, repeats, mask):
+    if isinstance(repeats, torch.Tensor):
+        repeats = torch.masked_select(repeats, mask)
+        repeats = torch.cat((sizes.new_ones(1), repeats))
+    else:
+        r0 = torch.repeat_interleave(sizes, repeats)
+    return torch.repeat_interleave(sizes, repeats)
+class Net(torch.nn.Module):
+    def forward(self, sizes, mask):
+        return repeat_blocks(sizes, repeats=2, mask=mask)
+model = torch.compile(Net())
+"""),
         # eager-only code (issue 10 item 4): after `if is_compiling(): return`, in a helper only
         # called from there, inside `if not is_compiling():`, in a torch.compiler.disable method
         Valid("""
@@ -113,6 +129,16 @@ def expand(h, counts, num_nodes: int):
 """),
     )
     INVALID = (
+        # a tensor before the isinstance branch stays one
+        Invalid("""
+import torch
+from torch import Tensor
+def expand(x, sizes):
+    counts = torch.bincount(sizes)
+    if isinstance(counts, Tensor):
+        counts = counts.to(x.device)
+    return x.repeat_interleave(counts, dim=0)
+""", lines=(8,)),
         # the guard covers only what follows it; a helper also called before it is compiled
         Invalid("""
 import torch
