@@ -11,6 +11,8 @@ the answer lives:
 - ``kind(expr)``: what a value is -- TENSOR, BATCH, MODEL, OPTIMIZER, SCALAR,
   UNKNOWN (semantic/kinds.py; ``isinstance(x, Tensor)`` narrowing, inside a
   branch only: semantic/narrowing.py). Rules flag only what is surely a tensor.
+- ``host_tensor(expr)``: a tensor known to live on the CPU (``torch.tensor(list)``,
+  a ``.cpu()`` result, ``torch.from_numpy``): reading it is no device sync (semantic/devices.py).
 - ``compiled_region(node)`` / ``hot_region(node)`` / ``is_eager_only(node)``:
   does this line run compiled, once per step, or only eagerly, and why
   (semantic/regions.py; eager-only code -- ``is_compiling()`` guards,
@@ -45,6 +47,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
 from gnnlint.semantic import compile_facts, flow, keys, layers, shapes
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
+from gnnlint.semantic.devices import Devices
 from gnnlint.semantic.eager import EagerOnly
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
 from gnnlint.semantic.handoffs import Handoffs
@@ -84,8 +87,8 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 )
 
 
-class FileContext(SemanticModel, Names, Narrowing, Kinds, Choices, CompileSites, EagerOnly, Regions, Handoffs, Feeds, Optim,
-                  Lazy):
+class FileContext(SemanticModel, Names, Narrowing, Kinds, Devices, Choices, CompileSites, EagerOnly, Regions,
+                  Handoffs, Feeds, Optim, Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

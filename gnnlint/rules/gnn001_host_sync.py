@@ -61,6 +61,17 @@ class HostSync(SyncRule):
     region = "compiled"
 
     VALID = (
+        # a CPU tensor built from Python or numpy data: reading it is no device sync (shared/cases policy)
+        Valid("""
+import numpy as np
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        table = torch.from_numpy(np.arange(4))
+        scale = torch.tensor([1.0, 2.0])
+        return x * float(scale.max()) + table.sum().item()
+model = torch.compile(Net())
+"""),
         # a torch._dynamo.disable method and a transformers-style guard: never traced
         Valid("""
 import torch
