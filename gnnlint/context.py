@@ -50,6 +50,7 @@ from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F4
 from gnnlint.semantic.devices import Devices
 from gnnlint.semantic.eager import EagerOnly
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
+from gnnlint.semantic.fixed_size import FixedSize
 from gnnlint.semantic.handoffs import Handoffs
 from gnnlint.semantic.kinds import (  # noqa: F401
     _NO_VALUE,
@@ -88,7 +89,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 
 
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Devices, Choices, CompileSites, EagerOnly, Regions,
-                  Handoffs, Feeds, Optim, Lazy):
+                  Handoffs, Feeds, FixedSize, Optim, Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

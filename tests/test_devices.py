@@ -51,3 +51,22 @@ def test_default_device_makes_factories_unknown():
         probe(a)
     """)
     assert found == {"a": None}
+
+
+def test_last_partial_batch_message():
+    """GNN007 on fixed-size examples without drop_last names drop_last, not dynamic=True, and offers no fix."""
+    from gnnlint.config import Settings
+    from gnnlint.engine import lint_source
+    source = textwrap.dedent("""
+        import torch
+        import torch_geometric.transforms as T
+        from torch_geometric.datasets import ModelNet
+        from torch_geometric.loader import DataLoader
+        dataset = ModelNet("data", transform=T.SamplePoints(1024))
+        model = torch.compile(Net())
+        for data in DataLoader(dataset, 32):
+            model(data.pos, data.batch)
+    """)
+    findings = [f for f in lint_source(source, "case.py", Settings()) if f.code == "GNN007"]
+    assert len(findings) == 1 and findings[0].fix is None and findings[0].severity == "info"
+    assert "`drop_last=True`" in findings[0].message and "`T.SamplePoints(1024)`" in findings[0].message
