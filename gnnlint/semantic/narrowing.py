@@ -29,8 +29,8 @@ _TENSOR_CLASSES = ("torch.Tensor", "torch.nn.Parameter", "torch_geometric.EdgeIn
 
 
 class Narrowing:
-    """``tensor_narrowing``, ``narrowed_binding``, ``presumed_binding``, ``presumed_reaching``.
-    Mixed into FileContext."""
+    """``tensor_narrowing``, ``narrowed_binding``, ``presumed_binding``, ``presumed_reaching``,
+    ``sparse_input_guard``. Mixed into FileContext."""
 
     def tensor_narrowing(self, name: str, at: cst.CSTNode) -> Optional[bool]:
         """True: ``at`` is in a branch where ``isinstance(name, Tensor)`` holds
@@ -73,22 +73,24 @@ class Narrowing:
         return presumed
 
     # ---------------------------------------------------------------------------------
-    def _implies(self, test: cst.BaseExpression, name: str, when: bool) -> Optional[bool]:
-        """What ``test`` being ``when`` says about "``name`` is a tensor"."""
+    def _implies(self, test: cst.BaseExpression, name: str, when: bool, check=None) -> Optional[bool]:
+        """What ``test`` being ``when`` says about "``name`` is a tensor"
+        (``check(test, name)``: about another property, e.g. "is sparse")."""
+        check = check or self._is_tensor_check
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self._implies(test.expression, name, not when)
-        if isinstance(test, cst.Call):
-            return when if self._is_tensor_check(test, name) else None
+            return self._implies(test.expression, name, not when, check)
         if isinstance(test, cst.BooleanOperation):
-            left = self._implies(test.left, name, when)
-            right = self._implies(test.right, name, when)
+            left = self._implies(test.left, name, when, check)
+            right = self._implies(test.right, name, when, check)
             # `a and b` true / `a or b` false: both sides hold; otherwise only what both say
             if isinstance(test.operator, cst.And) == when:
                 return left if left is not None else right
             return left if left == right else None
-        return None
+        return when if check(test, name) else None
 
-    def _is_tensor_check(self, call: cst.Call, name: str) -> bool:
+    def _is_tensor_check(self, call: cst.BaseExpression, name: str) -> bool:
+        if not isinstance(call, cst.Call):
+            return False
         args = [a.value for a in call.args if a.keyword is None]
         if not args or not (isinstance(args[0], cst.Name) and args[0].value == name):
             return False
@@ -104,3 +106,50 @@ class Narrowing:
     def _is_tensor_class(self, expr: cst.BaseExpression) -> bool:
         resolved = self.resolve(expr) or ""
         return resolved in _TENSOR_CLASSES or resolved.split(".")[-1] == "Tensor"
+
+    # "accepts a sparse input" versus "builds one" ---------------------------------------
+    def sparse_input_guard(self, node: cst.CSTNode) -> Optional[str]:
+        """The parameter whose sparse-ness guards the branch holding ``node``
+        (``if is_torch_sparse_tensor(edge_index):``, ``if isinstance(adj_t, SparseTensor):``,
+        ``edge_index.is_sparse``): code there only runs when the caller already
+        passes a sparse adjacency, so a sparse value it makes re-wraps that input
+        (``set_sparse_value(edge_index, v)``, ``SparseTensor.from_edge_index(adj_t.coo())``)
+        rather than building one."""
+        func = self.enclosing_function(node)
+        if func is None:
+            return None
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(anc, (cst.If, cst.IfExp)) and child in (anc.body, anc.orelse):
+                for name in func.params:
+                    if self._implies(anc.test, name, child is anc.body, self._is_sparse_check):
+                        return name
+            child = anc
+        return None
+
+    def _is_sparse_check(self, test: cst.BaseExpression, name: str) -> bool:
+        def is_name(expr) -> bool:
+            return isinstance(expr, cst.Name) and expr.value == name
+        if isinstance(test, cst.Attribute):  # `adj.is_sparse`
+            return test.attr.value in ("is_sparse", "is_sparse_csr") and is_name(test.value)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:  # `adj.layout == torch.sparse_csr`
+            left, right = test.left, test.comparisons[0].comparator
+            operator = test.comparisons[0].operator
+            return isinstance(operator, (cst.Equal, cst.In)) and isinstance(left, cst.Attribute) \
+                and left.attr.value == "layout" and is_name(left.value) and "sparse" in self.module.code_for_node(right)
+        if not isinstance(test, cst.Call):
+            return False
+        args = [a.value for a in test.args if a.keyword is None]
+        if not args or not is_name(args[0]):
+            return False
+        func = (self.resolve(test.func) or self.last_part(test.func) or "").split(".")[-1]
+        if func in ("is_torch_sparse_tensor", "is_sparse", "is_sparse_tensor"):
+            return len(args) == 1
+        if func == "isinstance" and len(args) == 2:
+            classes = args[1].elements if isinstance(args[1], cst.Tuple) else None
+            exprs = [e.value for e in classes] if classes is not None else [args[1]]
+            return bool(exprs) and all((self.resolve(e) or self.last_part(e) or "").endswith("SparseTensor")
+                                       for e in exprs)
+        return False
