@@ -9,10 +9,14 @@ the answer lives:
 - ``resolve(expr)``, ``lookup(name, at)``, ``ancestors(node)``: names and
   scopes (semantic/names.py over the parse-once model, semantic/model.py).
 - ``kind(expr)``: what a value is -- TENSOR, BATCH, MODEL, OPTIMIZER, SCALAR,
-  UNKNOWN (semantic/kinds.py). Rules flag only what is surely a tensor.
+  UNKNOWN (semantic/kinds.py; ``isinstance(x, Tensor)`` narrowing, inside a
+  branch only: semantic/narrowing.py). Rules flag only what is surely a tensor.
+- ``host_tensor(expr)``: a tensor known to live on the CPU (``torch.tensor(list)``,
+  a ``.cpu()`` result, ``torch.from_numpy``): reading it is no device sync (semantic/devices.py).
 - ``compiled_region(node)`` / ``hot_region(node)`` / ``is_eager_only(node)``:
   does this line run compiled, once per step, or only eagerly, and why
-  (semantic/regions.py).
+  (semantic/regions.py; eager-only code -- ``is_compiling()`` guards,
+  ``torch.compiler.disable``, helpers only called from there -- semantic/eager.py).
 - ``compile_site(node)``, ``compile_kwarg``, ``compiled_refs``: the
   ``torch.compile`` calls and how their options were read
   (semantic/compile_sites.py).
@@ -43,7 +47,10 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
 from gnnlint.semantic import compile_facts, flow, keys, layers, shapes
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
+from gnnlint.semantic.devices import Devices
+from gnnlint.semantic.eager import EagerOnly
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
+from gnnlint.semantic.fixed_size import FixedSize
 from gnnlint.semantic.handoffs import Handoffs
 from gnnlint.semantic.instantiate import Instantiate
 from gnnlint.semantic.kinds import (  # noqa: F401
@@ -61,6 +68,7 @@ from gnnlint.semantic.kinds import (  # noqa: F401
 from gnnlint.semantic.lazy import Lazy
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, SemanticModel, iter_children, walk  # noqa: F401
 from gnnlint.semantic.names import Names
+from gnnlint.semantic.narrowing import Narrowing
 from gnnlint.semantic.optim import Optim
 from gnnlint.semantic.regions import Regions
 from gnnlint.semantic.syntax import (  # noqa: F401 - call-argument helpers rules use
@@ -81,7 +89,8 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 )
 
 
-class FileContext(SemanticModel, Names, Kinds, Choices, Instantiate, CompileSites, Regions, Handoffs, Feeds, Optim, Lazy):
+class FileContext(SemanticModel, Names, Narrowing, Kinds, Devices, Choices, Instantiate, CompileSites, EagerOnly,
+                  Regions, Handoffs, Feeds, FixedSize, Optim, Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

@@ -115,7 +115,7 @@ answers each (its README has the full map):
 |---|---|
 | `resolve(expr)`: the dotted name through imports and aliases; `lookup(name, at)`: its binding | `semantic/names.py` |
 | `kind(expr)` / `is_tensor(expr)`: is this value a tensor, a batch, a model, an optimizer, a loader, a scalar? | `semantic/kinds.py` |
-| `compiled_region(node)` / `hot_region(node)` / `is_eager_only(node)`: does this line run compiled, once per step, only eagerly -- and why (for the message) | `semantic/regions.py` |
+| `compiled_region(node)` / `hot_region(node)` / `is_eager_only(node)`: does this line run compiled, once per step, only eagerly -- and why (for the message) | `semantic/regions.py`, `semantic/eager.py` |
 | `compile_site(node)`, `compile_kwarg(node, "dynamic")`, `compiled_refs(node)`: how is it compiled, and which names hold the result | `semantic/compile_sites.py` |
 | `loader_feeds(site)`: what feeds this compiled model (variable-size loaders, padding, `mark_dynamic`) | `semantic/feeds.py` |
 | `optimizer_ctor(expr)`, `lr_changers(ctor)`, `compiled_steps(ctor)` | `semantic/optim.py` |

@@ -56,18 +56,21 @@ class SyncRule(Rule):
                 return  # numpy arrays have .tolist(); modules have .cpu()
             if receiver_kind == UNKNOWN and method == "numpy" and not self._chained_from_tensor(func.value):
                 return
-            self._flag(node, f"`.{_copying_method(func.value) or method}()`")
+            copying = _copying_method(func.value)
+            if copying is None and self.context.host_tensor(func.value):
+                return  # a CPU tensor (`torch.tensor(list)`, a `.cpu()` result): no device sync
+            self._flag(node, f"`.{copying or method}()`")
             return
         resolved = self.context.resolve(func)
         if resolved in _CASTS and len(node.args) == 1 and node.args[0].keyword is None:
-            if self.context.is_tensor(node.args[0].value):
+            if self._device_tensor(node.args[0].value):
                 self._flag(node, f"`{resolved}()` of a tensor")
             return
         if resolved in _LOGGING_FUNCS:
             for arg in node.args:
                 if arg.keyword is not None:
                     continue
-                if self.context.is_tensor(arg.value) or self._formats_tensor(arg.value):
+                if self._device_tensor(arg.value) or self._formats_tensor(arg.value):
                     self._flag(node, "printing a tensor")
                     return
 
@@ -84,12 +87,16 @@ class SyncRule(Rule):
         if self._formats_tensor(node):
             self._flag(node, "formatting a tensor in an f-string")
 
+    def _device_tensor(self, expr: cst.BaseExpression) -> bool:
+        """A tensor not known to live on the CPU (reading a CPU tensor does not sync the device)."""
+        return self.context.is_tensor(expr) and not self.context.host_tensor(expr)
+
     def _formats_as_tensor(self, expr: cst.BaseExpression) -> bool:
         # a Data object's custom attributes are often strings (`batch.split`)
         if isinstance(expr, cst.Attribute) and expr.attr.value not in _DATA_TENSOR_ATTRS \
                 and self.context.kind(expr.value) == BATCH:
             return False
-        return self.context.is_tensor(expr)
+        return self._device_tensor(expr)
 
     def _chained_from_tensor(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
@@ -127,6 +134,6 @@ class SyncRule(Rule):
             return self._truthy_tensor(expr.expression)
         if isinstance(expr, cst.BooleanOperation):
             return self._truthy_tensor(expr.left) or self._truthy_tensor(expr.right)
-        if self.context.is_tensor(expr):
+        if self._device_tensor(expr):
             return expr
         return None

@@ -61,6 +61,32 @@ class HostSync(SyncRule):
     region = "compiled"
 
     VALID = (
+        # a CPU tensor built from Python or numpy data: reading it is no device sync (shared/cases policy)
+        Valid("""
+import numpy as np
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        table = torch.from_numpy(np.arange(4))
+        scale = torch.tensor([1.0, 2.0])
+        return x * float(scale.max()) + table.sum().item()
+model = torch.compile(Net())
+"""),
+        # a torch._dynamo.disable method and a transformers-style guard: never traced
+        Valid("""
+import torch
+from transformers.utils import is_torchdynamo_compiling
+class Net(torch.nn.Module):
+    def forward(self, x):
+        self.log(x)
+        if is_torchdynamo_compiling():
+            return x
+        return x * x.sum().item()
+    @torch._dynamo.disable
+    def log(self, x):
+        print(x.norm().item())
+model = torch.compile(Net())
+"""),
         # a compound guard: the branch never runs under torch.compile
         Valid("""
 import torch

@@ -67,6 +67,46 @@ class RepeatInterleaveSize(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # isinstance narrowing (issue 10 item 4): the tensor assignments keep a tensor a tensor,
+        # so `repeats` is what the caller passed -- an int (fairchem's repeat_blocks)
+        Valid("""
+import torch
+def repeat_blocks(sizes, repeats, mask):
+    if isinstance(repeats, torch.Tensor):
+        repeats = torch.masked_select(repeats, mask)
+        repeats = torch.cat((sizes.new_ones(1), repeats))
+    else:
+        r0 = torch.repeat_interleave(sizes, repeats)
+    return torch.repeat_interleave(sizes, repeats)
+class Net(torch.nn.Module):
+    def forward(self, sizes, mask):
+        return repeat_blocks(sizes, repeats=2, mask=mask)
+model = torch.compile(Net())
+"""),
+        # eager-only code (issue 10 item 4): after `if is_compiling(): return`, in a helper only
+        # called from there, inside `if not is_compiling():`, in a torch.compiler.disable method
+        Valid("""
+import torch
+import torch_geometric
+def expand(x, counts):
+    return x.repeat_interleave(counts, dim=0)
+class Net(torch.nn.Module):
+    def forward(self, x, counts):
+        if torch_geometric.is_compiling():
+            return x
+        y = x.repeat_interleave(counts, dim=0)
+        return y + expand(x, counts)
+class Net2(torch.nn.Module):
+    def forward(self, x, counts):
+        if not torch._dynamo.is_compiling():
+            x = x.repeat_interleave(counts, dim=0)
+        return self.log(x, counts)
+    @torch.compiler.disable
+    def log(self, x, counts):
+        return x.repeat_interleave(counts, dim=0)
+model = torch.compile(Net())
+model2 = torch.compile(Net2())
+"""),
         # a caller passes a Python int: not known to be a tensor
         Valid("""
 import torch
@@ -89,6 +129,29 @@ def expand(h, counts, num_nodes: int):
 """),
     )
     INVALID = (
+        # a tensor before the isinstance branch stays one
+        Invalid("""
+import torch
+from torch import Tensor
+def expand(x, sizes):
+    counts = torch.bincount(sizes)
+    if isinstance(counts, Tensor):
+        counts = counts.to(x.device)
+    return x.repeat_interleave(counts, dim=0)
+""", lines=(8,)),
+        # the guard covers only what follows it; a helper also called before it is compiled
+        Invalid("""
+import torch
+def expand(x, counts):
+    return x.repeat_interleave(counts, dim=0)
+class Net(torch.nn.Module):
+    def forward(self, x, counts):
+        h = expand(x, counts)
+        if torch.compiler.is_compiling():
+            return h
+        return x.repeat_interleave(counts, dim=0) + expand(x, counts)
+model = torch.compile(Net())
+""", lines=(4,)),
         # repeats: a parameter every caller passes a tensor for, unpacked from a collate's tuple
         Invalid("""
 import torch
@@ -158,8 +221,8 @@ class Expand(torch.nn.Module):
             repeats_arg = arg_of(node, "repeats", 0)
         else:
             return
-        if repeats_arg is None or repeats_arg.star:
-            return
+        if repeats_arg is None or repeats_arg.star or ctx.is_eager_only(node):
+            return  # reported anywhere a tensor repeats, except code that provably never runs compiled
         repeats = repeats_arg.value
         if not ctx.likely_tensor(repeats):
             return

@@ -52,7 +52,13 @@ class SparseUnderCompile(Rule):
     What it deliberately does not catch: a sparse adjacency in a program that
     never compiles (sparse matmuls are fine in eager mode), a sparse tensor
     handed to the compiled model through another file, a container, or a
-    dictionary, and layers that merely *accept* a `SparseTensor` argument.
+    dictionary, and layers that merely *accept* a `SparseTensor` argument --
+    including code under `if is_torch_sparse_tensor(edge_index):` /
+    `if isinstance(adj_t, SparseTensor):` (a parameter) that re-wraps the
+    caller's own sparse input (`set_sparse_value(edge_index, value)`,
+    `SparseTensor.from_edge_index(adj_t.coo()...)`, `edge_index.to_sparse_csr()`):
+    that branch runs only when the caller already passes a sparse adjacency,
+    which is reported where the caller builds it.
 
     ## Example
     ```python
@@ -88,6 +94,34 @@ class SparseUnderCompile(Rule):
     triggers = (b"SparseTensor", b"sparse", b"adj_t", b"to_torch_c")
 
     VALID = (
+        # accepts vs builds (issue 10 item 4): re-wrapping the caller's own sparse input
+        Valid("""
+import torch
+from torch_geometric.typing import SparseTensor
+from torch_geometric.utils import is_torch_sparse_tensor
+def norm(edge_index, value):
+    if isinstance(edge_index, SparseTensor):
+        row, col, _ = edge_index.coo()
+        return SparseTensor.from_edge_index(torch.stack([row, col]), value)
+    if is_torch_sparse_tensor(edge_index):
+        return edge_index.to_sparse_csr()
+    return edge_index
+class Net(torch.nn.Module):
+    def forward(self, x, edge_index):
+        return norm(edge_index, x[:, 0])
+model = torch.compile(Net())
+"""),
+        # built only after `if is_compiling(): return`: an eager-only fallback
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, edge_index):
+        if torch.compiler.is_compiling():
+            return x
+        adj = torch.sparse_coo_tensor(edge_index, torch.ones(edge_index.size(1)))
+        return adj @ x
+model = torch.compile(Net())
+"""),
         Valid("""
 import torch
 import torch_geometric.transforms as T
@@ -114,6 +148,20 @@ out = GCN(16, 32, 7)(x, adj.t())
 """),
     )
     INVALID = (
+        # the guard is on a value the function built itself, not on its input: it builds one
+        Invalid("""
+import torch
+from torch_geometric.utils import is_torch_sparse_tensor, to_torch_csr_tensor
+def norm(edge_index, value, n):
+    adj = to_torch_csr_tensor(edge_index, value, (n, n))
+    if is_torch_sparse_tensor(adj):
+        adj = adj.to_sparse_coo()
+    return adj
+class Net(torch.nn.Module):
+    def forward(self, x, edge_index):
+        return norm(edge_index, x[:, 0], x.size(0)) @ x
+model = torch.compile(Net())
+""", lines=(5,)),
         # two transforms applied by hand: only the one whose data reaches the compiled model
         Invalid("""
 import torch
@@ -179,6 +227,8 @@ train(model, loader)
             self._transforms.append(node)
             return
         ctx = self.context
+        if ctx.sparse_input_guard(node):
+            return  # re-wraps the caller's own sparse input: the caller builds (and is told about) it
         region = ctx.compiled_region(node)
         text = _short(ctx.module.code_for_node(node), 40)
         kind = _kind_of(what, node, ctx)

@@ -73,6 +73,17 @@ class ReduceOverheadDynamic(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # fixed-size point clouds: one shape (two with the last partial batch), not one per batch
+        Valid("""
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.datasets import ModelNet
+from torch_geometric.loader import DataLoader
+dataset = ModelNet("data", transform=T.SamplePoints(1024))
+model = torch.compile(Net(), mode="reduce-overhead")
+for data in DataLoader(dataset, 32, shuffle=True):
+    model(data.pos, data.batch)
+"""),
         # full-batch: one shape, CUDA graphs are fine
         Valid("""
 import torch
@@ -233,7 +244,9 @@ for data in loader:
             how = ctx.cudagraphs_setting(site_node)
             if how is None:
                 continue
-            feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded]
+            # padded batches, or fixed-size examples (`T.SamplePoints(n)`): one shape, or two with the
+            # last partial batch -- two recordings, not one per batch
+            feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded and not f.fixed]
             if not feeds:
                 continue
             feed = feeds[0]

@@ -118,6 +118,20 @@ class CompileNotDynamic(Rule):
     fix_applicability = "safe"
 
     VALID = (
+        # fixed-size point clouds (issue 10 item 5) with drop_last=True: every batch has one size
+        Valid("""
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.datasets import ModelNet
+from torch_geometric.loader import DataLoader
+def get_dataset(num_points):
+    transform = T.SamplePoints(num_points)
+    return ModelNet("data", "10", True, transform=transform), ModelNet("data", "10", False, transform=transform)
+train_dataset, test_dataset = get_dataset(1024)
+model = torch.compile(Net(), dynamic=False)
+for data in DataLoader(train_dataset, 32, shuffle=True, drop_last=True):
+    model(data.pos, data.batch)
+"""),
         # dynamic=True
         Valid("""
 import torch
@@ -259,6 +273,19 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
 """),
     )
     INVALID = (
+        # fixed-size examples without drop_last: only the last partial batch differs (info,
+        # "Pass `drop_last=True` to the loader rather than `dynamic=True`")
+        Invalid("""
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.datasets import ModelNet
+from torch_geometric.loader import DataLoader
+dataset = ModelNet("data", transform=T.Compose([T.NormalizeScale(), T.FixedPoints(512)]))
+model = torch.compile(Net())
+loader = DataLoader(dataset[:800], 16, shuffle=True)
+for data in loader:
+    model(data.pos, data.batch)
+""", lines=(7,)),
         Invalid("""
 import torch
 from torch_geometric.loader import NeighborLoader
@@ -581,10 +608,24 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64, input_nodes
                 continue
             feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded]
             feeds = [f for f in feeds if not (f.marked_any and not f.unmarked)]
+            # fixed-size examples (`T.SamplePoints(n)`) with drop_last=True: every batch has one size
+            feeds = [f for f in feeds if not (f.fixed and f.drop_last)]
             if not feeds:
                 continue
-            feed = feeds[0]
-            self._report(site_node, site, dynamic, feed)
+            varying = [f for f in feeds if not f.fixed]
+            if varying:
+                self._report(site_node, site, dynamic, varying[0])
+            else:
+                self._report_last_batch(site_node, site, feeds[0])
+
+    def _report_last_batch(self, site_node, site, feed) -> None:
+        """Fixed-size examples without ``drop_last``: only the last partial batch differs."""
+        self.report(compile_report_node(site_node),
+                    f"`{site.target}` is fed batches of fixed-size examples ({feed.fixed}) from `{feed.loader}` "
+                    f"({feed.via}): only the last partial batch of an epoch has another size, and it recompiles "
+                    f"`{site.target}` once. Pass `drop_last=True` to the loader rather than "
+                    f"`dynamic=True`.",
+                    severity="info")
 
     def _report(self, site_node, site, dynamic, feed) -> None:
         ctx = self.context

@@ -84,6 +84,16 @@ class DataDependentShape(Rule):
     triggers = (b"nonzero", b"argwhere", b"unique", b"where", b"masked_select", b"bincount", b"[")
 
     VALID = (
+        # after `if torch._dynamo.is_compiling(): return ...` the rest runs eagerly only
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if torch._dynamo.is_compiling():
+            return x
+        return x[x > 0]
+model = torch.compile(Net())
+"""),
         Valid("""
 import torch
 class Net(torch.nn.Module):

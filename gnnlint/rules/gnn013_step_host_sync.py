@@ -120,6 +120,23 @@ class StepHostSync(SyncRule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # CPU tensors (issue 10 item 5): reading them syncs nothing; the `.cpu()` copy is the sync
+        Valid("""
+import numpy as np
+import torch
+model = torch.compile(Net())
+losses = []
+for data in loader:
+    loss = model(data.x, data.edge_index).sum()
+    loss.backward()
+    optimizer.step()
+    losses.append(1.0)
+    history = torch.tensor(losses)
+    print(history.mean().item(), float(torch.as_tensor([0.5, 1.5]).sum()))
+    weights = torch.from_numpy(np.ones(3))
+    if weights.max() > 1:
+        print(weights)
+"""),
         # a program that never compiles: per-step syncs are not a torch.compile hazard
         Valid("""
 import torch
@@ -207,6 +224,20 @@ def pretrain():
 """),
     )
     INVALID = (
+        # a tensor built with device= lives on the device; after `.cpu()` only the copy syncs
+        Invalid("""
+import torch
+model = torch.compile(Net())
+losses = []
+for data in loader:
+    out = model(data.x, data.edge_index)
+    out.sum().backward()
+    optimizer.step()
+    history = torch.tensor(losses, device="cuda")
+    print(history.mean().item())
+    host = out.detach().cpu()
+    print(host.sum().item())
+""", lines=(10, 11)),
         # an evaluator passed into test() and updated per batch; the compiled model is a parameter too
         Invalid("""
 import torch

@@ -76,6 +76,19 @@ class HostCallInCompiled(Rule):
     triggers = (b"print(", b"log", b"warn", b"time.", b"random", b"manual_seed", b"perf_counter")
 
     VALID = (
+        # a torch.compiler.disable helper runs eagerly: dynamo calls it without tracing
+        Valid("""
+import time
+import torch
+@torch.compiler.disable
+def stamp():
+    return time.time()
+class Net(torch.nn.Module):
+    def forward(self, x):
+        self.t = stamp()
+        return x
+model = torch.compile(Net())
+"""),
         Valid("""
 import time, logging
 import torch
@@ -127,7 +140,7 @@ model = torch.compile(Net())
         what, severity = found
         ctx = self.context
         region = ctx.compiled_region(node)
-        if region is None or ctx.in_error_path(node) or _eager_helper(ctx, node):
+        if region is None or ctx.in_error_path(node):
             return
         if severity == "info" and _in_guard_clause(ctx, node):
             return  # `if not data_list: warn(...); return None`: a degenerate call, not every call
@@ -172,21 +185,6 @@ model = torch.compile(Net())
 
     def _logging_reordered(self) -> bool:
         return bool(self.context.attribute_nodes("reorderable_logging_functions"))
-
-
-def _eager_helper(ctx, node: cst.CSTNode) -> bool:
-    """The enclosing function is a helper whose every in-file call sits in a
-    branch that does not run under compile (`if not is_compiling(): self._timing(...)`)."""
-    info = ctx.enclosing_function(node)
-    if info is None or info.name == "forward":
-        return False
-    calls = list(ctx.callers_of(info, through_aliases=True))
-    if not calls:
-        for use in ctx.attribute_nodes(info.name):
-            parent = ctx.parent.get(use)
-            if isinstance(parent, cst.Call) and parent.func is use:
-                calls.append(parent)
-    return bool(calls) and all(ctx.is_eager_only(call) for call in calls)
 
 
 def _in_guard_clause(ctx, node: cst.CSTNode) -> bool:

@@ -76,6 +76,10 @@ class LoaderFeed:
     padded: bool  # batches are padded to fixed sizes (PyG Pad / ToDense / a pad call)
     unmarked: tuple[str, ...]  # arguments whose dims mark_dynamic does not cover
     marked_any: bool  # the file calls torch._dynamo.mark_dynamic at all
+    # every example has one size (`T.SamplePoints(1024)`: fixed_size.py), so only the last
+    # partial batch differs -- and none with drop_last=True
+    fixed: Optional[str] = None
+    drop_last: bool = False
 
 
 class Feeds:
@@ -425,8 +429,9 @@ class Feeds:
                 text = self._iter_text(iterable, loop, loader)
                 marks = self._loop_mark_keys(loop, func) if isinstance(loop, cst.For) else self.mark_dynamic_keys()
                 via = f"`for ... in {text}`" + (", graph batches of a loader built elsewhere" if guessed else "")
+                fixed, drop_last = self.fixed_size_batches(iterable, loop)
                 return LoaderFeed(loader, call, via, padded,
-                                  tuple(self._unmarked_args(call, marks)), bool(marks))
+                                  tuple(self._unmarked_args(call, marks)), bool(marks), fixed, drop_last)
             child = anc
         feed = self._next_batch_source(call, func)
         if feed is not None:
@@ -441,7 +446,7 @@ class Feeds:
             feed = self._batch_source(caller, depth + 1)
             if feed is not None:
                 return LoaderFeed(feed.loader, call, feed.via, feed.padded, tuple(self._unmarked_args(call)),
-                                  feed.marked_any)
+                                  feed.marked_any, feed.fixed, feed.drop_last)
         if func.cls is not None and func in self._lightning_reachable(func.cls):
             loader = self._lightning_loader(func.cls)
             if loader:

@@ -239,14 +239,17 @@ class Kinds:
         reaching = self.reaching(name, at)
         if not reaching:
             return UNKNOWN
+        if self.tensor_narrowing(name, at) is False:
+            return SCALAR  # the else of `isinstance(name, Tensor)` (narrowing.py)
         kinds = set()
-        for candidate, func in reaching:
+        presumed = self.presumed_reaching(name, at)
+        for candidate, func in presumed:
             if candidate.how == "assign" and isinstance(candidate.value, cst.Name) \
                     and candidate.value.value == "None":
                 continue  # `x = None` then `if ...: x = tensor`: x is a tensor where it is used
             kinds.add(self._binding_kind(name, candidate, func))
         if not kinds:
-            return SCALAR
+            return SCALAR if presumed else UNKNOWN
         return kinds.pop() if len(kinds) == 1 else UNKNOWN
 
     def _binding_kind(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> str:

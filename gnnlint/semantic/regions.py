@@ -3,8 +3,8 @@
 ``compiled_region(node)`` says why a node runs under torch.compile (the body
 of a compiled function, the ``forward`` of a compiled class and the methods
 and helpers it calls, a compiled class from another file via ProjectFacts,
-library mode) or None; ``is_eager_only(node)`` is true in branches guarded by
-``is_compiling()`` that never run compiled. ``hot_region(node)`` says why a
+library mode) or None; it is None wherever ``is_eager_only(node)`` (``eager.py``)
+says the code never runs compiled, and calls made from such code are not followed. ``hot_region(node)`` says why a
 node runs once per training/inference step (the per-iteration body of a
 loop that steps an optimizer, calls ``.backward()`` or runs a model, and the
 functions it calls). Both are computed once, up front
@@ -21,8 +21,8 @@ from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import compile_facts
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
-from gnnlint.semantic.model import ClassInfo, FuncInfo, _ends_with_exit
-from gnnlint.semantic.vocab import COMPILE_FUNCS, IS_COMPILING, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
+from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
 
 class Regions:
@@ -42,64 +42,6 @@ class Regions:
         self._compiled_via: dict = {}  # FuncInfo -> the calls from compiled code that reach it
         self._analyse_compiled()
         self._analyse_hot()
-
-    def _is_compiling_test(self, test: cst.BaseExpression) -> Optional[bool]:
-        """True: the test is ``is_compiling()``; False: ``not is_compiling()``."""
-        negated = False
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            negated = not negated
-            test = test.expression
-        if isinstance(test, cst.Call) and self.resolve(test.func) in IS_COMPILING:
-            return not negated
-        if isinstance(test, cst.Call) and (self.last_part(test.func) or "") in ("is_compiling", "is_dynamo_compiling"):
-            return not negated
-        return None
-
-    def is_eager_only(self, node: cst.CSTNode) -> bool:
-        """Inside a branch that does not run under torch.compile."""
-        child = node
-        for anc in self.ancestors(node):
-            if isinstance(anc, (cst.If, cst.IfExp)):
-                # `if not is_compiling():`, `if debug and not is_compiling():`, the
-                # else of `if is_compiling():` ...
-                if (child is anc.body and self._false_when_compiling(anc.test)) or \
-                        (child is anc.orelse and self._true_when_compiling(anc.test)):
-                    return True
-            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and self._after_compiling_exit(anc, child):
-                return True
-            if isinstance(anc, cst.FunctionDef):
-                break
-            child = anc
-        return False
-
-    def _false_when_compiling(self, test: cst.BaseExpression) -> bool:
-        if self._is_compiling_test(test) is False:
-            return True
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self._false_when_compiling(test.left) or self._false_when_compiling(test.right)
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-            return self._false_when_compiling(test.left) and self._false_when_compiling(test.right)
-        return False
-
-    def _true_when_compiling(self, test: cst.BaseExpression) -> bool:
-        if self._is_compiling_test(test) is True:
-            return True
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-            return self._true_when_compiling(test.left) or self._true_when_compiling(test.right)
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self._true_when_compiling(test.left) and self._true_when_compiling(test.right)
-        return False
-
-    def _after_compiling_exit(self, block, stmt: cst.CSTNode) -> bool:
-        """``stmt`` follows ``if is_compiling(): return ...`` in the same
-        block, so it only runs eagerly."""
-        for sibling in block.body:
-            if sibling is stmt:
-                return False
-            if isinstance(sibling, cst.If) and sibling.orelse is None \
-                    and self._true_when_compiling(sibling.test) and _ends_with_exit(sibling.body):
-                return True
-        return False
 
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
@@ -432,6 +374,8 @@ class Regions:
         for call in info.calls:
             if self.enclosing_function(call) is not info:
                 continue  # calls inside nested defs belong to them
+            if self.is_eager_only(call):
+                continue  # `if not is_compiling(): helper(x)`, a call in a torch.compiler.disable function
             local = self.local_callee(call)
             if isinstance(local, FuncInfo):
                 yield local, call

@@ -148,7 +148,10 @@ def likely_tensor(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) ->
             return True
         return False
     if isinstance(expr, cst.Name):
-        binding, _ = ctx.lookup(expr.value, expr)
+        if ctx.tensor_narrowing(expr.value, expr) is False:
+            return False
+        # skipping an assignment under `isinstance(name, Tensor)` (narrowing.py)
+        binding = ctx.presumed_binding(expr.value, expr)
         if binding is not None and binding.how == "assign" and binding.value is not None:
             return likely_tensor(ctx, binding.value, depth + 1)
     return False

@@ -14,7 +14,13 @@ IS_COMPILING = {
     "torch.compiler.is_dynamo_compiling",
     "torch._utils.is_compiling",
     "torch_geometric.typing.is_compiling",
+    "torch._dynamo.external_utils.is_compiling",
+    "transformers.utils.is_torchdynamo_compiling",
 }
+# The last part of an is_compiling() spelling gnnlint cannot resolve (a project's own wrapper).
+IS_COMPILING_NAMES = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling")
+# Decorators that keep dynamo out of a function: its body always runs eagerly.
+DISABLE_FUNCS = {"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo"}
 
 
 # Bases that make a class an nn.Module (resolved names or bare last parts).

@@ -1,0 +1,127 @@
+"""Where a tensor lives: "is this tensor known to be on the CPU?"
+
+Reading a CPU tensor's value (``.item()``, ``float(t)``, ``print(t)``) does
+not sync the device, so the sync rules (GNN001, GNN013) leave such reads
+alone (``shared/cases/README.md``: "A CPU tensor does not sync the device:
+false"). A tensor is known to be on the host when it is
+
+- built from Python or numpy data without ``device=``: ``torch.tensor(list)``,
+  ``torch.as_tensor([...])`` / ``torch.as_tensor(np_array)``, ``torch.from_numpy(a)``
+  (unless the file calls ``torch.set_default_device``);
+- the result of ``.cpu()`` / ``.to("cpu")`` (the copy is that call, which the
+  sync rules report where it costs something);
+- computed from such tensors by ops that keep the device (``.mean()``,
+  ``t[i]``, ``t * 2``, ``.float()`` ...), or a name every reaching assignment
+  of which is one of these.
+
+Anything else (a tensor whose device is unknown) is not on the host.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.semantic.kinds import SCALAR, TENSOR
+
+_FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
+# methods whose result lives where the receiver does
+_MOVES = ("to", "cuda", "pin_memory", "type", "numpy", "tolist", "item")
+
+
+class Devices:
+    """``host_tensor``. Mixed into FileContext; reads the SemanticModel and the value kinds."""
+
+    def host_tensor(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """How ``expr`` is known to be a CPU tensor ("`torch.tensor(...)` without
+        `device=`", "a `.cpu()` result", "`torch.from_numpy(...)`"), or None."""
+        if depth > 6 or self._default_device_set():
+            return None
+        if isinstance(expr, cst.Call):
+            return self._host_call(expr, depth)
+        if isinstance(expr, cst.Subscript):
+            return self.host_tensor(expr.value, depth + 1)
+        if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
+            operands = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) \
+                else (expr.left, *(c.comparator for c in expr.comparisons))
+            sides = [self.host_tensor(side, depth + 1) if self.kind(side) != SCALAR else "scalar"
+                     for side in operands]
+            if None in sides:
+                return None
+            return next((s for s in sides if s != "scalar"), None)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.host_tensor(expr.expression, depth + 1)
+        if isinstance(expr, cst.Name):
+            return self._host_name(expr, depth)
+        return None
+
+    def _host_call(self, call: cst.Call, depth: int) -> Optional[str]:
+        resolved = self.resolve(call.func) or ""
+        has_device = any(a.keyword is not None and a.keyword.value == "device" for a in call.args)
+        positional = [a.value for a in call.args if a.keyword is None]
+        if resolved == "torch.from_numpy":
+            return "`torch.from_numpy(...)`"
+        if resolved in _FROM_DATA and positional and not has_device:
+            data = positional[0]
+            if self.kind(data) == TENSOR:
+                return None  # as_tensor(t) is t, wherever it lives
+            if resolved == "torch.tensor" or self._python_or_numpy(data):
+                return f"`{resolved}(...)` of Python data without `device=`"
+            return None
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if method == "cpu" and not call.args and self.kind(func.value) == TENSOR:
+            return "a `.cpu()` result"
+        if method == "to" and positional and self._cpu_literal(positional[0]):
+            return "a `.to(\"cpu\")` result"
+        if method in _MOVES or self.kind(func.value) == SCALAR:
+            return None
+        return self.host_tensor(func.value, depth + 1)
+
+    def _host_name(self, name: cst.Name, depth: int) -> Optional[str]:
+        reaching = self.reaching(name.value, name)
+        if not reaching:
+            return None
+        found = None
+        for candidate, _func in reaching:
+            if candidate.how != "assign" or candidate.value is None:
+                return None
+            found = self.host_tensor(candidate.value, depth + 1)
+            if found is None:
+                return None
+        return found
+
+    def _python_or_numpy(self, data: cst.BaseExpression) -> bool:
+        if self.kind(data) == SCALAR:
+            return True
+        if isinstance(data, cst.Call):
+            resolved = self.resolve(data.func) or ""
+            if resolved.startswith("numpy."):
+                return True
+            if isinstance(data.func, cst.Attribute) and data.func.attr.value in ("numpy", "tolist"):
+                return True
+        if isinstance(data, cst.Name):
+            binding, _ = self.lookup(data.value, data)
+            if binding is not None and binding.how == "assign" and binding.value is not None \
+                    and binding.value is not data:
+                return self._python_or_numpy(binding.value)
+        return False
+
+    @staticmethod
+    def _cpu_literal(expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.SimpleString):
+            return expr.value.strip("'\"") == "cpu"
+        if isinstance(expr, cst.Call) and expr.args and isinstance(expr.args[0].value, cst.SimpleString):
+            return expr.args[0].value.value.strip("'\"") == "cpu" and \
+                isinstance(expr.func, (cst.Name, cst.Attribute)) and \
+                (expr.func.value if isinstance(expr.func, cst.Name) else expr.func.attr.value) == "device"
+        return False
+
+    def _default_device_set(self) -> bool:
+        cached = getattr(self, "_default_device_cache", None)
+        if cached is None:
+            cached = any((self.resolve(c.func) or "") == "torch.set_default_device" for c in self.all_calls())
+            self._default_device_cache = cached
+        return cached

@@ -1,0 +1,139 @@
+"""Eager-only code: "is this node provably never run under torch.compile?"
+
+One answer for every rule (``is_eager_only``), asked by ``compiled_region``
+first and by the rules that report outside compiled code too (GNN004). Code
+is eager-only when
+
+- it sits in a branch that is false under compile: ``if not is_compiling():``,
+  ``if debug and not is_compiling():``, the ``else`` of ``if is_compiling():``
+  (any spelling in ``vocab.IS_COMPILING``: ``torch.compiler.is_compiling``,
+  ``torch._dynamo.is_compiling``, ``torch_geometric.is_compiling``,
+  ``is_torchdynamo_compiling`` ...);
+- it follows ``if is_compiling(): return ...`` (or ``raise``) in the same block;
+- its function is decorated with ``torch.compiler.disable`` /
+  ``torch._dynamo.disable`` (dynamo never traces it), or is nested in one;
+- its function is a helper whose every call in the file is itself eager-only
+  (and that nothing compiles directly: not a compiled entry point, not named
+  by another file's compiled facts).
+
+The compile-site analysis (``regions.py``) does not follow calls made from
+eager-only code, so a helper called only there is not compiled either.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.semantic.model import FuncInfo, _ends_with_exit
+from gnnlint.semantic.vocab import COMPILE_FUNCS, DISABLE_FUNCS, IS_COMPILING, IS_COMPILING_NAMES, \
+    MESSAGE_PASSING_METHODS
+
+# Methods a compiled model runs directly: never "only called from eager code".
+_ENTRY_METHODS = ("forward", "__call__") + MESSAGE_PASSING_METHODS
+
+
+class EagerOnly:
+    """``is_eager_only`` and its helpers. Mixed into FileContext; reads the SemanticModel."""
+
+    def is_eager_only(self, node: cst.CSTNode) -> bool:
+        """``node`` never runs under torch.compile (guarded by ``is_compiling()``,
+        in a ``torch.compiler.disable`` function, or in a helper only called from such code)."""
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.If, cst.IfExp)):
+                if (child is anc.body and self._false_when_compiling(anc.test)) or \
+                        (child is anc.orelse and self._true_when_compiling(anc.test)):
+                    return True
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and self._after_compiling_exit(anc, child):
+                return True
+            if isinstance(anc, cst.FunctionDef) and child is anc.body:
+                info = self.func_info.get(anc)
+                return info is not None and self.eager_only_function(info)
+            child = anc
+        return False
+
+    def eager_only_function(self, info: FuncInfo) -> bool:
+        """Every line of the function ``info`` runs eagerly only."""
+        return self._memoised((info, "eager_only"), lambda: self._eager_only_function(info), False)
+
+    def _eager_only_function(self, info: FuncInfo) -> bool:
+        if self.compile_disabled(info):
+            return True
+        if info.parent is not None and (self.eager_only_function(info.parent) or self.is_eager_only(info.node)):
+            return True
+        if self._compiled_entry(info):
+            return False
+        calls = self.callers_of(info)
+        if not calls and info.cls is not None:
+            # `obj.method(...)` on a value whose class is not known: every call by that name
+            calls = list(self._callers_index()[1].get(info.name, ()))
+        return bool(calls) and all(self.is_eager_only(call) for call in calls)
+
+    def compile_disabled(self, info: FuncInfo) -> bool:
+        """Decorated with ``torch.compiler.disable`` / ``torch._dynamo.disable`` (with or without arguments)."""
+        for deco in info.node.decorators:
+            target = deco.decorator
+            if isinstance(target, cst.Call):
+                target = target.func
+            if self.resolve(target) in DISABLE_FUNCS:
+                return True
+        return False
+
+    def _compiled_entry(self, info: FuncInfo) -> bool:
+        """Something compiles ``info`` directly: a forward-like method, a
+        ``@torch.compile`` function, ``torch.compile(info)``, another file's fact."""
+        if info.cls is not None and info.name in _ENTRY_METHODS:
+            return True
+        for deco in info.node.decorators:
+            target = deco.decorator
+            if self.resolve(target.func if isinstance(target, cst.Call) else target) in COMPILE_FUNCS:
+                return True
+        if info.parent is None and info.cls is None:
+            if info.name in self.project.compiled:
+                return True
+            for call in self.compile_calls:
+                if call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == info.name:
+                    return True
+        return False
+
+    # the tests ---------------------------------------------------------------------
+    def _is_compiling_test(self, test: cst.BaseExpression) -> Optional[bool]:
+        """True: the test is ``is_compiling()``; False: ``not is_compiling()``."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            negated = not negated
+            test = test.expression
+        if isinstance(test, cst.Call) and (self.resolve(test.func) in IS_COMPILING
+                                           or (self.last_part(test.func) or "") in IS_COMPILING_NAMES):
+            return not negated
+        return None
+
+    def _false_when_compiling(self, test: cst.BaseExpression) -> bool:
+        if self._is_compiling_test(test) is False:
+            return True
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._false_when_compiling(test.left) or self._false_when_compiling(test.right)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            return self._false_when_compiling(test.left) and self._false_when_compiling(test.right)
+        return False
+
+    def _true_when_compiling(self, test: cst.BaseExpression) -> bool:
+        if self._is_compiling_test(test) is True:
+            return True
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            return self._true_when_compiling(test.left) or self._true_when_compiling(test.right)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._true_when_compiling(test.left) and self._true_when_compiling(test.right)
+        return False
+
+    def _after_compiling_exit(self, block, stmt: cst.CSTNode) -> bool:
+        """``stmt`` follows ``if is_compiling(): return ...`` in the same
+        block, so it only runs eagerly."""
+        for sibling in block.body:
+            if sibling is stmt:
+                return False
+            if isinstance(sibling, cst.If) and sibling.orelse is None \
+                    and self._true_when_compiling(sibling.test) and _ends_with_exit(sibling.body):
+                return True
+        return False

@@ -1,0 +1,72 @@
+"""semantic/devices.py: which tensors are known to live on the CPU (issue 10 item 5)."""
+import textwrap
+
+import libcst as cst
+
+from gnnlint.context import FileContext
+
+
+def _values(source: str) -> dict[str, object]:
+    ctx = FileContext(cst.parse_module(textwrap.dedent(source)), "case.py")
+    out = {}
+    for call in ctx.all_calls():
+        if isinstance(call.func, cst.Name) and call.func.value == "probe":
+            arg = call.args[0].value
+            out[ctx.module.code_for_node(arg)] = ctx.host_tensor(arg)
+    return out
+
+
+def test_host_tensors():
+    found = _values("""
+        import numpy as np
+        import torch
+        def f(out, losses, device):
+            a = torch.tensor(losses)
+            b = torch.as_tensor([1.0, 2.0])
+            c = out.detach().cpu()
+            d = torch.from_numpy(np.ones(3))
+            e = torch.tensor(losses, device=device)
+            g = torch.tensor(losses).to(device)
+            h = torch.as_tensor(out)
+            probe(a.mean())
+            probe(b * 2)
+            probe(c.sum())
+            probe(d[0])
+            probe(e.mean())
+            probe(g)
+            probe(h)
+            probe(out)
+            probe(a + out)
+            probe(out.to("cpu"))
+    """)
+    host = {k for k, v in found.items() if v}
+    assert host == {"a.mean()", "b * 2", "c.sum()", "d[0]", 'out.to("cpu")'}
+
+
+def test_default_device_makes_factories_unknown():
+    found = _values("""
+        import torch
+        torch.set_default_device("cuda")
+        a = torch.tensor([1.0])
+        probe(a)
+    """)
+    assert found == {"a": None}
+
+
+def test_last_partial_batch_message():
+    """GNN007 on fixed-size examples without drop_last names drop_last, not dynamic=True, and offers no fix."""
+    from gnnlint.config import Settings
+    from gnnlint.engine import lint_source
+    source = textwrap.dedent("""
+        import torch
+        import torch_geometric.transforms as T
+        from torch_geometric.datasets import ModelNet
+        from torch_geometric.loader import DataLoader
+        dataset = ModelNet("data", transform=T.SamplePoints(1024))
+        model = torch.compile(Net())
+        for data in DataLoader(dataset, 32):
+            model(data.pos, data.batch)
+    """)
+    findings = [f for f in lint_source(source, "case.py", Settings()) if f.code == "GNN007"]
+    assert len(findings) == 1 and findings[0].fix is None and findings[0].severity == "info"
+    assert "`drop_last=True`" in findings[0].message and "`T.SamplePoints(1024)`" in findings[0].message
