@@ -31,8 +31,10 @@ class DataDependentShape(Rule):
     `torch.isnan(...)` and friends, a name bound to one of these, or a tensor
     whose name contains `mask` (`data.train_mask`). Integer index tensors
     (`h[batch]`, `x[idx]`, `z[edge_label_index[0]]`) gather a known number of
-    rows and are not flagged; neither are masked *assignments* (`x[mask] = 0`),
-    which keep the shape.
+    rows and are not flagged; neither are masked *assignments* (`x[mask] = 0`,
+    `head[mask] = out[:, :d]`), which keep the shape: 0 graph breaks on torch
+    2.13 (`bench/evidence/e16_masked_assignment.py`; a mask *read* on the right,
+    `x[mask] = y[mask]`, breaks there and is flagged as a read).
 
     ## Why is this bad?
     The compiler cannot know the output size before the data is on the
