@@ -145,6 +145,31 @@ def evaluate(loader):
     assert "a training loop" in found[13]
 
 
+def test_a_wrapped_loader_is_a_batch_loop_whatever_its_progress_bar_says():
+    # physicsnemo's GLOBE: the per-sample loop's tqdm description names the
+    # epoch; it is not a full-batch epoch loop (judged false on real code)
+    src = """
+import torch
+@torch.compile(dynamic=True, disable=not use_compile)
+def run_batch(sample):
+    return model(sample)
+def run_epoch(split, epoch):
+    for sample in tqdm(prefetch_map(dataloaders[split], prep), desc=f"{epoch:d} {split}"):
+        loss = run_batch(sample)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+for epoch in range(3):
+    loss = run_batch(data)
+    loss.backward()
+    optimizer.step()
+    print(loss.item())
+"""
+    found = {f.line: f.message for f in _lint(src, {"GNN013"})}
+    assert "every batch of a training loop" in found[11] and "epoch" not in first_sentence(found[11])
+    assert "one step per epoch" in found[16]
+
+
 # -- the call that copies ------------------------------------------------------------
 def test_the_copy_is_the_cpu_call():
     src = """

@@ -137,6 +137,16 @@ for data in loader:
     if weights.max() > 1:
         print(weights)
 """),
+        # `disable=True` returns the model unchanged: nothing runs compiled
+        Valid("""
+import torch
+model = torch.compile(model, disable=True)
+for batch in loader:
+    loss = model(batch).sum()
+    loss.backward()
+    optimizer.step()
+    print(loss.item())
+"""),
         # a program that never compiles: per-step syncs are not a torch.compile hazard
         Valid("""
 import torch

@@ -324,6 +324,8 @@ class _Collector:
         else:
             self.ctx.module_calls.append(node)
         dotted = self.ctx.resolve(node.func)
+        if compile_disabled(node):
+            return
         if dotted in COMPILE_FUNCS:
             self.ctx.compile_calls.append(node)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" \
@@ -334,6 +336,14 @@ class _Collector:
         func = self._func()
         if func is not None:
             func.returns.append(node)
+
+
+def compile_disabled(call: cst.Call) -> bool:
+    """``torch.compile(model, disable=True)``: the call returns the model
+    unchanged, so it compiles nothing (a computed ``disable=not flag`` may
+    compile and is kept)."""
+    return any(arg.keyword is not None and arg.keyword.value == "disable"
+               and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in call.args)
 
 
 def _ends_with_exit(block: cst.BaseSuite) -> bool:

@@ -21,7 +21,7 @@ from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import compile_facts
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
 
@@ -154,7 +154,7 @@ class Regions:
                 partial = self.compile_partial(deco)  # @functools.partial(torch.compile, ...) / @compile_fn
                 if partial is not None:
                     resolved, call = self.resolve(partial.args[0].value), call or partial
-                if resolved in COMPILE_FUNCS:
+                if resolved in COMPILE_FUNCS and not (call is not None and compile_disabled(call)):
                     why = f"compiled function `{info.qualname}`"
                     self._mark_compiled_func(info, why)
                     site = self._site_from_call(call, 0, info.qualname, "function", resolved) if call \

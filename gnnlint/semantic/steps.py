@@ -307,12 +307,31 @@ class StepAnalysis:
     def _per(self, loop: cst.CSTNode) -> str:
         ctx = self.ctx
         if isinstance(loop, cst.For):
-            if ctx._looks_like_loader(loop.iter):
+            iterables = _wrapped_iterables(loop.iter)
+            if any(ctx._looks_like_loader(it) for it in iterables):
                 return "batch"
-            text = ctx.module.code_for_node(loop.target) + " " + ctx.module.code_for_node(loop.iter)
-            if "epoch" in text.lower():
+            # the names that say what is iterated -- not strings or keyword
+            # arguments (tqdm(loader, desc=f"epoch {epoch}") is a batch loop)
+            names = [ctx.module.code_for_node(loop.target)] + [
+                ctx.module.code_for_node(it) for it in iterables if not isinstance(it, cst.Call)]
+            if any("epoch" in name.lower() for name in names):
                 return "epoch"
         return "step"
+
+
+def _wrapped_iterables(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``expr`` and what it wraps: the positional arguments of the calls around
+    it (tqdm(prefetch_map(loaders[split], fn)) -> ..., loaders[split], fn) and
+    the container a subscript takes an item of (loaders[split] -> loaders)."""
+    out, stack = [], [expr]
+    while stack and len(out) < 16:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, cst.Call):
+            stack.extend(a.value for a in node.args if a.keyword is None and not a.star)
+        elif isinstance(node, cst.Subscript):
+            stack.append(node.value)
+    return out
 
 
 def _ref_text(ref: tuple, fallback: str) -> str:
