@@ -53,6 +53,7 @@ from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
 from gnnlint.semantic.fixed_size import FixedSize
 from gnnlint.semantic.handoffs import Handoffs
 from gnnlint.semantic.instantiate import Instantiate
+from gnnlint.semantic.literals import Literals
 from gnnlint.semantic.kinds import (  # noqa: F401
     _NO_VALUE,
     BATCH,
@@ -89,8 +90,8 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 )
 
 
-class FileContext(SemanticModel, Names, Narrowing, Kinds, Devices, Choices, Instantiate, CompileSites, EagerOnly,
-                  Regions, Handoffs, Feeds, FixedSize, Optim, Lazy):
+class FileContext(SemanticModel, Names, Narrowing, Kinds, Literals, Devices, Choices, Instantiate, CompileSites,
+                  EagerOnly, Regions, Handoffs, Feeds, FixedSize, Optim, Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

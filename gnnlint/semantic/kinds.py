@@ -18,6 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
 
@@ -133,14 +134,6 @@ _TENSOR_ANNOTATIONS = re.compile(
 
 
 _SCALAR_ANNOTATIONS = re.compile(r"^(Optional\[)?(int|float|bool|str|complex)\]?$|^(int|float|bool|str) \| None$")
-
-
-class _NoValue:
-    def __repr__(self) -> str:
-        return "<no value>"
-
-
-_NO_VALUE = _NoValue()
 
 
 # torch.nn.utils functions that return a tensor (the total gradient norm...).
@@ -612,26 +605,6 @@ class Kinds:
             return full_name(self.class_of(expr, at or expr))
         except RecursionError:  # pragma: no cover - defensive
             return None
-
-    def literal_value(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
-        """A Python literal (str/int/float/bool/None) an expression surely is,
-        through one name binding; ``_NO_VALUE`` otherwise."""
-        if expr is None or depth > 3:
-            return _NO_VALUE
-        if isinstance(expr, cst.SimpleString):
-            return expr.evaluated_value
-        if isinstance(expr, (cst.Integer, cst.Float)):
-            return expr.evaluated_value
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
-                and isinstance(expr.expression, (cst.Integer, cst.Float)):
-            return -expr.expression.evaluated_value
-        if isinstance(expr, cst.Name):
-            if expr.value in ("True", "False", "None"):
-                return {"True": True, "False": False, "None": None}[expr.value]
-            binding = self.feed_binding(expr.value, at or expr)
-            if binding is not None and binding.how == "assign":
-                return self.literal_value(binding.value, binding.value, depth + 1)
-        return _NO_VALUE
 
 
 # Builtins that return Python values (getattr: anything).
