@@ -67,15 +67,6 @@ class RepeatInterleaveSize(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
-        # CPU repeats outside compiled code (a test, a loader's preprocessing): sizing the
-        # output reads host memory, nothing syncs the device (judged on torchmd-net, PyG)
-        Valid("""
-import torch
-counts = torch.tensor([2, 3, 1])
-batch = torch.arange(3).repeat_interleave(counts)
-sizes = torch.from_numpy(degrees)
-index = torch.repeat_interleave(torch.arange(len(sizes)), sizes).to(device)
-"""),
         # isinstance narrowing (issue 10 item 4): the tensor assignments keep a tensor a tensor,
         # so `repeats` is what the caller passed -- an int (fairchem's repeat_blocks)
         Valid("""
@@ -138,7 +129,12 @@ def expand(h, counts, num_nodes: int):
 """),
     )
     INVALID = (
-        # the same CPU repeats inside a compiled forward: the output size is still data-dependent
+        # CPU repeats: reported anywhere as well (the labelled policy); the message says what it costs
+        Invalid("""
+import torch
+counts = torch.tensor([2, 3, 1])
+batch = torch.arange(3).repeat_interleave(counts)
+""", lines=(4,)),
         Invalid("""
 import torch
 class Net(torch.nn.Module):
@@ -245,15 +241,13 @@ class Expand(torch.nn.Module):
         if not ctx.likely_tensor(repeats):
             return
         where = ctx.compiled_region(node)
-        if where is None and ctx.host_tensor(repeats) is not None:
-            return  # CPU repeats outside compiled code: the output is sized from host memory, no device sync
         size_arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == "output_size"), None)
         if size_arg is not None and not is_none(size_arg.value):
             if ctx.kind(size_arg.value) != TENSOR:
                 return
             problem = (f"`output_size={_text(ctx, size_arg.value)}` is a device tensor: converting it to an int "
                        f"syncs the device")
-        elif ctx.host_tensor(repeats) is not None:  # (only reached in compiled code)
+        elif ctx.host_tensor(repeats) is not None:  # no device to sync, but the size is still the data's
             problem = (f"`repeat_interleave` with CPU tensor repeats `{_text(ctx, repeats)}` and no "
                        f"`output_size` sizes its output from the data")
         else:
