@@ -277,3 +277,20 @@ def _group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             out.append(int(entry))
     return out
+
+
+def test_an_interrupt_ends_the_processes_verify_started_even_before_they_joined_a_target(tmp_path):
+    # A zygote still starting up when Ctrl-C/SIGTERM came was in no target's
+    # tree: it (and what it forked) outlived verify, re-parented to init.
+    from gnnlint.verify import _procs
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    _procs.register_child(proc.pid)
+    try:
+        _procs.end_all()
+        proc.wait(timeout=30)  # a survivor fails here
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        _procs.forget_child(proc.pid)
+        if proc.poll() is None:
+            proc.kill()

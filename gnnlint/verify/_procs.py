@@ -162,9 +162,17 @@ def end_orphans() -> None:
 
 
 def end_all() -> None:
-    """Ctrl-C / SIGTERM: end every running target and what it started."""
+    """Ctrl-C / SIGTERM: end every running target and what it started, and
+    the processes verify itself started (a zygote still starting up when the
+    signal came is in no target's tree yet: its own session is ended here)."""
     with _lock:
         trees = list(_live)
+        own = list(_own_children)
     for t in trees:
         t.end()
+    for pid in own:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # each runs in a session of its own (start_new_session)
+        except OSError:
+            pass
     end_orphans()

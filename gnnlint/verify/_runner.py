@@ -382,6 +382,9 @@ def run_all(items: list[Target | TargetResult], *, backend: str, device: str, ti
                 z = Zygote(cwd, threads, start_timeout=max(60.0, timeout))
             except (OSError, RuntimeError):
                 z = None
+            if z is not None and stopping.is_set():  # interrupted while it started
+                z.kill()
+                z = None
             local.zygote = z
             if z is not None:
                 with lock:
@@ -392,9 +395,12 @@ def run_all(items: list[Target | TargetResult], *, backend: str, device: str, ti
         if stopping.is_set():
             return
         it = items[i]
+        zygote = None if isinstance(it, TargetResult) else get_zygote()
+        if stopping.is_set():  # interrupted while the zygote started: run nothing more
+            return
         r = it if isinstance(it, TargetResult) else run_target(
             it, backend=backend, device=device, timeout=timeout, cwd=cwd, train_steps=train_steps,
-            zygote=get_zygote(), threads=threads, max_calls=max_calls, max_memory=max_memory)
+            zygote=zygote, threads=threads, max_calls=max_calls, max_memory=max_memory)
         results[i] = r
         if on_done is not None and not stopping.is_set():
             on_done(r)
