@@ -6,6 +6,32 @@ from gnnlint.rules._sync import SyncRule
 from gnnlint.rules.base import Invalid, Valid
 
 
+
+# A scatter helper whose `dim_size is None` branch syncs; compiled callers pass a size
+# (VALID), unless another compiled model reaches it without one (INVALID).
+_SCATTER_HELPERS = """
+import torch
+from typing import Optional
+def scatter_sum(src, index, out=None, dim_size: Optional[int] = None):
+    if out is None:
+        if dim_size is not None:
+            out = torch.zeros(dim_size)
+        else:
+            out = torch.zeros(int(index.max()) + 1)
+    return out.scatter_add_(0, index, src)
+def segment_sum(data, ids, num_segments: int):
+    return scatter_sum(data, ids, dim_size=num_segments)
+def scatter_mean(src, index, dim_size: Optional[int] = None):
+    return scatter_sum(src, index, None, dim_size)
+class Net(torch.nn.Module):
+    def forward(self, x, index):
+        return segment_sum(x, index, x.shape[0])
+class Other(torch.nn.Module):
+    def forward(self, x, index):
+        return scatter_mean(x, index)
+model = torch.compile(Net())
+"""
+
 class HostSync(SyncRule):
     """
     ## What it does
@@ -159,54 +185,11 @@ class Lit(pl.LightningModule):
 """),
         # the `dim_size is None` branch of a helper never runs compiled: every
         # compiled call passes a size (a parameter annotated `int`)
-        Valid("""
-import torch
-from typing import Optional
-def scatter_sum(src, index, out=None, dim_size: Optional[int] = None):
-    if out is None:
-        if dim_size is not None:
-            out = torch.zeros(dim_size)
-        else:
-            out = torch.zeros(int(index.max()) + 1)
-    return out.scatter_add_(0, index, src)
-def segment_sum(data, ids, num_segments: int):
-    return scatter_sum(data, ids, dim_size=num_segments)
-def scatter_mean(src, index, dim_size: Optional[int] = None):
-    return scatter_sum(src, index, None, dim_size)
-class Net(torch.nn.Module):
-    def forward(self, x, index):
-        return segment_sum(x, index, x.shape[0])
-class Other(torch.nn.Module):
-    def forward(self, x, index):
-        return scatter_mean(x, index)
-model = torch.compile(Net())
-"""),
+        Valid(_SCATTER_HELPERS),
     )
     INVALID = (
         # ... but it does when a compiled caller may pass None
-        Invalid("""
-import torch
-from typing import Optional
-def scatter_sum(src, index, out=None, dim_size: Optional[int] = None):
-    if out is None:
-        if dim_size is not None:
-            out = torch.zeros(dim_size)
-        else:
-            out = torch.zeros(int(index.max()) + 1)
-    return out.scatter_add_(0, index, src)
-def segment_sum(data, ids, num_segments: int):
-    return scatter_sum(data, ids, dim_size=num_segments)
-def scatter_mean(src, index, dim_size: Optional[int] = None):
-    return scatter_sum(src, index, None, dim_size)
-class Net(torch.nn.Module):
-    def forward(self, x, index):
-        return segment_sum(x, index, x.shape[0])
-class Other(torch.nn.Module):
-    def forward(self, x, index):
-        return scatter_mean(x, index)
-model = torch.compile(Net())
-other = torch.compile(Other())
-""", lines=(9,)),
+        Invalid(_SCATTER_HELPERS + "other = torch.compile(Other())\n", lines=(9,)),
         # a compiled LightningModule: the Trainer compiles its step methods too
         Invalid("""
 import torch

@@ -109,23 +109,23 @@ class EagerOnly:
             return not negated
         return None
 
+    def _value_when_compiling(self, test: cst.BaseExpression) -> Optional[bool]:
+        """What ``test`` surely evaluates to under compile (None: not known):
+        an ``is_compiling()`` test (or its negation), through ``and``/``or``."""
+        value = self._is_compiling_test(test)
+        if value is not None or not isinstance(test, cst.BooleanOperation):
+            return value
+        left, right = self._value_when_compiling(test.left), self._value_when_compiling(test.right)
+        absorbing = not isinstance(test.operator, cst.And)  # False absorbs `and`, True absorbs `or`
+        if absorbing in (left, right):
+            return absorbing
+        return (not absorbing) if left is right is (not absorbing) else None
+
     def _false_when_compiling(self, test: cst.BaseExpression) -> bool:
-        if self._is_compiling_test(test) is False:
-            return True
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self._false_when_compiling(test.left) or self._false_when_compiling(test.right)
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-            return self._false_when_compiling(test.left) and self._false_when_compiling(test.right)
-        return False
+        return self._value_when_compiling(test) is False
 
     def _true_when_compiling(self, test: cst.BaseExpression) -> bool:
-        if self._is_compiling_test(test) is True:
-            return True
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-            return self._true_when_compiling(test.left) or self._true_when_compiling(test.right)
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self._true_when_compiling(test.left) and self._true_when_compiling(test.right)
-        return False
+        return self._value_when_compiling(test) is True
 
     def _after_compiling_exit(self, block, stmt: cst.CSTNode) -> bool:
         """``stmt`` follows ``if is_compiling(): return ...`` in the same
