@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from typing import Optional
 from gnnlint.facts import ImportRef
 
 # The marker module of the ImportRef a file exports for "the class the config
@@ -179,3 +180,123 @@ def target_why(why: str, dotted: str, where: str) -> str:
         return why.replace(CONFIG_CLASS, text)
     return f"compiled forward of {text}"
 
+
+
+# -- the entries of a config mapping: `**cfg.compile.args` ------------------------------
+_ENTRY = re.compile(r"""^(\s*)['"]?([A-Za-z_][\w\-]*)['"]?\s*:(?:\s+(.*?))?\s*$""")
+_PACKAGE_GLOBAL = re.compile(r"^#\s*@package\s+_global_\s*$", re.M)
+ABSENT = "\x00absent"
+
+
+def mapping_entry(importer: str, path: tuple, key: str) -> "Optional[tuple[str, str]]":
+    """``(raw value, yaml path)`` of ``key`` in the mapping at ``path``
+    (``("compile", "args")``) of the project's Hydra configs for code in
+    ``importer``; ``(ABSENT, yaml path)`` when every config that defines the
+    mapping leaves ``key`` out; None when no config defines it, or the configs
+    disagree, or the entry is not a plain scalar (then nothing is known)."""
+    folder = os.path.dirname(os.path.abspath(importer))
+    for _ in range(_MAX_UP):
+        answers = []
+        for root in _config_roots(folder, path[0]):
+            answers += _mapping_answers(root, tuple(path), key)
+        if answers:
+            values = {value for value, _where in answers}
+            if len(values) != 1 or None in values:
+                return None
+            where = os.path.relpath(answers[0][1], folder).replace(os.sep, "/")
+            return answers[0][0], where
+        if any(os.path.exists(os.path.join(folder, m)) for m in _ROOT_MARKERS):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
+
+
+def _mapping_answers(root: str, path: tuple, key: str) -> list:
+    """[(raw value | ABSENT | None when not a scalar, yaml path)] of every YAML
+    file under ``root`` that defines the mapping: the config directory's own
+    files and ``# @package _global_`` files from the top, a group folder named
+    ``path[0]`` from its second key."""
+    out = []
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        rel = os.path.relpath(directory, root)
+        for name in sorted(files):
+            if not name.endswith(_YAML):
+                continue
+            file = os.path.join(directory, name)
+            text = _read_text(file)
+            if text is None:
+                continue
+            if rel == "." or _PACKAGE_GLOBAL.search(text):
+                wanted = path
+            elif rel.split(os.sep)[0] == path[0]:
+                wanted = path[1:]
+            else:
+                continue
+            entries = _mapping_in(text, wanted)
+            if entries is not None:
+                out.append((entries.get(key, ABSENT), file))
+    return out
+
+
+@lru_cache(maxsize=512)
+def _read_text(path: str) -> "Optional[str]":
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(_MAX_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _mapping_in(text: str, path: tuple) -> "Optional[dict]":
+    """The scalar entries of the mapping at ``path`` in one YAML text (a
+    nested mapping's entry: None), or None when the text does not define it."""
+    stack: list[tuple[int, str]] = []
+    found: Optional[dict] = None
+    child_indent = -1
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or stripped.startswith("- "):
+            continue
+        match = _ENTRY.match(line)
+        if match is None:
+            continue
+        indent, name, value = len(match.group(1)), match.group(2), (match.group(3) or "").split(" #")[0].strip()
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        keys = tuple(k for _i, k in stack)
+        if found is not None and keys[:len(path)] == path and len(keys) == len(path):
+            if child_indent < 0:
+                child_indent = indent
+            found[name] = _scalar(value)
+        if keys + (name,) == path:
+            if value.startswith("{"):
+                return _flow_mapping(value)
+            if value and value not in ("null", "~"):
+                return None  # `args: ${oc.create:...}`, a reference: unknown
+            found, child_indent = {}, -1
+        stack.append((indent, name))
+    return found
+
+
+def _scalar(raw: str) -> "Optional[str]":
+    if not raw or raw.startswith(("{", "[", "$", "&", "*", "|", ">", "!")):
+        return None  # a nested mapping, a list, an interpolation, an anchor: not a plain value
+    return raw.strip("'\"") if raw[:1] in "'\"" else raw
+
+
+def _flow_mapping(raw: str) -> "Optional[dict]":
+    if not raw.endswith("}") or "{" in raw[1:] or "[" in raw:
+        return None
+    out = {}
+    for item in raw[1:-1].split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition(":")
+        if not sep:
+            return None
+        out[name.strip().strip("'\"")] = _scalar(value.strip())
+    return out

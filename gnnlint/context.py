@@ -71,6 +71,7 @@ from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, SemanticModel, 
 from gnnlint.semantic.names import Names
 from gnnlint.semantic.narrowing import Narrowing
 from gnnlint.semantic.optim import Optim
+from gnnlint.semantic.optional_inputs import OptionalInputs
 from gnnlint.semantic.regions import Regions
 from gnnlint.semantic.syntax import (  # noqa: F401 - call-argument helpers rules use
     arg_of,
@@ -91,7 +92,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 
 
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Literals, Devices, Choices, Instantiate, CompileSites,
-                  EagerOnly, Regions, Handoffs, Feeds, FixedSize, Optim, Lazy):
+                  EagerOnly, OptionalInputs, Regions, Handoffs, Feeds, FixedSize, Optim, Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is
@@ -140,6 +141,9 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Literals, Devices, Cho
 
     def likely_tensor(self, expr: cst.BaseExpression) -> bool:
         return shapes.likely_tensor(self, expr)
+
+    def int_or_tensor_is_tensor(self, expr: cst.BaseExpression) -> bool:
+        return shapes.int_or_tensor_is_tensor(self, expr)
 
     def module_dict_kind(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
         return keys.module_dict_kind(self, expr, at)

@@ -649,6 +649,9 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
     for ref, why in params:
         function = ref.name.split(":")[0].encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
+        # `from citation import run` where citation/__init__.py says `from .train_eval import run`:
+        # the importer names the package, not the defining module
+        stems = [stem] + _reexporting_package(result.path, stem, function, contents)
         for path in every:
             if path == result.path:
                 continue
@@ -662,10 +665,30 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             if function not in data or not pattern.search(data):
                 continue
             facts = incoming.setdefault(path, ProjectFacts())
-            key = f"{stem}.{ref.name}"
-            if key not in facts.compiled_params:
-                facts.compiled_params[key] = f"{why}, from {Path(result.path).name}"
-                changed.add(path)
+            for key in (f"{name}.{ref.name}" for name in stems):
+                if key not in facts.compiled_params:
+                    facts.compiled_params[key] = f"{why}, from {Path(result.path).name}"
+                    changed.add(path)
+
+
+def _reexporting_package(path: str, stem: str, function: bytes, contents: Optional[dict]) -> list:
+    """[the package's name] when the ``__init__.py`` next to ``path`` imports
+    ``function`` from it (``from .train_eval import run``), else []."""
+    init = os.path.join(os.path.dirname(path), "__init__.py")
+    if stem == "__init__" or os.path.basename(path) == "__init__.py":
+        return []
+    data = contents.get(init) if contents else None
+    if data is None:
+        try:
+            with open(init, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return []
+    pattern = rb"from[ \t]+\.%s[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b%s\b" % (
+        re.escape(stem.encode()), re.escape(function))
+    if not re.search(pattern, data):
+        return []
+    return [os.path.basename(os.path.dirname(os.path.abspath(path)))]
 
 
 def _config_built(importer: str, kind: str, facts: list) -> list:
@@ -728,6 +751,11 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                     why = why.removesuffix(config_targets.SAME_FILE)
                     facts = incoming.setdefault(target[0], ProjectFacts())
                     known = getattr(facts, kind).get(target[1])
+                    if kind == "compiled_passed":  # every compiled call counts: joined, not first-wins
+                        if known is None or why not in known.split("|"):
+                            facts.compiled_passed[target[1]] = why if known is None else f"{known}|{why}"
+                            changed.add(target[0])
+                        continue
                     if known is None or (kind == "fullgraph" and why.endswith("False")
                                          and not known.startswith(why)):
                         # one compile site without fullgraph=True decides

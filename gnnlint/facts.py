@@ -110,7 +110,7 @@ class ImportRef:
 
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
-FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params")
+FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params", "compiled_passed")
 
 
 @dataclass
@@ -139,6 +139,9 @@ class ProjectFacts:
     # function this file imports compiles that parameter (``def run(model):
     # model = torch.compile(model)``), so the classes passed there are compiled
     compiled_params: dict[str, str] = field(default_factory=dict)
+    # functions other files call from compiled code -> the parameters each
+    # such call gives, calls joined by "|" (semantic/optional_inputs.py)
+    compiled_passed: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -163,6 +166,9 @@ class ExportedFacts:
     # ImportRef("", "<function>:<position>/<parameter>"), told to the files
     # that import them (the engine finds those by their import lines)
     compiled_params: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported functions this file calls from compiled code: what one call gives
+    # ("0,edge_attr!": positions and keywords, "!" never None; "*" unknown)
+    compiled_passed: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -116,6 +116,8 @@ TABLE: tuple[SizeInference, ...] = (
     SizeInference("to_nested_tensor", (_s("batch_size", 3),), "number of graphs",
                   "utils/nested.py -> scatter(..., dim_size=batch_size)", needs=_s("batch", 1),
                   unless=_s("ptr", 2)),
+    SizeInference("index2ptr", (_s("size", 1),), "number of rows (examples)",
+                  "index.py:34 `int(index.max()) + 1`"),
     SizeInference("group_argsort", (_s("num_groups", 3),), "number of groups",
                   "utils/_scatter.py group_argsort -> scatter(..., dim_size=num_groups)"),
     # modules whose call infers a size

@@ -49,7 +49,7 @@ def test_pyg_internal_key_matches_pyg():
 
 def _pyg_object(entry):
     import importlib
-    for mod in ("torch_geometric.utils", "torch_geometric.nn", "torch_geometric.nn.pool",
+    for mod in ("torch_geometric.utils", "torch_geometric.index", "torch_geometric.nn", "torch_geometric.nn.pool",
                 "torch_geometric.nn.aggr", "torch_geometric.nn.norm"):
         obj = getattr(importlib.import_module(mod), entry.name, None)
         if obj is not None:

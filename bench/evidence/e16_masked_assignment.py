@@ -43,6 +43,12 @@ def assign_given_rows(x, mask, v):  # head[mask] = output_head[:, :d]: a value c
     return x * 2
 
 
+def augmented(x, mask):  # edge_weight[loop_mask] -= 1 (ChebConv.__norm__): reads x[mask], then writes it
+    x = x.clone()
+    x[mask] -= 1
+    return x * 2
+
+
 def main():
     torch.manual_seed(0)
     x = torch.randn(16, 4)
@@ -54,7 +60,8 @@ def main():
              ("x[mask] = torch.zeros(())", assign_broadcast_tensor, (x, elems)),
              ("x[rows] = torch.zeros(int(rows.sum()), d)", assign_rows, (x, rows)),
              ("x[mask] = y[mask]", assign_from_masked, (x, y, elems)),
-             ("x[rows] = v  (v: k rows computed elsewhere)", assign_given_rows, (x, rows, y[: int(rows.sum())]))]
+             ("x[rows] = v  (v: k rows computed elsewhere)", assign_given_rows, (x, rows, y[: int(rows.sum())])),
+             ("x[mask] -= 1", augmented, (x, elems))]
     print(f"torch {torch.__version__}")
     for name, fn, args in cases:
         torch._dynamo.reset()

@@ -127,8 +127,31 @@ import torch
 def expand(h, counts, num_nodes: int):
     return h.repeat_interleave(counts, dim=0, output_size=num_nodes)
 """),
+        # a repeats count used as a plain number: no array evidence, so not called a tensor
+        Valid("""
+import torch
+def expand(graph, h):
+    nodes, n_node = graph
+    scale = n_node * 2
+    return h.repeat_interleave(n_node, dim=0) * scale
+"""),
     )
     INVALID = (
+        # repeats can only be an int or a tensor: one with a first dimension, a device or `.to()` is a tensor
+        Invalid("""
+import torch
+class GraphNetwork(torch.nn.Module):
+    def forward(self, graph):
+        nodes, edges, globals_, n_node, n_edge = graph
+        n_graph = n_node.shape[0]
+        return torch.repeat_interleave(torch.arange(n_graph), n_node, dim=0)
+def pbc(cell, neighbors):
+    neighbors = neighbors.to(cell.device)
+    return torch.repeat_interleave(cell, neighbors, dim=0)
+def from_state(state, device):
+    n_node = state.n_atoms_per_system
+    return torch.arange(n_node.shape[0], device=device).repeat_interleave(n_node)
+""", lines=(7, 10, 13)),
         # CPU repeats: reported anywhere as well (the labelled policy); the message says what it costs
         Invalid("""
 import torch
@@ -238,7 +261,7 @@ class Expand(torch.nn.Module):
         if repeats_arg is None or repeats_arg.star or ctx.is_eager_only(node):
             return  # reported anywhere a tensor repeats, except code that provably never runs compiled
         repeats = repeats_arg.value
-        if not ctx.likely_tensor(repeats):
+        if not ctx.int_or_tensor_is_tensor(repeats):
             return
         where = ctx.compiled_region(node)
         size_arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == "output_size"), None)

@@ -34,7 +34,9 @@ class DataDependentShape(Rule):
     rows and are not flagged; neither are masked *assignments* (`x[mask] = 0`,
     `head[mask] = out[:, :d]`), which keep the shape: 0 graph breaks on torch
     2.13 (`bench/evidence/e16_masked_assignment.py`; a mask *read* on the right,
-    `x[mask] = y[mask]`, breaks there and is flagged as a read).
+    `x[mask] = y[mask]`, breaks there and is flagged as a read, and so is an
+    augmented assignment `w[loop_mask] -= 1`, which reads `w[loop_mask]`
+    first: 1 break, "Dynamic shape operator").
 
     ## Why is this bad?
     The compiler cannot know the output size before the data is on the
@@ -175,6 +177,16 @@ def step(x, y, train_mask):
     counts = y.bincount()
     return x[train_mask].sum() + x.masked_select(x > 0).sum()
 """, lines=(5, 6, 6)),
+        # an augmented masked assignment reads the masked rows first (ChebConv.__norm__)
+        Invalid("""
+import torch
+class Norm(torch.nn.Module):
+    def forward(self, edge_index, edge_weight):
+        loop_mask = edge_index[0] == edge_index[1]
+        edge_weight[loop_mask] -= 1
+        return edge_weight
+model = torch.compile(Norm())
+""", lines=(6,)),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -239,7 +251,7 @@ def step(x, y, train_mask):
         parent = ctx.parent.get(node)
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
             return False
-        if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+        if isinstance(parent, cst.AnnAssign) and parent.target is node:
             return False
         if isinstance(parent, cst.Del):
             return False

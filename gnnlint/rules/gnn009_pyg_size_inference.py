@@ -334,6 +334,17 @@ class Net(torch.nn.Module):
         return self.pool(x, batch)
 model = torch.compile(Net())
 """, lines=(11, 12)),
+        # index2ptr(batch) counts the examples from the data (DynamicEdgeConv, XConv); with size it does not
+        Invalid("""
+import torch
+from torch_geometric.index import index2ptr
+class Knn(torch.nn.Module):
+    def forward(self, x, batch, num_graphs):
+        ptr = index2ptr(batch)
+        known = index2ptr(batch, num_graphs)
+        return ptr, known
+model = torch.compile(Knn())
+""", lines=(6,)),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

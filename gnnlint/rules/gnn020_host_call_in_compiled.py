@@ -28,7 +28,8 @@ class HostCallInCompiled(Rule):
     recompiles when it changes). Calls in `except` handlers and `raise`
     paths, under `if not torch.compiler.is_compiling():` (also in a helper
     only called there), and print / logging / warnings in a guard clause
-    (`if not items: warnings.warn(...); return None`), are not flagged; nor print / logging when the file registers the logger in
+    (`if not items: warnings.warn(...); return None`) or under a device
+    test (`if not x.is_cuda: warnings.warn("slow CPU path")`), are not flagged; nor print / logging when the file registers the logger in
     `torch._dynamo.config.reorderable_logging_functions`.
 
     ## Why is this bad?
@@ -76,6 +77,19 @@ class HostCallInCompiled(Rule):
     triggers = (b"print(", b"log", b"warn", b"time.", b"random", b"manual_seed", b"perf_counter")
 
     VALID = (
+        # a warning about the setup, issued only off the intended device
+        Valid("""
+import torch
+import warnings
+class Conv(torch.nn.Module):
+    def forward(self, x, batch):
+        if not x.is_cuda:
+            warnings.warn("the CPU version is slow")
+        if batch is not None and x.device != batch.device:
+            warnings.warn("x and batch are on different devices")
+        return x
+model = torch.compile(Conv())
+"""),
         # a torch.compiler.disable helper runs eagerly: dynamo calls it without tracing
         Valid("""
 import time
@@ -142,7 +156,7 @@ model = torch.compile(Net())
         region = ctx.compiled_region(node)
         if region is None or ctx.in_error_path(node):
             return
-        if severity == "info" and _in_guard_clause(ctx, node):
+        if severity == "info" and (_in_guard_clause(ctx, node) or _under_device_test(ctx, node)):
             return  # `if not data_list: warn(...); return None`: a degenerate call, not every call
         extra = "; the value it returns is baked into the graph (a recompile when it changes)" \
             if severity == "warning" else ""
@@ -185,6 +199,42 @@ model = torch.compile(Net())
 
     def _logging_reordered(self) -> bool:
         return bool(self.context.attribute_nodes("reorderable_logging_functions"))
+
+
+_DEVICE_ATTRS = ("is_cuda", "is_cpu", "device")
+
+
+def _under_device_test(ctx, node: cst.CSTNode) -> bool:
+    """Inside ``if not x.is_cuda:`` / ``if x.device != batch.device:``: a
+    warning about the setup (CPU fallback, tensors on two devices), issued
+    only when the program runs somewhere it was not meant to."""
+    child = node
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(anc, cst.If) and child is anc.body:
+            return _mentions_device(anc.test)
+        child = anc
+    return False
+
+
+def _mentions_device(test: cst.BaseExpression) -> bool:
+    todo = [test]
+    while todo:
+        expr = todo.pop()
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _DEVICE_ATTRS:
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            todo.append(expr.expression)
+        elif isinstance(expr, cst.BooleanOperation):
+            todo += [expr.left, expr.right]
+        elif isinstance(expr, cst.Comparison):
+            todo += [expr.left] + [c.comparator for c in expr.comparisons]
+        elif isinstance(expr, cst.Subscript):
+            todo.append(expr.value)
+        elif isinstance(expr, cst.Attribute):
+            todo.append(expr.value)
+    return False
 
 
 def _in_guard_clause(ctx, node: cst.CSTNode) -> bool:

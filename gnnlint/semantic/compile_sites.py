@@ -19,6 +19,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from gnnlint import config_targets
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import _FEED_MODEL_WRAPPERS, COMPILE_FUNCS
@@ -350,6 +351,11 @@ class CompileSites:
         for arg in self._compile_args(site_node):
             if arg.star != "**":
                 continue
+            config = self._config_entry(arg.value, name)
+            if config is not None:
+                if config[0] is None:
+                    continue  # the configs leave it out
+                return config
             found = self._dict_entry(arg.value, arg.value, name, 0)
             if found is None:
                 continue
@@ -361,6 +367,40 @@ class CompileSites:
             where = self.module.code_for_node(arg.value)
             return value, source or f"`**{where}` sets `{name}={_shown(value)}`"
         return None, None
+
+    _CONFIG_ROOTS = ("cfg", "config", "conf", "hparams", "args", "opt", "hydra_cfg")
+    _YAML_LITERALS = {"true": True, "True": True, "false": False, "False": False, "null": None, "~": None}
+
+    def _config_entry(self, expr: cst.BaseExpression, name: str) -> Optional[tuple]:
+        """``**cfg.compile.args`` in a Hydra program: ``(value, source)`` of
+        ``name`` in that mapping of the project's YAML configs
+        (``gnnlint.config_targets.mapping_entry``), ``(None, None)`` when
+        they leave it out, None when unknown (not a Hydra config, no config
+        defines the mapping, the configs disagree, not a plain scalar)."""
+        if not any(m.split(".")[0] in ("hydra", "omegaconf") for m in self.aliases.values()) \
+                and not any(r.module.split(".")[0] in ("hydra", "omegaconf") for r in self.imports.values()):
+            return None
+        keys = []
+        while isinstance(expr, cst.Attribute):
+            keys.append(expr.attr.value)
+            expr = expr.value
+        keys.reverse()
+        if isinstance(expr, cst.Name) and expr.value == "self" and keys and keys[0] in self._CONFIG_ROOTS:
+            keys = keys[1:]  # self.cfg.compile.args
+        elif not isinstance(expr, cst.Name) or expr.value == "self":
+            return None
+        if not keys:
+            return None
+        found = config_targets.mapping_entry(self.path, tuple(keys), name)
+        if found is None:
+            return None
+        raw, where = found
+        if raw == config_targets.ABSENT:
+            return None, None
+        value = self._YAML_LITERALS.get(raw, raw)
+        if isinstance(value, str) and name == "dynamic":
+            return _NO_VALUE, None  # `dynamic: ${...}` or a string: not a value gnnlint reads
+        return value, f"`{where}` sets `{'.'.join(keys)}.{name}: {raw}`"
 
     def _dict_entry(self, expr: cst.BaseExpression, at: cst.CSTNode, key: str, depth: int):
         """The entry ``key`` of a mapping expression: None when it surely has

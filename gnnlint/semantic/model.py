@@ -129,6 +129,28 @@ def walk(root: cst.CSTNode, enter, leave=None) -> None:
             push((children[i], node, False))
 
 
+_OVERLOAD_DECORATORS = ("overload", "_overload", "_overload_method")
+
+
+def _is_overload_stub(node: cst.FunctionDef) -> bool:
+    """``@typing.overload`` / ``@torch.jit._overload``: a signature only, the
+    definition that follows is the one that runs."""
+    for deco in node.decorators:
+        target = deco.decorator
+        last = target.attr.value if isinstance(target, cst.Attribute) else \
+            target.value if isinstance(target, cst.Name) else None
+        if last in _OVERLOAD_DECORATORS:
+            return True
+    return False
+
+
+def _define(table: dict, name: str, info: "FuncInfo") -> None:
+    """The first definition of ``name`` wins, except over overload stubs."""
+    known = table.get(name)
+    if known is None or _is_overload_stub(known.node) and not _is_overload_stub(info.node):
+        table[name] = info
+
+
 class _Collector:
     """One walk over the module: parents, order, scopes, bindings, calls."""
 
@@ -195,11 +217,11 @@ class _Collector:
         info = FuncInfo(node, name, qual, cls, parent_func, is_async=node.asynchronous is not None)
         self._bind(name, Binding(self.ctx.order[node], None, "def", node=node))
         if cls is not None:
-            cls.methods.setdefault(name, info)
+            _define(cls.methods, name, info)
         elif parent_func is not None:
             parent_func.nested[name] = info
         else:
-            self.ctx.functions.setdefault(name, info)
+            _define(self.ctx.functions, name, info)
         self.ctx.func_info[node] = info
         for param in _all_params(node.params):
             info.params[param.name.value] = param
@@ -228,6 +250,9 @@ class _Collector:
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
+            if not self.scopes:
+                module = self.ctx.dotted(node.module) if node.module is not None else ""
+                self.ctx.star_imports.append(ImportRef(module or "", "", len(node.relative)))
             return
         module = self.ctx.dotted(node.module) if node.module is not None else ""
         level = len(node.relative)
@@ -381,6 +406,7 @@ class SemanticModel:
         self.order: dict[cst.CSTNode, int] = {}
         self.aliases: dict[str, str] = {}
         self.imports: dict[str, ImportRef] = {}
+        self.star_imports: list[ImportRef] = []  # `from .conv import *` at module level: ImportRef("conv", "", 1)
         self.functions: dict[str, FuncInfo] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.func_info: dict[cst.FunctionDef, FuncInfo] = {}

@@ -40,12 +40,13 @@ class Regions:
         self.exported = ExportedFacts()
         self._compiled_roots: set = set()  # compiled on their own (a compile site, a forward, a fact)
         self._compiled_via: dict = {}  # FuncInfo -> the calls from compiled code that reach it
+        self._fact_roots: set = set()  # top-level functions compiled because other files call them compiled
         self._analyse_compiled()
         self._analyse_hot()
 
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
-        if self.is_eager_only(node) or self._none_branch_unreached(node):
+        if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -200,6 +201,7 @@ class Regions:
             elif name in self.classes:
                 self._mark_class(self.classes[name], why)
             elif name in self.functions:
+                self._fact_roots.add(self.functions[name])
                 self._mark_compiled_func(self.functions[name], why)
             elif name in self.imports and name[:1].isupper() and CONFIG_CLASS_MARK in why:
                 # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
@@ -278,6 +280,7 @@ class Regions:
             self._mark_class(cls, f"compiled forward of `{cls.name}`")
         elif isinstance(cls, ImportRef):
             self.exported.compiled.append((cls, f"compiled forward of `{cls.name}`"))
+            self._export_passed(cls, None)  # compiled itself: called with anything
 
     def _mark_class(self, cls: ClassInfo, why: str) -> None:
         if cls.name in self.compiled_classes:
@@ -368,13 +371,14 @@ class Regions:
                 self._mark_class(callee, f"compiled forward of `{callee.name}`")
             elif isinstance(callee, ImportRef):
                 self.exported.compiled.append((callee, why))
+                self._export_passed(callee, call)
 
     def _callees(self, info: FuncInfo) -> Iterator[tuple[object, cst.Call]]:
         """Local functions, methods and model classes a function calls."""
         for call in info.calls:
             if self.enclosing_function(call) is not info:
                 continue  # calls inside nested defs belong to them
-            if self.is_eager_only(call):
+            if self.is_eager_only(call) or self.optional_input_unreached(call):
                 continue  # `if not is_compiling(): helper(x)`, a call in a torch.compiler.disable function
             local = self.local_callee(call)
             if isinstance(local, FuncInfo):
@@ -583,7 +587,9 @@ class Regions:
             self._forward_reexports()
         return self.exported
 
-    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept")
+    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")
+    # through `from .x import *` (a name not bound here) only what the compiled-region rules need
+    _STAR_REEXPORTED_KINDS = ("compiled", "fullgraph", "compiled_passed")
 
     def _forward_reexports(self) -> None:
         """A fact about a name this file only imports (``from .schnet import
@@ -596,6 +602,11 @@ class Regions:
                 if name == "*" or name.endswith("()") or head in self.classes or head in self.functions:
                     continue  # answered here (choices.py answers "*" and "build()")
                 ref = self.imports.get(head)
+                if ref is None and kind in self._STAR_REEXPORTED_KINDS:
+                    # `from .conv import *` in a package's __init__.py: the name comes from one of them
+                    for star in self.star_imports:
+                        getattr(self.exported, kind).append((ImportRef(star.module, name, star.level), why))
+                    continue
                 if ref is None or not ref.name or ref.module.split(".")[0] in ("torch", "torch_geometric") \
                         and not ref.level:
                     continue

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gnnlint.semantic.kinds import SCALAR, TENSOR
+from gnnlint.semantic.kinds import BATCH, MODEL, SCALAR, TENSOR
 from gnnlint.semantic.syntax import is_none
 
 if TYPE_CHECKING:
@@ -155,3 +155,48 @@ def likely_tensor(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) ->
         if binding is not None and binding.how == "assign" and binding.value is not None:
             return likely_tensor(ctx, binding.value, depth + 1)
     return False
+
+
+# what a Python int (or a numpy scalar) does not have: a device, a first dimension, tensor methods
+_ARRAY_ATTRS = ("device", "is_cuda")
+_ARRAY_METHODS = ("to", "size", "numel", "dim", "cuda", "contiguous", "view", "reshape", "cumsum")
+
+
+def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """For an argument that can only be an int or a tensor (``repeat_interleave``'s
+    ``repeats``): whether this one is not an int -- ``likely_tensor``, or a value
+    used as an array where it is bound (``n_node.shape[0]``, ``n.device``,
+    ``n.to(...)``; an int has none of these, a numpy scalar no first dimension),
+    or made by such a method (``neighbors = neighbors.to(cell.device)``)."""
+    if likely_tensor(ctx, expr):
+        return True
+    if ctx.kind(expr) == SCALAR:
+        return False
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value in _ARRAY_METHODS and ctx.kind(expr.func.value) not in (SCALAR, MODEL, BATCH)
+    if not isinstance(expr, cst.Name):
+        return False
+    reaching = ctx.reaching(expr.value, expr)
+    if len(reaching) != 1:
+        return False
+    binding, func = reaching[0]
+    if binding.how == "assign" and binding.value is not None and int_or_tensor_is_tensor(ctx, binding.value):
+        return True
+    scope = func.node if func is not None else None
+    if func is None or len(func.bindings.get(expr.value, ())) != 1:
+        return False  # one value in the whole function: its uses elsewhere speak for this one
+    return any(_used_as_array(ctx, use) for use in ctx.name_uses(expr.value)
+               if ctx.enclosing_function(use) is func and any(a is scope for a in ctx.ancestors(use)))
+
+
+def _used_as_array(ctx: FileContext, use: cst.Name) -> bool:
+    parent = ctx.parent.get(use)
+    if not isinstance(parent, cst.Attribute) or parent.value is not use:
+        return False
+    attr = parent.attr.value
+    if attr in _ARRAY_ATTRS:
+        return True
+    outer = ctx.parent.get(parent)
+    if attr == "shape":  # `n.shape[0]`: at least one dimension
+        return isinstance(outer, cst.Subscript) and outer.value is parent
+    return attr in _ARRAY_METHODS and isinstance(outer, cst.Call) and outer.func is parent

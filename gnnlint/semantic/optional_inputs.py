@@ -1,0 +1,189 @@
+"""Does this line of a library function run for what compiled callers pass?
+
+A function another file calls from compiled code (``remove_self_loops(edge_index)``
+inside a compiled ``GATConv.forward``, ``gcn_norm`` -> ``add_remaining_self_loops``)
+is compiled as a whole, but its optional branches run only for optional
+inputs: ``if edge_attr is not None: ... edge_attr[mask]`` runs only when a
+caller passes edge features, ``if is_torch_sparse_tensor(edge_index): ...``
+only for a sparse adjacency. The calling file tells the defining file which
+parameters its compiled calls give (``ExportedFacts.compiled_passed``:
+``ImportRef(module, "remove_self_loops")`` -> ``"0,edge_attr"``; ``!`` marks
+a value that is never None, ``*`` a call that cannot be read), and the
+engine joins the calls of all files with ``|``. A parameter the caller only
+forwards from its own ``= None`` parameter (``gcn_norm(edge_index,
+edge_weight)`` with ``edge_weight=None`` in the caller) is not given: it is
+optional data there too.
+
+``optional_input_unreached(node)`` is True when ``node`` sits in such a
+function (compiled only through another file's calls) and runs only
+
+- when a parameter defaulting to None is given, and no compiled call gives it;
+- when a parameter is None, and every compiled call gives a never-None value
+  (``index2ptr(batch, batch_size)`` after ``batch_size`` was computed);
+- for a sparse input (``if isinstance(adj, SparseTensor):``, after ``if not
+  is_torch_sparse_tensor(src): raise``, ``if layout is not None:`` where
+  ``layout`` is set only in a sparse branch): a sparse adjacency fed to a
+  compiled model is GNN005's finding where it is built, and nothing says the
+  compiled callers pass one.
+
+The compiled-region question (regions.py) then says "not compiled" for it,
+and the calls made there are not followed.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+
+
+class OptionalInputs:
+    """Mixed into FileContext; reads the SemanticModel and the Regions' fact roots."""
+
+    # the calling side -------------------------------------------------------------------
+    def _export_passed(self, ref: ImportRef, call: Optional[cst.Call]) -> None:
+        """What a compiled call of the imported ``ref`` gives (``*``: unknown)."""
+        spec = "*" if call is None else self._passed_spec(call)
+        self.exported.compiled_passed.append((ref, spec))
+
+    def _passed_spec(self, call: cst.Call) -> str:
+        items, position = [], 0
+        for arg in call.args:
+            if arg.star:
+                return "*"
+            key = arg.keyword.value if arg.keyword is not None else str(position)
+            if arg.keyword is None:
+                position += 1
+            if self._optional_value(arg.value, call):
+                continue
+            items.append(key + ("!" if self._never_none(arg.value, call, 0) else ""))
+        return ",".join(items) or "-"
+
+    def _optional_value(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``None``, or a parameter of the calling function that defaults to
+        None, not rebound before the call (optional data passed through)."""
+        if isinstance(expr, cst.Name) and expr.value == "None":
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = self.reaching(expr.value, at)
+        if not reaching:
+            return False
+        for binding, _func in reaching:
+            if binding.how != "param" or not isinstance(binding.node, cst.Param):
+                return False
+            default = binding.node.default
+            if not (isinstance(default, cst.Name) and default.value == "None"):
+                return False
+        return True
+
+    # the defining side ------------------------------------------------------------------
+    def optional_input_unreached(self, node: cst.CSTNode) -> bool:
+        func = self.enclosing_function(node)
+        if func is None or func not in self._fact_roots:
+            return False
+        if self._sparse_only(node, func):
+            return True
+        if func in self._compiled_via:
+            return False  # also called from compiled code here, with its own arguments
+        calls = self._passed_calls(func)
+        if calls is None:
+            return False
+        for param, needs_none in self._none_conditions(node, func):
+            if needs_none and calls and all(param in call and call[param] for call in calls):
+                return True
+            if not needs_none and self._defaults_to_none(func, param) and not any(param in call for call in calls):
+                return True
+        return False
+
+    def _passed_calls(self, func) -> Optional[list]:
+        """[{parameter: never None}] for each compiled call another file makes, or None when unknown."""
+        spec = self.project.compiled_passed.get(func.name)
+        if not spec:
+            return None
+        names = list(func.params)
+        calls = []
+        for one in spec.split("|"):
+            if one == "*":
+                return None
+            given = {}
+            for item in one.split(","):
+                if item in ("", "-"):
+                    continue
+                key, never_none = item.rstrip("!"), item.endswith("!")
+                if key.isdigit():
+                    if int(key) >= len(names):
+                        return None  # *args
+                    key = names[int(key)]
+                given[key] = never_none
+            calls.append(given)
+        return calls
+
+    @staticmethod
+    def _defaults_to_none(func, param: str) -> bool:
+        node = func.params.get(param)
+        return isinstance(node, cst.Param) and isinstance(node.default, cst.Name) and node.default.value == "None"
+
+    def _none_conditions(self, node: cst.CSTNode, func) -> list:
+        """(parameter, needs it None) for each ``P is None`` / ``P is not None``
+        test the line runs under: enclosing ``if``s and earlier ``if P is None:
+        return`` guard clauses."""
+        out = []
+        for test, holds in self._conditions(node, func):
+            name, is_none = self._none_test(test)
+            if name in func.params:
+                out.append((name, is_none == holds))
+        return out
+
+    def _conditions(self, node: cst.CSTNode, func) -> list:
+        """(test, whether it holds) for each condition the line runs under."""
+        out, child = [], node
+        for anc in self.ancestors(node):
+            if anc is func.node:
+                break
+            if isinstance(anc, (cst.If, cst.IfExp)) and child in (anc.body, anc.orelse):
+                out.append((anc.test, child is anc.body))
+            if isinstance(anc, cst.IndentedBlock) and isinstance(self.parent.get(anc), cst.FunctionDef):
+                for stmt in anc.body:
+                    if stmt is child:
+                        break
+                    if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
+                        out.append((stmt.test, False))
+            child = anc
+        return out
+
+    def _sparse_only(self, node: cst.CSTNode, func) -> bool:
+        if self.sparse_input_guard(node) is not None:
+            return True
+        for test, holds in self._conditions(node, func):
+            if isinstance(test, cst.Name):  # `is_sparse = is_torch_sparse_tensor(edge_index)` ... `if is_sparse:`
+                values = [b.value for b, _f in self.reaching(test.value, test)
+                          if b.how == "assign" and b.value is not None]
+                test = values[0] if len(values) == 1 else test
+            for name in func.params:
+                if self._implies(test, name, holds, self._is_sparse_check):
+                    return True
+            local, is_none = self._none_test(test)
+            if local is not None and local not in func.params and is_none != holds \
+                    and self._set_only_when_sparse(local, func):
+                return True
+        return False
+
+    def _set_only_when_sparse(self, name: str, func) -> bool:
+        """Every non-None value of local ``name`` is assigned in a sparse branch
+        (``layout = None`` ... ``if is_torch_sparse_tensor(edge_index): layout = edge_index.layout``)."""
+        values = [b for b in func.bindings.get(name, ()) if b.how != "param"]
+        set_ = [b for b in values if not (isinstance(b.value, cst.Name) and b.value.value == "None")]
+        return bool(set_) and len(set_) < len(values) and all(
+            b.value is not None and self.sparse_input_guard(b.value) is not None for b in set_)
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """The block ends in ``return`` / ``raise``."""
+    stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    last = stmts[-1] if stmts else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) \
+        and isinstance(last.body[-1], (cst.Return, cst.Raise))
