@@ -221,6 +221,22 @@ for epoch in range(10):
         optimizer.step()
     print(loss.item())  # once per epoch, outside the batch loop
 """),
+        # a trainer object whose model is not compiled: the loop drives nothing compiled
+        Valid("""
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = model.to("cuda")
+    def train(self, graph):
+        loss = self.model(graph).sum()
+        loss.backward()
+        return loss
+def main(model, loader):
+    trainer = Trainer(model)
+    for graph in loader:
+        loss = trainer.train(graph)
+        print(loss.detach().cpu())
+"""),
         # the file compiles something, but not what this loop runs
         Valid("""
 import torch
@@ -302,6 +318,32 @@ def train(model, loader, optimizer):
         optimizer.step()
         labels = batch.y.tolist()
 """, lines=(8,), options=(("assume_compiled", "modules"),)),
+        # a trainer object compiles its model (under a flag); the loop runs it through `trainer.train`
+        Invalid("""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+class Trainer:
+    def __init__(self, cfg):
+        self.model = Net()
+        if cfg.jit:
+            self.model = torch.compile(self.model).to("cuda")
+    def train(self, graph):
+        loss = self.forward(graph)
+        loss.backward()
+        return loss
+    def forward(self, graph):
+        return self.model(graph).sum()
+def main(cfg, loader):
+    trainer = Trainer(cfg)
+    for epoch in range(10):
+        epoch_loss = 0
+        for graph in loader:
+            loss = trainer.train(graph)
+            epoch_loss += loss.detach().cpu()
+""", lines=(24,)),
         # a compiled train step called per batch
         Invalid("""
 import torch

@@ -479,7 +479,7 @@ class Regions:
                 if self._is_step_trigger(call):
                     result = True
                     break
-                callee = self.local_callee(call)
+                callee = self.method_callee(call)
                 if isinstance(callee, FuncInfo) and runs_step(callee, stack | {info}):
                     result = True
                     break
@@ -493,7 +493,7 @@ class Regions:
             if any(self._is_step_trigger(call) for call in calls):
                 self.hot_loops[loop] = self._loop_why(loop)
             elif any(isinstance(callee, FuncInfo) and runs_step(callee)
-                     for callee in (self.local_callee(call) for call in calls)):
+                     for callee in (self.method_callee(call) for call in calls)):
                 self.hot_loops[loop] = self._loop_why(loop)
                 only_via_calls.append((loop, calls))
         # The innermost loop is the hot one: an epoch loop that calls a
@@ -501,7 +501,7 @@ class Regions:
         # calls once per epoch is not per step either).
         with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
         for loop, calls in only_via_calls:
-            callees = [c for c in (self.local_callee(call) for call in calls) if isinstance(c, FuncInfo)]
+            callees = [c for c in (self.method_callee(call) for call in calls) if isinstance(c, FuncInfo)]
             if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees):
                 del self.hot_loops[loop]
         # Lightning-style step hooks run once per batch.
@@ -532,7 +532,7 @@ class Regions:
             if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
                     func.attr.value == "step" and self._is_step_trigger(call))):
                 return True
-            callee = self.local_callee(call)
+            callee = self.method_callee(call)
             if isinstance(callee, FuncInfo) and depth < 3 and callee is not info \
                     and self._updates_when_called(callee, depth + 1):
                 return True

@@ -139,7 +139,7 @@ class StepAnalysis:
         key = ("callee", id(call))
         if key in self._memo:
             return self._memo[key]
-        callee = ctx.local_callee(call)
+        callee = ctx.method_callee(call)
         if not isinstance(callee, FuncInfo):
             callee = None
             func = call.func
@@ -338,7 +338,9 @@ def _ref_text(ref: tuple, fallback: str) -> str:
     if ref[0] == "name":
         return ref[1]
     if ref[0] == "self":
-        return f"self.{ref[1]}"
+        owner = getattr(ref[2], "name", None) if len(ref) > 2 else None
+        # a loop outside the class runs it through a method (`trainer.train(graph)`)
+        return f"self.{ref[1]}` of `{owner}" if owner else f"self.{ref[1]}"
     if ref[0] == "func":
         return ref[1].name
     return fallback
