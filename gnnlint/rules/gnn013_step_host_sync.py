@@ -45,7 +45,9 @@ class StepHostSync(SyncRule):
     In mini-batch training the hot loop is the batch loop: an epoch loop
     around it is not one. Calls once per epoch outside the batch loop, after
     training, in preprocessing, on Python or numpy numbers, and on CPU
-    tensors are not flagged. Syncs inside compiled code are GNN001.
+    tensors are not flagged; nor is a bare `t.numpy()`, which raises on a
+    device tensor (so `t` is on the CPU; in `t.cpu().numpy()` the `.cpu()`
+    is the sync). Syncs inside compiled code are GNN001.
 
     ## Example
     ```python
@@ -118,6 +120,7 @@ class StepHostSync(SyncRule):
     # nothing (unless another file's facts or assume-compiled say otherwise)
     region = "compiled_or_hot"
     fix_applicability = "unsafe"
+    bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
         # CPU tensors (issue 10 item 5): reading them syncs nothing; the `.cpu()` copy is the sync
@@ -220,6 +223,16 @@ for epoch in range(10):
         loss.backward()
         optimizer.step()
     print(loss.item())  # once per epoch, outside the batch loop
+"""),
+        # cells straight from the loader (never moved to the device): `.numpy()`
+        # of a device tensor would raise, so it reads a CPU tensor
+        Valid("""
+import torch
+model = torch.compile(Net())
+for graph, cells in loader:
+    graph = graph.to("cuda")
+    pred = model(graph.x, graph.edge_index).detach()
+    faces.append(torch.squeeze(cells).numpy())
 """),
         # a trainer object whose model is not compiled: the loop drives nothing compiled
         Valid("""
