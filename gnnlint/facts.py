@@ -110,7 +110,7 @@ class ImportRef:
 
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
-FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params")
+FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params", "stepped")
 
 
 @dataclass
@@ -139,6 +139,10 @@ class ProjectFacts:
     # function this file imports compiles that parameter (``def run(model):
     # model = torch.compile(model)``), so the classes passed there are compiled
     compiled_params: dict[str, str] = field(default_factory=dict)
+    # "<function>" or "<Class>.<method>" -> "<per>|<role>|<what it runs>|<callee>, from <file>":
+    # another file calls it on every step of a loop that drives compiled code
+    # (``StepAnalysis``, GNN013)
+    stepped: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -163,6 +167,9 @@ class ExportedFacts:
     # ImportRef("", "<function>:<position>/<parameter>"), told to the files
     # that import them (the engine finds those by their import lines)
     compiled_params: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported functions / methods (ImportRef(module, "Class.method")) this file
+    # calls on every step of a loop that drives compiled code
+    stepped: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

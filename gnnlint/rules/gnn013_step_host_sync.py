@@ -569,6 +569,8 @@ def train():
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
         where = _PER[drive.per].format(role=role)
+        if drive.where:  # the loop is in another file
+            where += f" ({drive.where})"
         self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {_ADVICE[drive.per]}", fix,
                     loop=drive.loop)
 

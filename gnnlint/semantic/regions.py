@@ -516,6 +516,11 @@ class Regions:
                 forward = self.method_of(cls, "forward")
                 if forward is not None:
                     self._mark_hot_func(forward, why)
+        # Functions another file calls on every step of a loop that drives compiled code.
+        for key, why in self.project.stepped.items():
+            func = self.stepped_function(key)
+            if func is not None:
+                self._mark_hot_func(func, f"called every step from {why.partition(', from ')[2].split(', ')[0]}")
         # Functions called from hot loops are hot.
         for loop, why in list(self.hot_loops.items()):
             func = self.enclosing_function(loop)
@@ -523,6 +528,15 @@ class Regions:
             for call in calls:
                 if self.in_loop_body(call, loop):
                     self._mark_hot_call(call, why)
+
+    def stepped_function(self, key: str) -> Optional[FuncInfo]:
+        """The top-level function ``key`` or the method ``Class.method`` of this
+        file (the keys of ``ProjectFacts.stepped``)."""
+        head, _, method = key.partition(".")
+        if not method:
+            return self.functions.get(head)
+        cls = self.classes.get(head)
+        return self.method_of(cls, method) if cls is not None else None
 
     def _updates_when_called(self, info: FuncInfo, depth: int = 0) -> bool:
         """Runs ``.backward()`` or an optimizer step outside its own loops
@@ -581,6 +595,7 @@ class Regions:
             self._export_compiled_args()
             self._export_compiled_params()
             self._forward_reexports()
+            self._export_stepped()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept")
