@@ -250,8 +250,10 @@ class StepAnalysis:
                 return None
             found = ('compiled code (assume-compiled = "modules")', None)
         what, loop = found
-        # Lightning's `training_step` returns the loss: the trainer steps it
-        role = "training" if root.name == "training_step" or ctx._updates_when_called(root) else "evaluation"
+        # Lightning's `training_step` returns the loss: the trainer steps it; a
+        # loss helper called by a loop that steps the optimizer runs in training
+        role = "training" if root.name == "training_step" or ctx._updates_when_called(root) or (
+            loop is not None and self._role_of_block(loop.body) == "training") else "evaluation"
         return StepDrive(what, loop, role, self._per(loop) if loop is not None else "step")
 
     # -- per-step calls across files ---------------------------------------------
@@ -419,6 +421,8 @@ def _imported_target(ctx, call: cst.Call, import_ref):
             return import_ref(module, func.attr.value, ref.level)
         return None
     if isinstance(func.value, (cst.Name, cst.Attribute)):
+        if ctx.compiled_value(func.value, call):
+            return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
         owner = ctx.class_of(func.value, call)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
