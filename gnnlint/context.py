@@ -176,8 +176,15 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Literals, Devices, Cho
     def step_drive(self, node: cst.CSTNode):
         """Whether the per-step code at ``node`` drives compiled code (a
         ``semantic.steps.StepDrive``), or None; built on first use."""
+        return self._step_analysis().drive(node)
+
+    def _export_stepped(self) -> None:
+        """The imported functions this file calls every step of a loop that drives compiled code."""
+        self._step_analysis().export()
+
+    def _step_analysis(self):
         if getattr(self, "_steps", None) is None:
             from gnnlint.semantic.steps import StepAnalysis
             self._steps = StepAnalysis(self)
-        return self._steps.drive(node)
+        return self._steps
 

@@ -110,7 +110,8 @@ class ImportRef:
 
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
-FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params", "compiled_passed")
+FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
+              "compiled_passed", "stepped")
 
 
 @dataclass
@@ -142,6 +143,10 @@ class ProjectFacts:
     # functions other files call from compiled code -> the parameters each
     # such call gives, calls joined by "|" (semantic/optional_inputs.py)
     compiled_passed: dict[str, str] = field(default_factory=dict)
+    # "<function>" or "<Class>.<method>" -> "<per>|<role>|<what it runs>|<callee>, from <file>":
+    # another file calls it on every step of a loop that drives compiled code
+    # (``StepAnalysis``, GNN013)
+    stepped: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -169,6 +174,9 @@ class ExportedFacts:
     # imported functions this file calls from compiled code: what one call gives
     # ("0,edge_attr!": positions and keywords, "!" never None; "*" unknown)
     compiled_passed: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported functions / methods (ImportRef(module, "Class.method")) this file
+    # calls on every step of a loop that drives compiled code
+    stepped: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -268,3 +268,71 @@ def test_a_sweep_driven_from_another_file_and_the_compile_sites_fullgraph(tmp_pa
     codes = {(x.split(":")[0], x.split(" ")[1]) for x in _lines(run(["check", ".", "--no-cache", "--output-format",
                                                                       "concise"], root).output)}
     assert ("models.py", "GNN014") in codes
+
+
+STEPPED_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": """\
+        def to_item(x):
+            return x.cpu().item()
+    """,
+    "pkg/metrics.py": """\
+        from .util import to_item
+
+
+        def get_metrics(pred, y):
+            return {"mae": to_item((pred - y).abs().mean())}
+
+
+        class Tracker:
+            def update(self, metrics):
+                for k, v in metrics.items():
+                    if v.isnan().any():
+                        continue
+
+            def unused(self, v):
+                return v.item()
+
+
+        def once(v):
+            return v.item()
+    """,
+    "pkg/train.py": """\
+        import torch
+        from .metrics import Tracker, get_metrics, once
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        def main(loader, opt):
+            model = torch.compile(Net())
+            tracker = Tracker()
+            for x, y in loader:
+                pred = model(x)
+                loss = (pred - y).pow(2).mean()
+                loss.backward()
+                opt.step()
+                tracker.update({"loss": loss.detach()})
+                m = get_metrics(pred, y)
+            once(loss)
+    """,
+}
+
+
+def test_per_step_helpers_in_other_files(tmp_path):
+    # a function or method another file calls every step of a loop that drives
+    # compiled code is per-step code in its own file (and what it calls, in a
+    # third file); the message names the loop's file and the call it makes
+    root = _write(tmp_path / "stepped", STEPPED_PROJECT)
+    whole = _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert {line.split(" ")[0] for line in whole} == {"pkg/metrics.py:11:16:", "pkg/util.py:2:12:"}, whole
+    assert all(" GNN013 " in line and "(train.py, through `" in line for line in whole), whole
+    alone = _lines(run(["check", "pkg/util.py", "--no-cache", "--output-format", "concise"], root).output)
+    assert alone == {x for x in whole if x.startswith("pkg/util.py:")}
+    # the same loop without a compiled model: nothing anywhere
+    train = root / "pkg" / "train.py"
+    train.write_text(train.read_text().replace("torch.compile(Net())", "Net()"))
+    assert not _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)

@@ -41,6 +41,10 @@ class SyncRule(Rule):
     """Finds the syncs; a subclass decides whether one costs something here."""
 
     triggers = SYNC_TRIGGERS
+    # `.numpy()` of a device tensor raises (it copies nothing): on its own it
+    # reads a CPU tensor. A rule about device syncs (GNN013) skips it; the
+    # `.cpu()` before it, when there is one, is the sync and is reported.
+    bare_numpy_syncs = True
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:
         raise NotImplementedError
@@ -57,6 +61,8 @@ class SyncRule(Rule):
             if receiver_kind == UNKNOWN and method == "numpy" and not self._chained_from_tensor(func.value):
                 return
             copying = _copying_method(func.value)
+            if copying is None and method == "numpy" and not self.bare_numpy_syncs:
+                return
             if copying is None and self.context.host_tensor(func.value):
                 return  # a CPU tensor (`torch.tensor(list)`, a `.cpu()` result): no device sync
             self._flag(node, f"`.{copying or method}()`")

@@ -45,7 +45,9 @@ class StepHostSync(SyncRule):
     In mini-batch training the hot loop is the batch loop: an epoch loop
     around it is not one. Calls once per epoch outside the batch loop, after
     training, in preprocessing, on Python or numpy numbers, and on CPU
-    tensors are not flagged. Syncs inside compiled code are GNN001.
+    tensors are not flagged; nor is a bare `t.numpy()`, which raises on a
+    device tensor (so `t` is on the CPU; in `t.cpu().numpy()` the `.cpu()`
+    is the sync). Syncs inside compiled code are GNN001.
 
     ## Example
     ```python
@@ -118,6 +120,7 @@ class StepHostSync(SyncRule):
     # nothing (unless another file's facts or assume-compiled say otherwise)
     region = "compiled_or_hot"
     fix_applicability = "unsafe"
+    bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
         # CPU tensors (issue 10 item 5): reading them syncs nothing; the `.cpu()` copy is the sync
@@ -221,6 +224,32 @@ for epoch in range(10):
         optimizer.step()
     print(loss.item())  # once per epoch, outside the batch loop
 """),
+        # cells straight from the loader (never moved to the device): `.numpy()`
+        # of a device tensor would raise, so it reads a CPU tensor
+        Valid("""
+import torch
+model = torch.compile(Net())
+for graph, cells in loader:
+    graph = graph.to("cuda")
+    pred = model(graph.x, graph.edge_index).detach()
+    faces.append(torch.squeeze(cells).numpy())
+"""),
+        # a trainer object whose model is not compiled: the loop drives nothing compiled
+        Valid("""
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = model.to("cuda")
+    def train(self, graph):
+        loss = self.model(graph).sum()
+        loss.backward()
+        return loss
+def main(model, loader):
+    trainer = Trainer(model)
+    for graph in loader:
+        loss = trainer.train(graph)
+        print(loss.detach().cpu())
+"""),
         # the file compiles something, but not what this loop runs
         Valid("""
 import torch
@@ -302,6 +331,32 @@ def train(model, loader, optimizer):
         optimizer.step()
         labels = batch.y.tolist()
 """, lines=(8,), options=(("assume_compiled", "modules"),)),
+        # a trainer object compiles its model (under a flag); the loop runs it through `trainer.train`
+        Invalid("""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+class Trainer:
+    def __init__(self, cfg):
+        self.model = Net()
+        if cfg.jit:
+            self.model = torch.compile(self.model).to("cuda")
+    def train(self, graph):
+        loss = self.forward(graph)
+        loss.backward()
+        return loss
+    def forward(self, graph):
+        return self.model(graph).sum()
+def main(cfg, loader):
+    trainer = Trainer(cfg)
+    for epoch in range(10):
+        epoch_loss = 0
+        for graph in loader:
+            loss = trainer.train(graph)
+            epoch_loss += loss.detach().cpu()
+""", lines=(24,)),
         # a compiled train step called per batch
         Invalid("""
 import torch
@@ -514,6 +569,8 @@ def train():
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
         where = _PER[drive.per].format(role=role)
+        if drive.where:  # the loop is in another file
+            where += f" ({drive.where})"
         self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {_ADVICE[drive.per]}", fix,
                     loop=drive.loop)
 

@@ -559,7 +559,11 @@ class Kinds:
             func = expr.func
             # model.to(device) / .eval() / .cuda() keep the instance
             if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
-                return self.class_of(func.value, at, depth + 1)
+                owner = self.class_of(func.value, at, depth + 1)
+                own = self.method_of(owner, func.attr.value) if isinstance(owner, ClassInfo) else None
+                if own is None or all(_returns_self(r) for r in own.returns):
+                    return owner
+                return None  # a class's own `train(graph)` returns what it returns (a loss)
             resolved = self.resolve(func) or ""
             if resolved in COMPILE_FUNCS or resolved.endswith((".to_hetero", ".to_hetero_with_bases")) \
                     or resolved in ("to_hetero", "DataParallel") or resolved.endswith(
@@ -671,3 +675,7 @@ def full_name(ref) -> Optional[str]:
     if isinstance(ref, ClassInfo):
         return ref.name
     return None
+
+
+def _returns_self(ret: cst.Return) -> bool:
+    return isinstance(ret.value, cst.Name) and ret.value.value == "self"

@@ -281,6 +281,20 @@ class Names:
                 return self.method_of(cls, func.attr.value)
         return None
 
+    def method_callee(self, call: cst.Call):
+        """``local_callee``, and for ``obj.method(...)`` on an instance of a
+        local class the method it resolves (``trainer.train(graph)`` runs
+        ``Trainer.train``): the callee direction of ``callers_of``."""
+        callee = self.local_callee(call)
+        if callee is not None:
+            return callee
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute)):
+            owner = self.class_of(func.value, call)  # type: ignore[attr-defined]
+            if isinstance(owner, ClassInfo):
+                return self.method_of(owner, func.attr.value)
+        return None
+
     def _compiled_local_function(self, binding) -> Optional[FuncInfo]:
         """``step = torch.compile(train_step)``: calling ``step`` runs the local
         function ``train_step`` (compiled), so its parameters get what ``step``'s

@@ -483,7 +483,7 @@ class Regions:
                 if self._is_step_trigger(call):
                     result = True
                     break
-                callee = self.local_callee(call)
+                callee = self.method_callee(call)
                 if isinstance(callee, FuncInfo) and runs_step(callee, stack | {info}):
                     result = True
                     break
@@ -497,7 +497,7 @@ class Regions:
             if any(self._is_step_trigger(call) for call in calls):
                 self.hot_loops[loop] = self._loop_why(loop)
             elif any(isinstance(callee, FuncInfo) and runs_step(callee)
-                     for callee in (self.local_callee(call) for call in calls)):
+                     for callee in (self.method_callee(call) for call in calls)):
                 self.hot_loops[loop] = self._loop_why(loop)
                 only_via_calls.append((loop, calls))
         # The innermost loop is the hot one: an epoch loop that calls a
@@ -505,7 +505,7 @@ class Regions:
         # calls once per epoch is not per step either).
         with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
         for loop, calls in only_via_calls:
-            callees = [c for c in (self.local_callee(call) for call in calls) if isinstance(c, FuncInfo)]
+            callees = [c for c in (self.method_callee(call) for call in calls) if isinstance(c, FuncInfo)]
             if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees):
                 del self.hot_loops[loop]
         # Lightning-style step hooks run once per batch.
@@ -520,6 +520,11 @@ class Regions:
                 forward = self.method_of(cls, "forward")
                 if forward is not None:
                     self._mark_hot_func(forward, why)
+        # Functions another file calls on every step of a loop that drives compiled code.
+        for key, why in self.project.stepped.items():
+            func = self.stepped_function(key)
+            if func is not None:
+                self._mark_hot_func(func, f"called every step from {why.partition(', from ')[2].split(', ')[0]}")
         # Functions called from hot loops are hot.
         for loop, why in list(self.hot_loops.items()):
             func = self.enclosing_function(loop)
@@ -527,6 +532,15 @@ class Regions:
             for call in calls:
                 if self.in_loop_body(call, loop):
                     self._mark_hot_call(call, why)
+
+    def stepped_function(self, key: str) -> Optional[FuncInfo]:
+        """The top-level function ``key`` or the method ``Class.method`` of this
+        file (the keys of ``ProjectFacts.stepped``)."""
+        head, _, method = key.partition(".")
+        if not method:
+            return self.functions.get(head)
+        cls = self.classes.get(head)
+        return self.method_of(cls, method) if cls is not None else None
 
     def _updates_when_called(self, info: FuncInfo, depth: int = 0) -> bool:
         """Runs ``.backward()`` or an optimizer step outside its own loops
@@ -536,7 +550,7 @@ class Regions:
             if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
                     func.attr.value == "step" and self._is_step_trigger(call))):
                 return True
-            callee = self.local_callee(call)
+            callee = self.method_callee(call)
             if isinstance(callee, FuncInfo) and depth < 3 and callee is not info \
                     and self._updates_when_called(callee, depth + 1):
                 return True
@@ -585,6 +599,7 @@ class Regions:
             self._export_compiled_args()
             self._export_compiled_params()
             self._forward_reexports()
+            self._export_stepped()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")

@@ -44,6 +44,7 @@ class StepDrive:
     loop: Optional[cst.CSTNode]  # the per-step loop, when known
     role: str  # "training" | "evaluation"
     per: str  # "batch" (a loop over a loader) | "epoch" (full-batch) | "step"
+    where: str = ""  # a loop in another file: "finetune.py, through `metrics.update`"
 
 
 class StepAnalysis:
@@ -139,7 +140,7 @@ class StepAnalysis:
         key = ("callee", id(call))
         if key in self._memo:
             return self._memo[key]
-        callee = ctx.local_callee(call)
+        callee = ctx.method_callee(call)
         if not isinstance(callee, FuncInfo):
             callee = None
             func = call.func
@@ -227,7 +228,7 @@ class StepAnalysis:
             return None
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
-                and not ctx.project.compiled_args:
+                and not ctx.project.compiled_args and not ctx.project.stepped:
             return None  # a program that never compiles (nor is handed a compiled model)
         if isinstance(root, (cst.For, cst.While)):
             what = self._loop_drives(root)
@@ -236,15 +237,82 @@ class StepAnalysis:
             if what is None:
                 return None
             return StepDrive(what, root, self._role_of_block(root.body), self._per(root))
+        return self._drive_function(root, library)
+
+    def _drive_function(self, root: "FuncInfo", library: bool = False) -> Optional[StepDrive]:
+        ctx = self.ctx
         found = self._function_drives(root, 0)
         if found is None:
+            stepped = self._stepped(root, 0)
+            if stepped is not None:
+                return stepped
             if not library:
                 return None
             found = ('compiled code (assume-compiled = "modules")', None)
         what, loop = found
-        # Lightning's `training_step` returns the loss: the trainer steps it
-        role = "training" if root.name == "training_step" or ctx._updates_when_called(root) else "evaluation"
+        # Lightning's `training_step` returns the loss: the trainer steps it; a
+        # loss helper called by a loop that steps the optimizer runs in training
+        role = "training" if root.name == "training_step" or ctx._updates_when_called(root) or (
+            loop is not None and self._role_of_block(loop.body) == "training") else "evaluation"
         return StepDrive(what, loop, role, self._per(loop) if loop is not None else "step")
+
+    # -- per-step calls across files ---------------------------------------------
+    def _stepped(self, func: "FuncInfo", depth: int) -> Optional[StepDrive]:
+        """Another file calls ``func`` (or a hot function here that calls it)
+        every step of a loop that drives compiled code (``ProjectFacts.stepped``)."""
+        ctx = self.ctx
+        if not ctx.project.stepped:
+            return None
+        for key, why in ctx.project.stepped.items():
+            if ctx.stepped_function(key) is func:
+                payload, _, origin = why.partition(", from ")
+                parts = payload.split("|")
+                if len(parts) == 4 and parts[0] in ("batch", "epoch", "step") and origin:
+                    per, role, what, callee = parts
+                    return StepDrive(what, None, role, per, f"{origin.split(', ')[0]}, through `{callee}`")
+        if depth < _MAX_DEPTH:
+            for caller in self._callers(func):
+                outer = ctx.enclosing_function(caller)
+                if outer is not None and outer is not func and outer in ctx.hot_funcs:
+                    found = self._stepped(outer, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def export(self) -> None:
+        """Tell the files that define them: the imported functions and methods
+        called every step of a loop here that drives compiled code."""
+        ctx = self.ctx
+        if ctx.options.assume_compiled == "modules" or not (
+                ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_args or ctx.project.stepped):
+            return
+        for loop in ctx.hot_loops:
+            what = self._loop_drives(loop)
+            if what is not None:
+                self._export_calls(_calls_under(loop.body),  # type: ignore[attr-defined]
+                                   f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}", "")
+        for func in ctx.hot_funcs:
+            drive = self._drive_function(func)
+            if drive is None:
+                continue
+            calls = [c for c in func.calls if ctx.enclosing_function(c) is func]
+            if drive.where:  # passed on: keep the loop's file and the call it makes
+                origin, _, callee = drive.where.partition(", through `")
+                self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}",
+                                   f"|{callee.rstrip('`')}, from {origin}")
+            else:
+                self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "")
+
+    def _export_calls(self, calls, payload: str, tail: str) -> None:
+        from gnnlint.facts import ImportRef
+
+        ctx = self.ctx
+        for call in calls:
+            ref = _imported_target(ctx, call, ImportRef)
+            if ref is not None:
+                callee = ctx.module.code_for_node(call.func)
+                payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
+                ctx.exported.stepped.append((ref, payload + (tail or f"|{callee}")))
 
     def _function_drives(self, func: "FuncInfo", depth: int):
         """(what, the caller's loop) when a hot function drives compiled code."""
@@ -334,11 +402,40 @@ def _wrapped_iterables(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return out
 
 
+def _imported_target(ctx, call: cst.Call, import_ref):
+    """The function or method another file of the project defines that
+    ``call`` runs: ``helper(x)`` (``from .m import helper``), ``ops.helper(x)``
+    (``from . import ops``), ``obj.method(x)`` on an instance of an imported class."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        ref = ctx.imports.get(func.value)
+        if ref is not None and ref.name[:1].islower() and "." not in ref.name:
+            return ref
+        return None
+    if not isinstance(func, cst.Attribute) or len(func.attr.value) < 2 or func.attr.value.startswith("__"):
+        return None
+    if isinstance(func.value, cst.Name) and func.value.value in ctx.imports:
+        ref = ctx.imports[func.value.value]
+        if ref.name and ref.name[:1].islower() and "." not in ref.name:  # a module
+            module = f"{ref.module}.{ref.name}" if ref.module else ref.name
+            return import_ref(module, func.attr.value, ref.level)
+        return None
+    if isinstance(func.value, (cst.Name, cst.Attribute)):
+        if ctx.compiled_value(func.value, call):
+            return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
+        owner = ctx.class_of(func.value, call)
+        if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
+            return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
+    return None
+
+
 def _ref_text(ref: tuple, fallback: str) -> str:
     if ref[0] == "name":
         return ref[1]
     if ref[0] == "self":
-        return f"self.{ref[1]}"
+        owner = getattr(ref[2], "name", None) if len(ref) > 2 else None
+        # a loop outside the class runs it through a method (`trainer.train(graph)`)
+        return f"self.{ref[1]}` of `{owner}" if owner else f"self.{ref[1]}"
     if ref[0] == "func":
         return ref[1].name
     return fallback
