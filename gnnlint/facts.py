@@ -110,7 +110,8 @@ class ImportRef:
 
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
-FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params")
+FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
+              "compiled_instances")
 
 
 @dataclass
@@ -139,6 +140,10 @@ class ProjectFacts:
     # function this file imports compiles that parameter (``def run(model):
     # model = torch.compile(model)``), so the classes passed there are compiled
     compiled_params: dict[str, str] = field(default_factory=dict)
+    # "Net" / "@registry.register_model" / "Trainer.model" -> why: instances of
+    # that class, classes registered through that decorator, that attribute of
+    # the class hold a model that compiles itself (semantic/instances.py)
+    compiled_instances: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -163,6 +168,9 @@ class ExportedFacts:
     # ImportRef("", "<function>:<position>/<parameter>"), told to the files
     # that import them (the engine finds those by their import lines)
     compiled_params: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", key) with the keys of ProjectFacts.compiled_instances, told
+    # to the files whose import lines name the key's class / registry
+    compiled_instances: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
