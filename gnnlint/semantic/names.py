@@ -52,7 +52,7 @@ class Names:
         ``torch.compile(model)`` and for the decorator-factory form applied to
         its target, ``torch.compile(fullgraph=True, options=...)(self.forward)``
         (the options sit on the inner call); None for anything else."""
-        if isinstance(func, cst.Call) and not any(a.keyword is None for a in func.args):
+        if isinstance(func, cst.Call) and not any(a.keyword is None and not a.star for a in func.args):
             func = func.func
         resolved = self.resolve(func)
         return resolved if resolved in COMPILE_FUNCS else None
