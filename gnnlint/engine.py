@@ -639,19 +639,26 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
                           incoming: dict, changed: set) -> None:
     """``def run(model): model = torch.compile(model)``: the files that
     import ``run`` (by their bytes: an import line naming it) are told, so the
-    classes they pass for ``model`` are compiled there."""
-    params = result.exported.compiled_params
+    classes they pass for ``model`` are compiled there. Likewise the
+    ``compiled_instances`` of a model that compiles itself: the files naming
+    the class, the registry its decorator fills or the base class holding it
+    in an import line are told (semantic/instances.py)."""
+    params = [("compiled_params", ref, why) for ref, why in result.exported.compiled_params] + \
+        [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances]
     if not params:
         return
     stem = Path(result.path).stem
     if stem == "__init__":
         stem = Path(result.path).parent.name
-    for ref, why in params:
-        function = ref.name.split(":")[0].encode()
+    for kind, ref, why in params:
+        # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
+        function = (ref.name.split(":")[0] if kind == "compiled_params" else
+                    ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
         # `from citation import run` where citation/__init__.py says `from .train_eval import run`:
         # the importer names the package, not the defining module
-        stems = [stem] + _reexporting_package(result.path, stem, function, contents)
+        stems = [stem] + (_reexporting_package(result.path, stem, function, contents)
+                          if kind == "compiled_params" else [])
         for path in every:
             if path == result.path:
                 continue
@@ -665,9 +672,13 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             if function not in data or not pattern.search(data):
                 continue
             facts = incoming.setdefault(path, ProjectFacts())
-            for key in (f"{name}.{ref.name}" for name in stems):
-                if key not in facts.compiled_params:
-                    facts.compiled_params[key] = f"{why}, from {Path(result.path).name}"
+            keys = [f"{name}.{ref.name}" for name in stems] if kind == "compiled_params" else [ref.name]
+            known = getattr(facts, kind)
+            for key in keys:
+                if key not in known:
+                    # a fact handed on (Trainer.model, from the model's file) keeps where it began
+                    known[key] = why if kind == "compiled_instances" and ", from " in why \
+                        else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
 
 
@@ -742,7 +753,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
-                if kind == "compiled_params":
+                if kind in ("compiled_params", "compiled_instances"):
                     continue  # about the file's own functions: pulled by their importers above
                 for ref, why in _config_built(result.path, kind, getattr(result.exported, kind)):
                     target = modules.resolve(result.path, ref)

@@ -111,7 +111,7 @@ class ImportRef:
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
-              "compiled_passed", "stepped")
+              "compiled_passed", "stepped", "compiled_instances")
 
 
 @dataclass
@@ -147,6 +147,10 @@ class ProjectFacts:
     # another file calls it on every step of a loop that drives compiled code
     # (``StepAnalysis``, GNN013)
     stepped: dict[str, str] = field(default_factory=dict)
+    # "Net" / "@registry.register_model" / "Trainer.model" -> why: instances of
+    # that class, classes registered through that decorator, that attribute of
+    # the class hold a model that compiles itself (semantic/instances.py)
+    compiled_instances: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -177,6 +181,9 @@ class ExportedFacts:
     # imported functions / methods (ImportRef(module, "Class.method")) this file
     # calls on every step of a loop that drives compiled code
     stepped: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", key) with the keys of ProjectFacts.compiled_instances, told
+    # to the files whose import lines name the key's class / registry
+    compiled_instances: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

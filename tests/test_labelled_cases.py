@@ -34,6 +34,10 @@ KNOWN_MISSES = {
     ("h", "cluster_saint_node_classifier.py", 65, "GNN007"): "marks in one if-branch of the loop cover the other",
     ("h", "sequential_gcn_dataloader.py", 27, "GNN009"): "global_mean_pool passed by name as a PyG Sequential step",
     ("h", "sequential_gcn_dataloader.py", 80, "GNN005"): "adj_t reached as d[adj] through a string variable",
+    ("g", "vgae_fullbatch_auc.py", 23, "GNN001"):
+        "`assert torch.isfinite(x).all(), 'msg'`: measured, dynamo rewrites it to torch._assert_async "
+        "(no break, fullgraph=True compiles; torch 2.13); the dev label fairchem escn_exportable.py:386 "
+        "says the same. `assert not t.any()` still breaks and is still reported (suite d)",
 }
 
 

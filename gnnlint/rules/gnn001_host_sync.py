@@ -114,6 +114,22 @@ class Net(torch.nn.Module):
 model = torch.compile(Net())
 """),
         # a compound guard: the branch never runs under torch.compile
+        # a module compiling its own forward under a flag: `if not self.compile:` runs eagerly;
+        # and a tensor assert, which dynamo turns into torch._assert_async (no break, no sync)
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def __init__(self, compile=False):
+        super().__init__()
+        self.compile = compile
+        if self.compile:
+            self.forward = torch.compile(options={"triton.cudagraphs": True}, dynamic=True)(self.forward)
+    def forward(self, x, z):
+        if not self.compile:
+            assert z.max().item() < 100
+        assert torch.max(x) < 0.99
+        return x * 2
+"""),
         Valid("""
 import torch
 class Net(torch.nn.Module):
@@ -245,6 +261,70 @@ def train_step(model, batch, optimizer):
     optimizer.step()
     return loss
 """, lines=(6,)),
+        # a module that compiles its own forward: it and the blocks it appends to a ModuleList run compiled
+        Invalid("""
+import torch
+class Block(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()
+class Net(torch.nn.Module):
+    def __init__(self, compile=False):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList()
+        for _ in range(3):
+            block = Block()
+            self.blocks.append(block)
+        if compile:
+            self.forward = torch.compile(fullgraph=True)(self.forward)
+    def forward(self, x):
+        for i in range(3):
+            x = self.blocks[i](x)
+        return x / x.norm().item()
+""", lines=(5, 18)),
+        # `not` takes the tensor's truth value in Python: dynamo cannot rewrite this assert
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        assert not torch.isnan(x).any(), "NaN in the input"
+        return x * 2
+model = torch.compile(Net())
+""", lines=(5,)),
+        # a submodule compiled on its own: its forward runs compiled, the parent's and a sibling's do not
+        Invalid("""
+import torch
+class Enc(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()
+class Head(torch.nn.Module):
+    def forward(self, x):
+        return x / x.norm().item()
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Enc()
+        self.head = Head()
+    def forward(self, x):
+        return self.head(self.encoder(x)).sum().item()
+model = Net()
+model.encoder = torch.compile(model.encoder)
+""", lines=(5,)),
+        Invalid("""
+import torch
+class Conv(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([Conv() for _ in range(3)])
+        for i, conv in enumerate(self.convs):
+            self.convs[i] = torch.compile(conv)
+    def forward(self, x):
+        for conv in self.convs:
+            x = conv(x)
+        return x.norm().item()
+""", lines=(5,)),
         # library mode: every module's forward is compiled
         Invalid("""
 import torch
@@ -253,6 +333,18 @@ class Net(torch.nn.Module):
         return x / x.norm().item()
 """, lines=(5,), options=(("assume_compiled", "modules"),)),
     )
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        """Dynamo rewrites ``assert <tensor>`` (``assert x.max() < 1``, with no
+        message or a constant one) into ``torch._assert_async``: no graph
+        break, no host sync (measured, torch 2.13). Not through ``not`` /
+        ``and`` / ``or``, which take the tensor's truth value in Python (a
+        break: ``assert not torch.isnan(x).any()``); a sync inside the test
+        (``assert x.max().item() < n``) is still one."""
+        rewritten = (node.msg is None or isinstance(node.msg, cst.SimpleString)) \
+            and not isinstance(node.test, (cst.UnaryOperation, cst.BooleanOperation))
+        if not rewritten:
+            self._check_condition(node.test)
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:
         if self.context.in_error_path(node):

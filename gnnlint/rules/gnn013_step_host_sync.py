@@ -263,6 +263,15 @@ def pretrain():
 """),
     )
     INVALID = (
+        # the `.cpu()` copy syncs; the copy cast to another dtype stays on the host: its .numpy() does not
+        Invalid("""
+import torch
+model = torch.compile(Net())
+for data in loader:
+    pred = model(data.x, data.edge_index)
+    host = pred.detach().cpu().to(torch.float16)
+    print(host.numpy())
+""", lines=(6,)),
         # a tensor built with device= lives on the device; after `.cpu()` only the copy syncs
         Invalid("""
 import torch

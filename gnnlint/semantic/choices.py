@@ -20,7 +20,6 @@ import libcst as cst
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
-from gnnlint.semantic.vocab import COMPILE_FUNCS
 
 _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightning", "pytorch_lightning",
               "transformers", "timm", "e3nn", "torch_scatter", "torch_sparse", "torch_cluster")
@@ -90,7 +89,7 @@ class Choices:
         while isinstance(value, cst.Call):
             if isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODEL_METHODS_SELF:
                 value = value.func.value
-            elif self.resolve(value.func) in COMPILE_FUNCS and value.args:
+            elif self.compile_api(value.func) and value.args:
                 value = value.args[0].value
             else:
                 return False
@@ -101,7 +100,7 @@ class Choices:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
             return self._instance_choices(func.value, at, depth + 1, cond)  # model.to(device)
-        if self.resolve(func) in COMPILE_FUNCS:
+        if self.compile_api(func):
             first = call.args[0].value if call.args else None
             return self._instance_choices(first, at, depth + 1, cond)
         built = self.instantiated_choice(call)  # hydra.utils.instantiate(cfg.encoder): the configs' classes

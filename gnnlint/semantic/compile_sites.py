@@ -68,7 +68,7 @@ class CompileSites:
         dynamic: Optional[bool] = None
         fullgraph = False
         options: tuple[str, ...] = ()
-        for arg in call.args:
+        for arg in self._own_args(call):
             if arg.keyword is None:
                 continue
             key = arg.keyword.value
@@ -83,6 +83,12 @@ class CompileSites:
                     e.key.evaluated_value for e in arg.value.elements  # type: ignore[union-attr]
                     if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString))
         return CompileSite(line, target_text, kind, mode, dynamic, fullgraph, options, api)
+
+    @staticmethod
+    def _own_args(call: cst.Call) -> list[cst.Arg]:
+        """A compile call's arguments; for ``torch.compile(**opts)(target)``
+        also the options of the inner call."""
+        return list(call.args) + (list(call.func.args) if isinstance(call.func, cst.Call) else [])
 
     def compile_call_node(self, site_node: cst.CSTNode) -> Optional[cst.Call]:
         """The Call holding a compile site's arguments (None: bare decorator)."""
@@ -105,7 +111,7 @@ class CompileSites:
     def _compile_args(self, site_node: cst.CSTNode) -> list[cst.Arg]:
         """The arguments of a compile site's call, then its partial's keywords."""
         call = self.compile_call_node(site_node)
-        args = list(call.args) if call is not None else []
+        args = self._own_args(call) if call is not None else []
         partial = self.compile_partial(site_node)
         if partial is not None and partial is not call:
             args += [a for a in partial.args[1:]]
@@ -174,8 +180,7 @@ class CompileSites:
             return refs
         if not isinstance(site_node, cst.Call):
             return refs
-        resolved = self.resolve(site_node.func)
-        if resolved not in COMPILE_FUNCS:  # model.compile(): compiled in place
+        if self.compile_api(site_node.func) is None:  # model.compile(): compiled in place
             receiver = site_node.func.value if isinstance(site_node.func, cst.Attribute) else None
             ref = self._ref_for_target(receiver, site_node)
             return [ref] if ref is not None else []
@@ -190,7 +195,7 @@ class CompileSites:
             func = self.enclosing_function(site_node)
             if func is not None:
                 for caller in self.callers_of(func):
-                    refs.extend(self.compiled_refs(caller, _depth + 1) if self.resolve(caller.func) in COMPILE_FUNCS
+                    refs.extend(self.compiled_refs(caller, _depth + 1) if self.compile_api(caller.func)
                                 else self._refs_of_value(caller, _depth + 1))
         elif isinstance(parent, cst.Arg):
             outer = self.parent.get(parent)

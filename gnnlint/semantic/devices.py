@@ -29,6 +29,10 @@ _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 _MOVES = ("to", "cuda", "pin_memory", "type", "numpy", "tolist", "item")
 
 
+_DTYPES = {"float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16", "int32",
+           "int64", "long", "int", "uint8", "bool", "complex64", "complex128"}
+
+
 class Devices:
     """``host_tensor``. Mixed into FileContext; reads the SemanticModel and the value kinds."""
 
@@ -76,6 +80,8 @@ class Devices:
             return "a `.cpu()` result"
         if method == "to" and positional and self._cpu_literal(positional[0]):
             return "a `.to(\"cpu\")` result"
+        if method == "to" and call.args and all(a.keyword is None and self._dtype_value(a.value) for a in call.args):
+            return self.host_tensor(func.value, depth + 1)  # x.cpu().to(dtype): a cast keeps the device
         if method in _MOVES or self.kind(func.value) == SCALAR:
             return None
         return self.host_tensor(func.value, depth + 1)
@@ -107,6 +113,17 @@ class Devices:
             if binding is not None and binding.how == "assign" and binding.value is not None \
                     and binding.value is not data:
                 return self._python_or_numpy(binding.value)
+        return False
+
+    def _dtype_value(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """``torch.float16``, or a name every reaching binding of which is a torch dtype."""
+        resolved = self.resolve(expr) if isinstance(expr, cst.Attribute) else None
+        if resolved is not None:
+            return resolved.startswith("torch.") and resolved.split(".")[-1] in _DTYPES
+        if isinstance(expr, cst.Name) and depth < 2:
+            reaching = self.reaching(expr.value, expr)
+            return bool(reaching) and all(b.how == "assign" and b.value is not None
+                                          and self._dtype_value(b.value, depth + 1) for b, _f in reaching)
         return False
 
     @staticmethod

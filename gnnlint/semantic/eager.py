@@ -107,7 +107,39 @@ class EagerOnly:
         if isinstance(test, cst.Call) and (self.resolve(test.func) in IS_COMPILING
                                            or (self.last_part(test.func) or "") in IS_COMPILING_NAMES):
             return not negated
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+            cls = self.enclosing_class(test)
+            if cls is not None and test.attr.value in self.self_compile_flags(cls):
+                return not negated
         return None
+
+    def self_compile_flags(self, cls) -> frozenset:
+        """The flags under which a class compiles its own methods: ``if
+        self.compile: self.forward = torch.compile(self.forward)`` in its
+        ``__init__`` -- its methods run compiled only when ``self.compile`` is
+        true, so ``if not self.compile:`` there is eager-only. Empty when one
+        of its own compile sites is not under such a flag."""
+        return self._memoised((id(cls), "self_compile_flags"), lambda: self._self_compile_flags(cls), frozenset())
+
+    def _self_compile_flags(self, cls) -> frozenset:
+        flags = None
+        for call in self.compile_calls:
+            target = call.args[0].value if call.args and call.args[0].keyword is None else None
+            func = self.enclosing_function(call)
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and func is not None and func.cls is cls
+                    and self.method_of(cls, target.attr.value) is not None):
+                continue
+            here, child = set(), call
+            for anc in self.ancestors(call):
+                if anc is func.node:
+                    break
+                if isinstance(anc, cst.If) and child is anc.body and isinstance(anc.test, cst.Attribute) \
+                        and isinstance(anc.test.value, cst.Name) and anc.test.value.value == "self":
+                    here.add(anc.test.attr.value)
+                child = anc
+            flags = here if flags is None else flags & here
+        return frozenset(flags or ())
 
     def _value_when_compiling(self, test: cst.BaseExpression) -> Optional[bool]:
         """What ``test`` surely evaluates to under compile (None: not known):

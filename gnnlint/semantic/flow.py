@@ -99,7 +99,7 @@ def _is_compile_call(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
             and expr.func.attr.value in _SELF_METHODS:
         expr = expr.func.value
-    return isinstance(expr, cst.Call) and ctx.resolve(expr.func) in COMPILE_FUNCS
+    return isinstance(expr, cst.Call) and ctx.compile_api(expr.func) is not None
 
 
 def _conditional(ctx: FileContext, stmt: Optional[cst.CSTNode], scope_node: Optional[cst.CSTNode]) -> bool:
@@ -214,7 +214,15 @@ def compiled_callee(ctx: FileContext, call: cst.Call) -> Optional[str]:
         func = func.value
     if not isinstance(func, (cst.Name, cst.Attribute)):
         return None
-    return compiled_value(ctx, func, call)
+    found = compiled_value(ctx, func, call)
+    if found is None:
+        # an instance of a model that compiles itself (instances.py): not a
+        # torch.compile wrapper (its state_dict and hooks are the module's), but
+        # calling it runs compiled code
+        instance = ctx.compiled_instance(func, call)
+        if instance is not None:
+            return f"compiled `{ctx.module.code_for_node(func)}` ({instance})"
+    return found
 
 
 # Methods that return (a view/copy of) the same kind of value.

@@ -459,7 +459,7 @@ class Kinds:
             return UNKNOWN if resolved == "getattr" else SCALAR
         if root in _SCALAR_LIBRARIES:
             return SCALAR
-        if resolved in COMPILE_FUNCS:
+        if resolved in COMPILE_FUNCS or self.compile_api(func):
             return MODEL
         if root == "torch":
             return _torch_call_kind(resolved.split("."), resolved)
@@ -565,7 +565,7 @@ class Kinds:
                     return owner
                 return None  # a class's own `train(graph)` returns what it returns (a loss)
             resolved = self.resolve(func) or ""
-            if resolved in COMPILE_FUNCS or resolved.endswith((".to_hetero", ".to_hetero_with_bases")) \
+            if resolved in COMPILE_FUNCS or self.compile_api(func) or resolved.endswith((".to_hetero", ".to_hetero_with_bases")) \
                     or resolved in ("to_hetero", "DataParallel") or resolved.endswith(
                         ("DataParallel", "DistributedDataParallel")):
                 first = expr.args[0].value if expr.args else None
@@ -590,6 +590,8 @@ class Kinds:
             binding, func = self.lookup(expr.value, at or expr)
             if binding is not None and binding.how == "param" and func is not None and depth < 3:
                 return self._param_class_from_callers(binding.node, func, depth)
+            if binding is not None and binding.how in ("iter", "iter_unpack") and binding.value is not None:
+                return self._element_class(binding, depth)  # for conv in self.convs: ...
             if binding is None or binding.how != "assign":
                 return None
             return self.class_of(binding.value, binding.value, depth + 1)
@@ -601,7 +603,32 @@ class Kinds:
                 found = self.class_of(value, value, depth + 1)
                 if found is not None:
                     return found
+        elif isinstance(expr, cst.Attribute) and depth < 4:
+            # model.encoder, for `model = Net()` of a local class: what Net stores there
+            owner = self.class_of(expr.value, at or expr, depth + 1)
+            if isinstance(owner, ClassInfo):
+                for value in self.class_attr_values(owner, expr.attr.value):
+                    found = self.class_of(value, value, depth + 1)
+                    if found is not None:
+                        return found
         return None
+
+    def _element_class(self, binding, depth: int):
+        """The one class of the modules a loop walks: ``for conv in self.convs``,
+        ``for i, conv in enumerate(self.convs)`` over ``ModuleList([Conv() ...])``."""
+        container = binding.value
+        if binding.how == "iter_unpack":
+            if not (isinstance(container, cst.Call) and self.resolve(container.func) in ("enumerate", "builtins.enumerate")
+                    and container.args and binding.index == 1):
+                return None
+            container = container.args[0].value
+        if not (isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name)
+                and container.value.value == "self"):
+            return None
+        cls = self.enclosing_class(container)
+        values = self.class_attr_values(cls, container.attr.value) if cls is not None else []
+        found = {self.class_of(e, e, depth + 1) for e in self._container_elements(values) if e not in values}
+        return found.pop() if len(found) == 1 and isinstance(next(iter(found)), ClassInfo) else None
 
     def class_name(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
         """The dotted name of the class ``expr`` is an instance of (``class_of`` as text), or None."""

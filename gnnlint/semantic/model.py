@@ -351,8 +351,9 @@ class _Collector:
         dotted = self.ctx.resolve(node.func)
         if compile_disabled(node):
             return
-        if dotted in COMPILE_FUNCS:
-            self.ctx.compile_calls.append(node)
+        if dotted in COMPILE_FUNCS or (isinstance(node.func, cst.Call) and self.ctx.compile_api(node.func)
+                                       and not compile_disabled(node.func)):
+            self.ctx.compile_calls.append(node)  # also torch.compile(options=...)(self.forward)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" \
                 and dotted not in ("re.compile",) and not (dotted or "").startswith(("re.", "regex.")):
             self.ctx.method_compile_calls.append(node)

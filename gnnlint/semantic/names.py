@@ -47,6 +47,16 @@ class Names:
             return None
         return self.resolve_dotted(dotted)
 
+    def compile_api(self, func: Optional[cst.CSTNode]) -> Optional[str]:
+        """The compile API a call's callee stands for: ``torch.compile`` for
+        ``torch.compile(model)`` and for the decorator-factory form applied to
+        its target, ``torch.compile(fullgraph=True, options=...)(self.forward)``
+        (the options sit on the inner call); None for anything else."""
+        if isinstance(func, cst.Call) and not any(a.keyword is None and not a.star for a in func.args):
+            func = func.func
+        resolved = self.resolve(func)
+        return resolved if resolved in COMPILE_FUNCS else None
+
     def last_part(self, node: Optional[cst.CSTNode]) -> Optional[str]:
         if isinstance(node, cst.Name):
             return node.value
@@ -302,7 +312,7 @@ class Names:
         value = binding.value
         if binding.how != "assign" or not isinstance(value, cst.Call) or not value.args \
                 or value.args[0].keyword is not None or not isinstance(value.args[0].value, cst.Name) \
-                or self.resolve(value.func) not in COMPILE_FUNCS:
+                or self.compile_api(value.func) is None:
             return None
         target, _scope = self.lookup(value.args[0].value.value, value)
         if target is None:

@@ -163,7 +163,7 @@ class Regions:
                     self.compile_sites.append((deco, site))
         # 2. torch.compile(X) calls
         for call in self.compile_calls:
-            api = self.resolve(call.func) or "torch.compile"
+            api = self.compile_api(call.func) or "torch.compile"
             target = call.args[0].value if call.args and call.args[0].keyword is None else None
             if target is None:
                 # torch.compile(fullgraph=True) used as a decorator factory
@@ -214,8 +214,15 @@ class Regions:
             if target.attr.value == "step" and (owner_kind == OPTIMIZER or "opt" in (self.last_part(target.value) or "")):
                 return "optimizer_step"
             cls = self.class_of(target.value, call)
+            own = self._compiles_own_method(target, call)
+            if own is not None:  # self.forward = torch.compile(self.forward) in the class's own methods
+                cls = own
             if isinstance(cls, ClassInfo):
                 method = self.method_of(cls, target.attr.value)
+                if method is not None and own is not None and method.name == "forward":
+                    # every instance runs compiled: its forward and the submodules it calls
+                    self._mark_class(cls, f"compiled forward of `{cls.name}` (compiled by `{cls.name}` itself)")
+                    return "method"
                 if method is not None:
                     self._mark_compiled_func(method, f"compiled method `{method.qualname}`")
                     return "method"
@@ -241,6 +248,15 @@ class Regions:
         if self.kind(target) == MODEL:
             return "class"
         return "unknown"
+
+    def _compiles_own_method(self, target: cst.Attribute, call: cst.Call) -> Optional[ClassInfo]:
+        """``self.forward = torch.compile(self.forward)`` (or
+        ``torch.compile(options=...)(self.forward)``) in a method of a class:
+        the class compiles its own method, for every instance."""
+        if not (isinstance(target.value, cst.Name) and target.value.value == "self"):
+            return None
+        func = self.enclosing_function(call)
+        return func.cls if func is not None and func.parent is None else None
 
     def _mark_choices(self, target: cst.BaseExpression, call: cst.Call) -> None:
         """Every class the compiled value may be (models chosen at run time:
@@ -301,7 +317,7 @@ class Regions:
                                                      f"methods of a compiled LightningModule)")
         # submodules built in __init__ run inside the compiled forward too,
         # also inside ModuleList / Sequential / ModuleDict containers
-        for values in cls.attrs.values():
+        for values in list(cls.attrs.values()) + [self._appended_modules(cls)]:
             for value in self._container_elements(values):
                 sub = self.class_of(value, value)
                 if isinstance(sub, ClassInfo) and sub is not cls:
@@ -326,6 +342,19 @@ class Regions:
             if local is not None and local is not cls and depth < 4 and self._is_lightning_module(local, depth + 1):
                 return True
         return False
+
+    def _appended_modules(self, cls: ClassInfo) -> list:
+        """What a class's methods append to its containers:
+        ``self.blocks = nn.ModuleList()`` then ``self.blocks.append(block)``."""
+        out = []
+        for method in cls.methods.values():
+            for call in method.calls:
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend") and call.args \
+                        and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name) \
+                        and func.value.value.value == "self" and func.value.attr.value in cls.attrs:
+                    out.append(call.args[0].value)
+        return out
 
     _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
 
@@ -434,6 +463,8 @@ class Regions:
         kind = self.kind(func) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
         if kind == MODEL:
             return True
+        if isinstance(func, (cst.Name, cst.Attribute)) and self.compiled_instance(func, call):
+            return True  # a model that compiles itself, built from a registry / by a base class
         if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
@@ -598,6 +629,7 @@ class Regions:
             compile_facts.export(self)
             self._export_compiled_args()
             self._export_compiled_params()
+            self._export_compiled_instances()
             self._forward_reexports()
             self._export_stepped()
         return self.exported

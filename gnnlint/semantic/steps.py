@@ -104,6 +104,13 @@ class StepAnalysis:
             for ref in ctx._instance_refs(cls):
                 for call in ctx.ref_calls(ref):
                     calls.setdefault(id(call), f"compiled `{name}`")
+        # models that compile themselves, built here from a registry or a base class (instances.py)
+        if ctx.project.compiled_instances:
+            for call in ctx.all_calls():
+                if id(call) not in calls and isinstance(call.func, (cst.Name, cst.Attribute)):
+                    what = ctx.compiled_callee(call)
+                    if what is not None:
+                        calls[id(call)] = what
         self._calls = calls
         return calls
 
@@ -228,7 +235,8 @@ class StepAnalysis:
             return None
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
-                and not ctx.project.compiled_args and not ctx.project.stepped:
+                and not ctx.project.compiled_args and not ctx.project.stepped \
+                and not ctx.project.compiled_instances:
             return None  # a program that never compiles (nor is handed a compiled model)
         if isinstance(root, (cst.For, cst.While)):
             what = self._loop_drives(root)
