@@ -52,6 +52,7 @@ from gnnlint.semantic.eager import EagerOnly
 from gnnlint.semantic.feeds import Feeds, LoaderFeed  # noqa: F401
 from gnnlint.semantic.fixed_size import FixedSize
 from gnnlint.semantic.handoffs import Handoffs
+from gnnlint.semantic.classes import Classes
 from gnnlint.semantic.instances import Instances
 from gnnlint.semantic.instantiate import Instantiate
 from gnnlint.semantic.literals import Literals
@@ -92,7 +93,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 )
 
 
-class FileContext(SemanticModel, Names, Narrowing, Kinds, Literals, Devices, Choices, Instantiate, CompileSites,
+class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 

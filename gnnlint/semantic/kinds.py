@@ -17,7 +17,6 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.facts import ImportRef
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
@@ -388,19 +387,6 @@ class Kinds:
                 out.append(positional[position].value)
         return out
 
-    def _param_class_from_callers(self, param, func: FuncInfo, depth: int):
-        """The local class every in-file caller passes for ``param``
-        (``test(model, evaluator)`` with ``evaluator = HitsEvaluator()``)."""
-        if not isinstance(param, cst.Param):
-            return None
-
-        def compute():
-            args = self._args_for_param(param, func)
-            found = {self.class_of(a, a, depth + 1) if a is not None else None for a in args or [None]}
-            only = found.pop() if len(found) == 1 else None
-            return only if isinstance(only, ClassInfo) else None
-        return self._memoised((func, param.name.value, "class"), compute, None)
-
     def _param_kind_from_callers(self, param: cst.Param, func: FuncInfo) -> str:
         """TENSOR when every call of a function or method in this file
         passes a tensor for ``param`` (``node_saliency(model, x, counts)`` with
@@ -549,95 +535,6 @@ class Kinds:
         self._returns_cache[func] = result
         return result
 
-    def class_of(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
-        """The class an expression is an instance of: a local ClassInfo, an
-        ImportRef for an imported class, a dotted name for a library class,
-        or None."""
-        if expr is None or depth > 8:
-            return None
-        if isinstance(expr, cst.Call):
-            func = expr.func
-            # model.to(device) / .eval() / .cuda() keep the instance
-            if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
-                owner = self.class_of(func.value, at, depth + 1)
-                own = self.method_of(owner, func.attr.value) if isinstance(owner, ClassInfo) else None
-                if own is None or all(_returns_self(r) for r in own.returns):
-                    return owner
-                return None  # a class's own `train(graph)` returns what it returns (a loss)
-            resolved = self.resolve(func) or ""
-            if resolved in COMPILE_FUNCS or self.compile_api(func) or resolved.endswith((".to_hetero", ".to_hetero_with_bases")) \
-                    or resolved in ("to_hetero", "DataParallel") or resolved.endswith(
-                        ("DataParallel", "DistributedDataParallel")):
-                first = expr.args[0].value if expr.args else None
-                return self.class_of(first, at, depth + 1)
-            local = self.local_callee(expr)
-            if isinstance(local, ClassInfo):
-                return local
-            if isinstance(local, FuncInfo) and local.returns and not local.is_async:
-                # a factory: `def build(...): return DegreeAugmented(gnn)`
-                found = {self.class_of(r.value, r.value, depth + 1) if r.value is not None else None
-                         for r in local.returns}
-                if len(found) == 1:
-                    only = found.pop()
-                    if isinstance(only, ClassInfo):
-                        return only
-            if isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].isupper():
-                return self.imports[func.value]
-            if resolved and resolved[:1] != "" and (self.last_part(func) or "")[:1].isupper():
-                return resolved
-            return None
-        if isinstance(expr, cst.Name):
-            binding, func = self.lookup(expr.value, at or expr)
-            if binding is not None and binding.how == "param" and func is not None and depth < 3:
-                return self._param_class_from_callers(binding.node, func, depth)
-            if binding is not None and binding.how in ("iter", "iter_unpack") and binding.value is not None:
-                return self._element_class(binding, depth)  # for conv in self.convs: ...
-            if binding is None or binding.how != "assign":
-                return None
-            return self.class_of(binding.value, binding.value, depth + 1)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-            cls = self.enclosing_class(at or expr)
-            if cls is None:
-                return None
-            for value in self.class_attr_values(cls, expr.attr.value):
-                found = self.class_of(value, value, depth + 1)
-                if found is not None:
-                    return found
-        elif isinstance(expr, cst.Attribute) and depth < 4:
-            # model.encoder, for `model = Net()` of a local class: what Net stores there
-            owner = self.class_of(expr.value, at or expr, depth + 1)
-            if isinstance(owner, ClassInfo):
-                for value in self.class_attr_values(owner, expr.attr.value):
-                    found = self.class_of(value, value, depth + 1)
-                    if found is not None:
-                        return found
-        return None
-
-    def _element_class(self, binding, depth: int):
-        """The one class of the modules a loop walks: ``for conv in self.convs``,
-        ``for i, conv in enumerate(self.convs)`` over ``ModuleList([Conv() ...])``."""
-        container = binding.value
-        if binding.how == "iter_unpack":
-            if not (isinstance(container, cst.Call) and self.resolve(container.func) in ("enumerate", "builtins.enumerate")
-                    and container.args and binding.index == 1):
-                return None
-            container = container.args[0].value
-        if not (isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name)
-                and container.value.value == "self"):
-            return None
-        cls = self.enclosing_class(container)
-        values = self.class_attr_values(cls, container.attr.value) if cls is not None else []
-        found = {self.class_of(e, e, depth + 1) for e in self._container_elements(values) if e not in values}
-        return found.pop() if len(found) == 1 and isinstance(next(iter(found)), ClassInfo) else None
-
-    def class_name(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
-        """The dotted name of the class ``expr`` is an instance of (``class_of`` as text), or None."""
-        try:
-            return full_name(self.class_of(expr, at or expr))
-        except RecursionError:  # pragma: no cover - defensive
-            return None
-
-
 # Builtins that return Python values (getattr: anything).
 _BUILTINS_RETURNING_VALUES = frozenset((
     "float", "int", "bool", "len", "round", "str", "repr", "abs", "min", "max",
@@ -689,20 +586,3 @@ def _pyg_call_kind(parts: list[str]) -> str:
     if last in ("Data", "HeteroData", "Batch"):
         return BATCH
     return UNKNOWN
-
-
-def full_name(ref) -> Optional[str]:
-    """A dotted name for what ``class_of`` returned."""
-    if isinstance(ref, str):
-        return ref
-    if isinstance(ref, ImportRef):
-        if ref.level == 0 and ref.module:
-            return f"{ref.module}.{ref.name}"
-        return ref.name
-    if isinstance(ref, ClassInfo):
-        return ref.name
-    return None
-
-
-def _returns_self(ret: cst.Return) -> bool:
-    return isinstance(ret.value, cst.Name) and ret.value.value == "self"
