@@ -51,7 +51,11 @@ class HostSync(SyncRule):
     model outputs, attributes of a PyG batch, what is computed from them, and
     parameters every caller in the file passes a tensor for); when unsure, it
     stays quiet. Branches guarded by `torch.compiler.is_compiling()` (and code
-    after `if is_compiling(): return ...`) are not flagged. The same syncs
+    after `if is_compiling(): return ...`) are not flagged. An `assert` on a
+    tensor (`assert x.all()`, `assert (x > 0).all(), "msg"`) is not flagged:
+    dynamo rewrites it into `torch._assert_async`, no break (measured on torch
+    2.13, `bench/evidence/e17_assert.py`); `assert not x.any()` still breaks
+    and is flagged. The same syncs
     once per step in a training or evaluation loop that runs compiled code
     are GNN013 (step-host-sync).
 
