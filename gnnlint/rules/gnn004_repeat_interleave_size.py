@@ -135,6 +135,12 @@ def expand(graph, h):
     scale = n_node * 2
     return h.repeat_interleave(n_node, dim=0) * scale
 """),
+        # `x.size(1)` / `x.numel()` are ints, though `size` is a method an int lacks
+        Valid("""
+import torch
+def batch_of(embeddings, device):
+    return torch.arange(embeddings.size(0), device=device).repeat_interleave(embeddings.size(1))
+"""),
     )
     INVALID = (
         # repeats can only be an int or a tensor: one with a first dimension, a device or `.to()` is a tensor

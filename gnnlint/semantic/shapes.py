@@ -160,6 +160,8 @@ def likely_tensor(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) ->
 # what a Python int (or a numpy scalar) does not have: a device, a first dimension, tensor methods
 _ARRAY_ATTRS = ("device", "is_cuda")
 _ARRAY_METHODS = ("to", "size", "numel", "dim", "cuda", "contiguous", "view", "reshape", "cumsum")
+# ... of which these return an array again (``x.size(1)``, ``x.numel()``, ``x.dim()`` are ints)
+_ARRAY_RESULT_METHODS = ("to", "cuda", "contiguous", "view", "reshape", "cumsum")
 
 
 def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -173,7 +175,8 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     if ctx.kind(expr) == SCALAR:
         return False
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        return expr.func.attr.value in _ARRAY_METHODS and ctx.kind(expr.func.value) not in (SCALAR, MODEL, BATCH)
+        return expr.func.attr.value in _ARRAY_RESULT_METHODS \
+            and ctx.kind(expr.func.value) not in (SCALAR, MODEL, BATCH)
     if not isinstance(expr, cst.Name):
         return False
     reaching = ctx.reaching(expr.value, expr)
