@@ -17,6 +17,9 @@ Fields:
 - ``avoid``: options that each avoid the break (``add_self_loops=False``);
   empty when no option does.
 - ``when``: the break needs this option (``SAGEConv(aggr="lstm")``);
+- ``once``: with this option the break happens on the first call only
+  (``cached=True``: the normalisation is cached, later calls are one graph;
+  E18), so the layer does not break "on every call";
   None when the default breaks.
 - ``fullgraph``: True when ``torch.compile(..., fullgraph=True)`` compiles it
   as one graph (on torch 2.13 fullgraph turns on
@@ -53,6 +56,7 @@ class LayerBreak:
     evidence: str
     avoid: tuple[Option, ...] = ()
     when: Optional[Option] = None
+    once: Optional[Option] = None
     fullgraph: Optional[bool] = None
     reasons: frozenset = frozenset({"NZ"})
     # model entries: the break happens inside BasicGNN's layer loop, so the
@@ -71,18 +75,18 @@ _LOOP_FIX = "pass `add_self_loops=False` and add the self-loops once in the data
 
 TABLE: tuple[LayerBreak, ...] = (
     # --- layers (constructor options decide)
-    LayerBreak("GCNConv", "layer", _SELF_LOOPS, _GCN_FIX, "E06a, E06f, E11f, E11h",
-               avoid=(_o("add_self_loops", 4), _o("normalize", 5)), fullgraph=True),
+    LayerBreak("GCNConv", "layer", _SELF_LOOPS, _GCN_FIX, "E06a, E06f, E11f, E11h, E18",
+               avoid=(_o("add_self_loops", 4), _o("normalize", 5)), once=_o("cached", 3, True), fullgraph=True),
     LayerBreak("GATConv", "layer", "`utils/loop.py:113` (`remove_self_loops`), `nonzero`", _LOOP_FIX,
                "E06a, E06f, E15c", avoid=(_o("add_self_loops", 6),), fullgraph=True),
     LayerBreak("GATv2Conv", "layer", "`utils/loop.py:113` (`remove_self_loops`), `nonzero`", _LOOP_FIX,
                "E06a, E11e", avoid=(_o("add_self_loops", 6),), fullgraph=True),
     LayerBreak("PointNetConv", "layer", "`utils/loop.py:113` (`remove_self_loops`), `nonzero`", _LOOP_FIX,
                "E06a, E06f", avoid=(_o("add_self_loops", 2),), fullgraph=True),
-    LayerBreak("APPNP", "layer", _SELF_LOOPS, _GCN_FIX, "E06a, E15",
-               avoid=(_o("add_self_loops", 4), _o("normalize", 5)), fullgraph=True),
-    LayerBreak("SGConv", "layer", _SELF_LOOPS, _LOOP_FIX, "E06a, E15",
-               avoid=(_o("add_self_loops", 4),), fullgraph=True),
+    LayerBreak("APPNP", "layer", _SELF_LOOPS, _GCN_FIX, "E06a, E15, E18",
+               avoid=(_o("add_self_loops", 4), _o("normalize", 5)), once=_o("cached", 3, True), fullgraph=True),
+    LayerBreak("SGConv", "layer", _SELF_LOOPS, _LOOP_FIX, "E06a, E15, E18",
+               avoid=(_o("add_self_loops", 4),), once=_o("cached", 3, True), fullgraph=True),
     LayerBreak("GCN2Conv", "layer", _SELF_LOOPS, _GCN_FIX, "E06a, E15",
                avoid=(_o("add_self_loops", 6), _o("normalize", 7)), fullgraph=True),
     LayerBreak("ChebConv", "layer", "`utils/laplacian.py:60` and `cheb_conv.py:138`, `nonzero`",

@@ -131,6 +131,18 @@ class LayerGraphBreak(Rule):
     triggers = tuple(sorted({name.encode() for name in pyg_layers.names()}))
 
     VALID = (
+        # cached=True: the normalisation is computed on the first call only; later calls are one graph (E18)
+        Valid("""
+import torch
+from torch_geometric.nn import SGConv
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = SGConv(16, 7, K=2, cached=True)
+    def forward(self, x, edge_index):
+        return self.conv(x, edge_index)
+model = torch.compile(Net())
+"""),
         Valid("""
 import torch
 from torch_geometric.nn import GCNConv, GATConv
@@ -392,6 +404,8 @@ def sample(x, edge_index, subsets):
                 continue
             if any(_has_literal(node, option) for option in entry.avoid):
                 continue
+            if entry.once is not None and _has_literal(node, entry.once):
+                continue  # cached=True: only the first call breaks (E18)
             if any(_unknown(node, option) for option in entry.avoid):
                 continue  # e.g. add_self_loops=args.self_loops: cannot tell
             if fullgraph and entry.fullgraph:
