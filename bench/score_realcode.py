@@ -59,6 +59,8 @@ def lint(repo_dir: Path, out: Path, src: Path = WORKTREE) -> list[dict]:
                           env=_env(src))
     if proc.returncode != 0:
         raise SystemExit(f"gnnlint failed on {repo_dir} (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    if proc.stderr.strip():  # files gnnlint skipped or could not check: their findings are missing
+        print(f"gnnlint on {repo_dir.name} said:\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
     findings = json.loads(proc.stdout or "[]")
     out.write_text(json.dumps(findings, indent=1))
     return findings
