@@ -123,6 +123,18 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # the helper compiles a copy to warm it up and returns the original: the loop runs it eagerly
+        Valid("""
+import torch
+def warm(model, example):
+    compiled = torch.compile(model)
+    compiled(example)
+    return model
+def main(loader, example):
+    model = warm(Net(), example)
+    for x in loader:
+        print(model(x).sum().item())
+"""),
         # CPU tensors (issue 10 item 5): reading them syncs nothing; the `.cpu()` copy is the sync
         Valid("""
 import numpy as np
@@ -263,6 +275,20 @@ def pretrain():
 """),
     )
     INVALID = (
+        # compiled by a helper that returns it: the loop runs the compiled model, as with torch.compile(Net())
+        Invalid("""
+import torch
+def maybe_compile(model, enable):
+    if enable:
+        model = torch.compile(model, dynamic=True)
+    return model
+def decode(model, x):
+    return model(x).sum().item()
+def main(loader, enable):
+    model = maybe_compile(Net(), enable)
+    for x in loader:
+        print(decode(model, x))
+""", lines=(8,)),
         # the `.cpu()` copy syncs; the copy cast to another dtype stays on the host: its .numpy() does not
         Invalid("""
 import torch

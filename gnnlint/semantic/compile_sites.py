@@ -162,6 +162,18 @@ class CompileSites:
                     continue
             return node, parent
 
+    def _returned_to_callers(self, site_node: cst.Call, targets: list, depth: int) -> list[tuple]:
+        """``def maybe_compile(model): model = torch.compile(model); return model``:
+        the callers' names hold the compiled object too (as with ``return torch.compile(model)``)."""
+        names = {t.value for t in targets if isinstance(t, cst.Name)}
+        func = self.enclosing_function(site_node) if names and depth < 3 else None
+        if func is None or not any(isinstance(r.value, cst.Name) and r.value.value in names for r in func.returns):
+            return []
+        refs: list[tuple] = []
+        for caller in self.callers_of(func):
+            refs.extend(self._refs_of_value(caller, depth + 1))
+        return refs
+
     def compiled_refs(self, site_node: cst.CSTNode, _depth: int = 0) -> list[tuple]:
         """Who holds the compiled object of a compile site, as refs:
         ``("name", name, scope FuncInfo|None, after_order)``,
@@ -191,6 +203,7 @@ class CompileSites:
                 ref = self._ref_for_target(target, site_node)
                 if ref is not None:
                     refs.append(ref)
+            refs.extend(self._returned_to_callers(site_node, targets, _depth))
         elif isinstance(parent, cst.Return) and _depth < 3:
             func = self.enclosing_function(site_node)
             if func is not None:
