@@ -57,18 +57,26 @@ def candidates(importer: str, group: str) -> list[tuple[str, str]]:
     """``[(dotted target, yaml path relative to the folder holding the
     configs), ...]`` the config group ``group`` may build for code in
     ``importer``, in a stable order, without duplicates."""
-    folder = os.path.dirname(os.path.abspath(importer))
-    for _ in range(_MAX_UP):
+    for folder in _folders_up(importer):
         found = _at(folder, group)
         if found:
             return found
+    return []
+
+
+def _folders_up(importer: str):
+    """The folder holding ``importer``, then each parent up to the project's
+    root (a folder with ``.git`` / ``pyproject.toml`` / ``setup.py``), at most
+    ``_MAX_UP``: where its configs may live."""
+    folder = os.path.dirname(os.path.abspath(importer))
+    for _ in range(_MAX_UP):
+        yield folder
         if any(os.path.exists(os.path.join(folder, m)) for m in _ROOT_MARKERS):
-            break
+            return
         parent = os.path.dirname(folder)
         if parent == folder:
-            break
+            return
         folder = parent
-    return []
 
 
 def as_import(dotted: str) -> ImportRef:
@@ -194,8 +202,7 @@ def mapping_entry(importer: str, path: tuple, key: str) -> "Optional[tuple[str, 
     ``importer``; ``(ABSENT, yaml path)`` when every config that defines the
     mapping leaves ``key`` out; None when no config defines it, or the configs
     disagree, or the entry is not a plain scalar (then nothing is known)."""
-    folder = os.path.dirname(os.path.abspath(importer))
-    for _ in range(_MAX_UP):
+    for folder in _folders_up(importer):
         answers = []
         for root in _config_roots(folder, path[0]):
             answers += _mapping_answers(root, tuple(path), key)
@@ -205,12 +212,6 @@ def mapping_entry(importer: str, path: tuple, key: str) -> "Optional[tuple[str, 
                 return None
             where = os.path.relpath(answers[0][1], folder).replace(os.sep, "/")
             return answers[0][0], where
-        if any(os.path.exists(os.path.join(folder, m)) for m in _ROOT_MARKERS):
-            break
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
     return None
 
 

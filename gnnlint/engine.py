@@ -662,14 +662,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         for path in every:
             if path == result.path:
                 continue
-            data = contents.get(path) if contents else None
-            if data is None:
-                try:
-                    with open(path, "rb") as handle:
-                        data = handle.read()
-                except OSError:
-                    continue
-            if function not in data or not pattern.search(data):
+            data = _bytes_of(path, contents)
+            if data is None or function not in data or not pattern.search(data):
                 continue
             facts = incoming.setdefault(path, ProjectFacts())
             keys = [f"{name}.{ref.name}" for name in stems] if kind == "compiled_params" else [ref.name]
@@ -682,19 +676,28 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
                     changed.add(path)
 
 
+def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
+    """The bytes of ``path``: an editor's buffer / stdin when given, else the
+    file on disk; None when it cannot be read."""
+    data = contents.get(path) if contents else None
+    if data is not None:
+        return data
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
 def _reexporting_package(path: str, stem: str, function: bytes, contents: Optional[dict]) -> list:
     """[the package's name] when the ``__init__.py`` next to ``path`` imports
     ``function`` from it (``from .train_eval import run``), else []."""
     init = os.path.join(os.path.dirname(path), "__init__.py")
     if stem == "__init__" or os.path.basename(path) == "__init__.py":
         return []
-    data = contents.get(init) if contents else None
+    data = _bytes_of(init, contents)
     if data is None:
-        try:
-            with open(init, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return []
+        return []
     pattern = rb"from[ \t]+\.%s[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b%s\b" % (
         re.escape(stem.encode()), re.escape(function))
     if not re.search(pattern, data):
