@@ -141,7 +141,8 @@ def python_lines(lines: list[str]) -> tuple[list[str], dict[int, str]]:
         whole = not (words and words[0] in PYTHON_CELL_MAGICS)
         for k in range(len(lines) if whole else 1):
             magic[k] = lines[k]
-            out[k] = _placeholder(lines[k])
+            # unindented: a %%bash heredoc or a %%writefile body may be indented
+            out[k] = _placeholder(lines[k], "")
         if whole:
             return out, magic
     scanner = _Scanner()

@@ -228,6 +228,8 @@ def test_syntax_error_in_a_cell(tmp_path: Path):
     ("torch.compile?\n?torch\nx = 1  # why?\n", [0, 1]),
     ("for i in range(3):\n    %time f(i)\n", [1]),
     ("%%bash\necho hi\n", [0, 1]),
+    ('%%bash\ncat > c.json <<EOF\n{\n  "lr": 1\n}\nEOF\n', [0, 1, 2, 3, 4, 5]),  # indented heredoc
+    ("%%writefile train.py\ndef f():\n    return 1\n", [0, 1, 2]),
     ("%%time\nx = f()\n", [0]),
     ('s = """\n%not a magic\n"""\nt = (1\n  % 2)\n', []),
 ])
