@@ -27,7 +27,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
 
 _RESETS = {"torch._dynamo.reset", "torch.compiler.reset"}
 FULLGRAPH_TRUE = "fullgraph=True"
@@ -108,9 +108,10 @@ def sweep_loop(ctx, call: cst.Call) -> Optional[cst.For]:
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return None
         if isinstance(anc, cst.For) and child is anc.body:
-            varying = _names(anc.target) | _bound_in(anc.body)
+            # per loop, not per call: a long loop body holds many calls
+            varying = _memo(ctx, ("loop_names", id(anc)), lambda: _names(anc.target) | _bound_in(anc.body))
             if _args_mention(call, varying):
-                return None if _resets(ctx, anc.body) else anc
+                return None if _memo(ctx, ("loop_resets", id(anc)), lambda: _resets(ctx, anc.body)) else anc
         child = anc
     return None
 
@@ -125,46 +126,34 @@ def _names(target: cst.BaseExpression) -> set[str]:
     return out
 
 
+def _nodes(root: cst.CSTNode, into_functions: bool = True):
+    """The nodes under ``root`` (a plain stack walk: libcst's visitors rebuild
+    every node they pass, ten times slower on a long loop body)."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        yield node
+        if into_functions or not isinstance(node, (cst.FunctionDef, cst.Lambda)) or node is root:
+            todo.extend(iter_children(node))
+
+
 def _bound_in(body: cst.CSTNode) -> set[str]:
     out: set[str] = set()
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+    for node in _nodes(body, into_functions=False):
+        if isinstance(node, cst.AssignTarget):
             out.update(_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
+        elif isinstance(node, cst.For):
             out.update(_names(node.target))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-    body.visit(_Targets())
     return out
 
 
 def _args_mention(call: cst.Call, names: set[str]) -> bool:
-    found = [False]
-
-    class _Find(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value in names:
-                found[0] = True
-
-    for arg in call.args:
-        arg.visit(_Find())
-    return found[0]
+    return any(isinstance(node, cst.Name) and node.value in names
+               for arg in call.args for node in _nodes(arg))
 
 
 def _resets(ctx, body: cst.CSTNode) -> bool:
-    found = [False]
-
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            if ctx.resolve(n.func) in _RESETS:
-                found[0] = True
-
-    body.visit(_Find())
-    return found[0]
+    return any(isinstance(node, cst.Call) and ctx.resolve(node.func) in _RESETS for node in _nodes(body))
 
 
 # ---------------------------------------------------------------- export
