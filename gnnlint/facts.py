@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 _COMPILED_RE = re.compile(
     rb"(?<![\w.])(?:torch|torch_geometric)\.compile\b|\.compile\((?!\s*[rbuf]*['\"])"
     rb"|\bimport\b[^\n]*\bcompile\b|\bcompile\w*\s*=|@\w*\.?compile")
-# ... or hot loop: an optimizer step, a backward pass, a Lightning step hook,
+# ... or hot loop: an optimizer step, a backward pass, a Lightning step hook, a framework's per-step method,
 # or a loop (over a range, or over a loader's batches) whose first lines call
 # something named like a model: `for batch in loader: out = model(batch)`.
-_HOT_TOKENS = (b".backward(", b".step(", b"_step(")
+_HOT_TOKENS = (b".backward(", b".step(", b"_step(",
+               # methods a framework calls once per step (semantic/frameworks.py): ASE, Lightning hooks
+               b"def calculate(", b"_batch_start(", b"_batch_end(", b"_backward(", b"on_before_zero_grad(")
 _LOOP_HEADER_RE = re.compile(
     rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
     rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"

@@ -118,6 +118,19 @@ class CompileNotDynamic(Rule):
     fix_applicability = "safe"
 
     VALID = (
+        # an ASE calculator whose compiled models are dynamic: new structures every step compile nothing new
+        Valid("""
+import torch
+from ase.calculators.calculator import Calculator
+class Calc(Calculator):
+    def __init__(self, models, **kwargs):
+        Calculator.__init__(self, **kwargs)
+        self.models = [torch.compile(m, dynamic=True) for m in models]
+    def calculate(self, atoms=None, properties=None, system_changes=None):
+        Calculator.calculate(self, atoms)
+        for model in self.models:
+            self.results = model(self.batch_of(atoms))
+"""),
         # fixed-size point clouds (issue 10 item 5) with drop_last=True: every batch has one size
         Valid("""
 import torch
@@ -273,6 +286,23 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
 """),
     )
     INVALID = (
+        # an ASE calculator: ASE calls calculate() with each structure of an MD run or an optimisation,
+        # and the graphs built from them vary in atom and edge counts
+        Invalid("""
+import torch
+from ase.calculators.calculator import Calculator
+class Calc(Calculator):
+    def __init__(self, models, compile_mode=None, **kwargs):
+        Calculator.__init__(self, **kwargs)
+        self.models = models
+        if compile_mode is not None:
+            self.models = [torch.compile(m, mode=compile_mode) for m in self.models]
+    def calculate(self, atoms=None, properties=None, system_changes=None):
+        Calculator.calculate(self, atoms)
+        batch = self.batch_of(atoms)
+        for model in self.models:
+            self.results = model(batch)
+""", lines=(9,)),
         # fixed-size examples without drop_last: only the last partial batch differs (info,
         # "Pass `drop_last=True` to the loader rather than `dynamic=True`")
         Invalid("""

@@ -14,6 +14,7 @@ _PER = {
     "epoch": "every epoch of a full-batch {role} loop (one step per epoch)",
     "step": "every step of {role} loop",
 }
+_ENTRY_ADVICE = "Keep values on the device, and copy what must leave it in one transfer."
 _ARTICLE = {"training": "a training", "evaluation": "an evaluation"}
 _ADVICE = {
     "batch": "Keep the value on the device and read it once per epoch.",
@@ -123,6 +124,42 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # an ASE calculator that never compiles: ASE calls calculate() every MD step, but nothing runs compiled
+        Valid("""
+import torch
+from ase.calculators.calculator import Calculator
+class Calc(Calculator):
+    def __init__(self, models, **kwargs):
+        Calculator.__init__(self, **kwargs)
+        self.models = [m.to("cuda") for m in models]
+    def calculate(self, atoms=None, properties=None, system_changes=None):
+        Calculator.calculate(self, atoms)
+        outs = [model(self.batch_of(atoms))["energy"] for model in self.models]
+        self.results = {"energy": torch.stack(outs).mean().cpu().item()}
+"""),
+        # the calculator compiles its models, but get_hessian() is an on-demand analysis call, not calculate()
+        Valid("""
+import torch
+from ase.calculators.calculator import Calculator
+class Calc(Calculator):
+    def __init__(self, models, **kwargs):
+        Calculator.__init__(self, **kwargs)
+        self.models = [torch.compile(m, dynamic=True) for m in models]
+    def get_hessian(self, atoms):
+        return self.models[0](self.batch_of(atoms))["hessian"].cpu().numpy()
+"""),
+        # a class named like a calculator that does not derive from ASE's: no framework calls it per step
+        Valid("""
+import torch
+class Calculator:
+    pass
+class Calc(Calculator):
+    def __init__(self, models):
+        self.models = [torch.compile(m, dynamic=True) for m in models]
+    def calculate(self, atoms):
+        for model in self.models:
+            print(model(atoms).cpu())
+"""),
         # the helper compiles a copy to warm it up and returns the original: the loop runs it eagerly
         Valid("""
 import torch
@@ -275,6 +312,31 @@ def pretrain():
 """),
     )
     INVALID = (
+        # an ASE calculator compiles its committee of models (under a flag); ASE calls calculate() once
+        # per MD / optimisation step: the copies to the host there (and in the helper it calls) sync every step
+        Invalid("""
+import torch
+from ase.calculators.calculator import Calculator, all_changes
+class Calc(Calculator):
+    def __init__(self, models, compile_mode=None, **kwargs):
+        Calculator.__init__(self, **kwargs)
+        self.models = models
+        if compile_mode is not None:
+            self.models = [torch.compile(m, mode=compile_mode, dynamic=True) for m in self.models]
+    def _node_e0(self, batch):
+        return self.models[0].atomic_energies_fn(batch["node_attrs"]).detach().cpu().numpy()
+    def calculate(self, atoms=None, properties=None, system_changes=all_changes):
+        Calculator.calculate(self, atoms)
+        batch = self.batch_of(atoms)
+        energies = []
+        for i, model in enumerate(self.models):
+            out = model(batch)
+            if i == 0:
+                node_e0 = self._node_e0(batch)
+            energies.append(out["energy"].detach())
+        energy = torch.mean(torch.stack(energies), dim=0).cpu()
+        self.results = {"energy": energy.item(), "node_e0": node_e0}
+""", lines=(11, 21)),
         # compiled by a helper that returns it: the loop runs the compiled model, as with torch.compile(Net())
         Invalid("""
 import torch
@@ -604,9 +666,13 @@ def train():
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
         where = _PER[drive.per].format(role=role)
+        advice = _ADVICE[drive.per]
         if drive.where:  # the loop is in another file
             where += f" ({drive.where})"
-        self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {_ADVICE[drive.per]}", fix,
+        if drive.entry:  # no loop of the project's: a framework calls the step
+            where = f"every step ({drive.entry})"
+            advice = _ENTRY_ADVICE
+        self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {advice}", fix,
                     loop=drive.loop)
 
     # the unsafe fix: metric accumulation on the device ---------------------------------

@@ -204,6 +204,8 @@ class CompileSites:
                 if ref is not None:
                     refs.append(ref)
             refs.extend(self._returned_to_callers(site_node, targets, _depth))
+        elif isinstance(parent, cst.ListComp) and parent.elt is holder:
+            refs.extend(self.element_refs(parent, site_node))  # [torch.compile(m) for m in models] (containers.py)
         elif isinstance(parent, cst.Return) and _depth < 3:
             func = self.enclosing_function(site_node)
             if func is not None:

@@ -452,6 +452,10 @@ class Feeds:
             if loader:
                 return LoaderFeed(loader[0], call, loader[1], self.pipeline_padded(),
                                   tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
+        entry = self.framework_step_entry(func)  # ASE's calculate(atoms): a new structure every step
+        if entry is not None and entry.varying_inputs:
+            return LoaderFeed(f"{entry.framework.upper()} structures", call, f"`{func.cls.name}.{func.name}()`: {entry.why}",
+                              self.pipeline_padded(), tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
         return None
 
     def _iter_text(self, iterable: cst.BaseExpression, loop: cst.CSTNode, loader: str) -> str:

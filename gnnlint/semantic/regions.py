@@ -545,6 +545,9 @@ class Regions:
                 method = cls.methods.get(hook)
                 if method is not None:
                     self._mark_hot_func(method, f"`{cls.name}.{hook}` runs every batch")
+        # methods a framework calls once per step (ASE `calculate`, Lightning batch hooks: frameworks.py)
+        for method, entry in self.framework_step_entries().items():
+            self._mark_hot_func(method, entry.why)
         for name, why in self.project.hot.items():
             if name in self.classes:
                 cls = self.classes[name]

@@ -45,6 +45,7 @@ class StepDrive:
     role: str  # "training" | "evaluation"
     per: str  # "batch" (a loop over a loader) | "epoch" (full-batch) | "step"
     where: str = ""  # a loop in another file: "finetune.py, through `metrics.update`"
+    entry: str = ""  # a framework calls the step (frameworks.py): "ASE calls `Calc.calculate` once per ..."
 
 
 class StepAnalysis:
@@ -262,7 +263,19 @@ class StepAnalysis:
         # loss helper called by a loop that steps the optimizer runs in training
         role = "training" if root.name == "training_step" or ctx._updates_when_called(root) or (
             loop is not None and self._role_of_block(loop.body) == "training") else "evaluation"
+        entry = self._framework_entry(root) if loop is None else None
+        if entry is not None:  # no loop of the project's: the framework's step
+            return StepDrive(what, None, entry.role, "step", entry=entry.why)
         return StepDrive(what, loop, role, self._per(loop) if loop is not None else "step")
+
+    def _framework_entry(self, func: "FuncInfo"):
+        """The framework per-step entry (frameworks.py) ``func`` is, or runs
+        under: its hot reason is the entry's (regions.py passes it on)."""
+        entries = self.ctx.framework_step_entries()
+        if func in entries:
+            return entries[func]
+        why = self.ctx.hot_funcs.get(func)
+        return next((e for e in entries.values() if e.why == why), None)
 
     # -- per-step calls across files ---------------------------------------------
     def _stepped(self, func: "FuncInfo", depth: int) -> Optional[StepDrive]:

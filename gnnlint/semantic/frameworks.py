@@ -1,0 +1,99 @@
+"""Framework per-step entry points: code a framework calls once per step.
+
+Real code often has no ``for batch in loader:`` loop of its own: a framework
+runs the loop and calls the project's code once per step.
+
+- **ASE**: the ``calculate()`` method of a calculator (a class deriving from
+  ``ase.calculators.calculator.Calculator``, directly or through a local base
+  class). ASE calls it once per molecular-dynamics or optimisation step, with
+  that step's structure: what a compiled model gets from ``atoms`` is a graph
+  whose atom and edge counts vary between structures (and edge counts between
+  steps) -- the compile site is fed variable-size graphs (GNN007).
+- **Lightning**: the batch hooks of a ``Callback`` (``on_train_batch_end``,
+  ``on_after_backward``, ``on_before_optimizer_step``, ...) and of a
+  ``LightningModule``. Lightning calls them once per training / evaluation
+  step. (A LightningModule's ``training_step`` & co. are ``LIGHTNING_STEP_HOOKS``,
+  handled by regions.py and feeds.py.)
+
+``framework_step_entry(func)`` answers "does a framework call this method
+once per step, and why" (regions.py marks such methods hot). Whether the step
+*drives compiled code* is still steps.py's question: the calculator calls a
+model it compiled; a Callback runs in a Lightning training whose model is
+compiled -- known only when the project says so (``lightning_compiled``, below).
+A project that never compiles gets no per-step finding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from gnnlint.semantic.model import ClassInfo, FuncInfo
+
+# Lightning hooks called once per step (Callback and LightningModule hooks alike), and the loop they run in.
+LIGHTNING_BATCH_HOOKS = {
+    "on_train_batch_start": "training", "on_train_batch_end": "training",
+    "on_before_backward": "training", "on_after_backward": "training",
+    "on_before_optimizer_step": "training", "on_before_zero_grad": "training",
+    "on_validation_batch_start": "evaluation", "on_validation_batch_end": "evaluation",
+    "on_test_batch_start": "evaluation", "on_test_batch_end": "evaluation",
+    "on_predict_batch_start": "evaluation", "on_predict_batch_end": "evaluation",
+}
+_LIGHTNING_PACKAGES = ("lightning", "pytorch_lightning")
+_ASE_CALCULATORS = "ase.calculators"
+_MAX_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class StepEntry:
+    """A method a framework calls once per step."""
+
+    framework: str  # "ase" | "lightning"
+    role: str  # "training" | "evaluation"
+    why: str  # for messages: "ASE calls `Calc.calculate` once per MD / optimisation step"
+    varying_inputs: bool  # its parameters carry a new variable-size structure every step (ASE atoms)
+
+
+class Frameworks:
+    """Framework per-step entry points. Mixed into FileContext; reads the SemanticModel."""
+
+    def framework_step_entry(self, func: "FuncInfo") -> Optional[StepEntry]:
+        """The framework that calls the method ``func`` once per step, or None."""
+        cls = func.cls
+        if cls is None or func.parent is not None:
+            return None
+        if func.name == "calculate" and self._derives_from(cls, _ASE_CALCULATORS, "Calculator"):
+            return StepEntry("ase", "evaluation",
+                             f"ASE calls `{cls.name}.calculate` once per MD / optimisation step", True)
+        role = LIGHTNING_BATCH_HOOKS.get(func.name)
+        if role is not None and (self._derives_from(cls, _LIGHTNING_PACKAGES, "Callback")
+                                 or self._derives_from(cls, _LIGHTNING_PACKAGES, "LightningModule")):
+            return StepEntry("lightning", role, f"Lightning calls `{cls.name}.{func.name}` once per step", False)
+        return None
+
+    def framework_step_entries(self) -> dict:
+        """Every method of this file a framework calls once per step: FuncInfo -> StepEntry."""
+        key = ("framework_step_entries",)
+        if key not in self._memo:
+            found = {}
+            for cls in self.class_info.values():
+                for method in cls.methods.values():
+                    entry = self.framework_step_entry(method)
+                    if entry is not None:
+                        found[method] = entry
+            self._memo[key] = found
+        return self._memo[key]
+
+    def _derives_from(self, cls: "ClassInfo", packages, last: str, depth: int = 0) -> bool:
+        """``cls`` derives from a class of ``packages`` whose name ends in ``last``
+        (resolved through imports), directly or through local base classes."""
+        packages = (packages,) if isinstance(packages, str) else packages
+        for base in cls.bases:
+            resolved = self.resolve_dotted(base)
+            if resolved.split(".")[-1].endswith(last) and resolved.startswith(tuple(p + "." for p in packages)):
+                return True
+            local = self.classes.get(base.split(".")[-1])
+            if local is not None and local is not cls and depth < _MAX_DEPTH \
+                    and self._derives_from(local, packages, last, depth + 1):
+                return True
+        return False
