@@ -44,7 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import compile_facts, flow, keys, layers, shapes
+from gnnlint.semantic import compile_facts, entry_points, flow, keys, layers, shapes
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
 from gnnlint.semantic.devices import Devices
@@ -186,6 +186,7 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
     def _export_stepped(self) -> None:
         """The imported functions this file calls every step of a loop that drives compiled code."""
         self._step_analysis().export()
+        entry_points.export(self)  # functions a runner loads by name and calls every step
 
     def _step_analysis(self):
         if getattr(self, "_steps", None) is None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from gnnlint import elide
 from gnnlint import config_targets
+from gnnlint import entry_points
 from gnnlint.facts import FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -758,7 +759,9 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             for kind in FACT_KINDS:
                 if kind in ("compiled_params", "compiled_instances"):
                     continue  # about the file's own functions: pulled by their importers above
-                for ref, why in _config_built(result.path, kind, getattr(result.exported, kind)):
+                facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
+                                                       lambda path: _bytes_of(path, contents))
+                for ref, why in _config_built(result.path, kind, facts_of_kind):
                     target = modules.resolve(result.path, ref)
                     if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
                         continue

@@ -101,6 +101,11 @@ def possible_regions(data: bytes, assume_compiled: str = "detected") -> frozense
     return frozenset()
 
 
+# ``ImportRef.module`` prefix of a fact addressed to a function by name, not by
+# import (a runner's entry point: gnnlint/entry_points.py), followed by the keywords passed.
+ENTRY_POINT = "<entry point>:"
+
+
 @dataclass(frozen=True)
 class ImportRef:
     """A name imported from another module: ``from <level dots><module> import <name>``."""

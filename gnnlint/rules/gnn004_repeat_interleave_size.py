@@ -67,6 +67,17 @@ class RepeatInterleaveSize(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # a tuple that is not jraph's GraphsTuple: its last fields may be ints
+        Valid("""
+import torch
+from typing import NamedTuple
+class Graph(NamedTuple):
+    nodes: torch.Tensor
+    n_edge: int
+def spread(graph: Graph, g):
+    nodes, n_edge = graph
+    return torch.repeat_interleave(g, n_edge, dim=0)
+"""),
         # isinstance narrowing (issue 10 item 4): the tensor assignments keep a tensor a tensor,
         # so `repeats` is what the caller passed -- an int (fairchem's repeat_blocks)
         Valid("""
@@ -143,6 +154,16 @@ def batch_of(embeddings, device):
 """),
     )
     INVALID = (
+        # jraph's GraphsTuple (also in PyTorch ports): n_node / n_edge are per-graph count arrays
+        Invalid("""
+import torch
+from jraph import GraphsTuple
+def spread(graph: GraphsTuple, g):
+    nodes, edges, receivers, senders, globals_, n_node, n_edge = graph
+    edge_g = torch.repeat_interleave(g, n_edge, dim=0)
+    node_g = torch.repeat_interleave(g, graph.n_node, dim=0)
+    return edge_g, node_g
+""", lines=(6, 7)),
         # repeats can only be an int or a tensor: one with a first dimension, a device or `.to()` is a tensor
         Invalid("""
 import torch

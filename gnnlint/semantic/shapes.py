@@ -18,6 +18,7 @@ import libcst as cst
 
 from gnnlint.semantic.kinds import BATCH, MODEL, SCALAR, TENSOR
 from gnnlint.semantic.syntax import is_none
+from gnnlint.semantic.vocab import GRAPHS_TUPLE_CLASSES, GRAPHS_TUPLE_COUNTS, GRAPHS_TUPLE_FIELDS
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -177,6 +178,8 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         return expr.func.attr.value in _ARRAY_RESULT_METHODS \
             and ctx.kind(expr.func.value) not in (SCALAR, MODEL, BATCH)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in GRAPHS_TUPLE_COUNTS:
+        return _graphs_tuple(ctx, expr.value)  # `graph.n_edge` of a jraph GraphsTuple
     if not isinstance(expr, cst.Name):
         return False
     reaching = ctx.reaching(expr.value, expr)
@@ -185,11 +188,29 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     binding, func = reaching[0]
     if binding.how == "assign" and binding.value is not None and int_or_tensor_is_tensor(ctx, binding.value):
         return True
+    if binding.how == "unpack" and binding.value is not None and _graphs_tuple(ctx, binding.value) \
+            and 0 <= binding.index < len(GRAPHS_TUPLE_FIELDS) \
+            and GRAPHS_TUPLE_FIELDS[binding.index] in GRAPHS_TUPLE_COUNTS:
+        return True  # `nodes, ..., n_node, n_edge = graph`: a GraphsTuple's per-graph counts
     scope = func.node if func is not None else None
     if func is None or len(func.bindings.get(expr.value, ())) != 1:
         return False  # one value in the whole function: its uses elsewhere speak for this one
     return any(_used_as_array(ctx, use) for use in ctx.name_uses(expr.value)
                if ctx.enclosing_function(use) is func and any(a is scope for a in ctx.ancestors(use)))
+
+
+def _graphs_tuple(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """``expr`` is a parameter annotated as jraph's ``GraphsTuple`` (the
+    annotation resolved through the file's imports)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    reaching = ctx.reaching(expr.value, expr)
+    if len(reaching) != 1 or reaching[0][0].how != "param":
+        return False
+    param = reaching[0][0].node
+    if not isinstance(param, cst.Param) or param.annotation is None:
+        return False
+    return (ctx.resolve(param.annotation.annotation) or "") in GRAPHS_TUPLE_CLASSES
 
 
 def _used_as_array(ctx: FileContext, use: cst.Name) -> bool:

@@ -290,6 +290,8 @@ class StepAnalysis:
                 parts = payload.split("|")
                 if len(parts) == 4 and parts[0] in ("batch", "epoch", "step") and origin:
                     per, role, what, callee = parts
+                    if role == "?":  # a runner's entry point (entry_points.py): the function tells
+                        role = "training" if ctx._updates_when_called(func) else "evaluation"
                     return StepDrive(what, None, role, per, f"{origin.split(', ')[0]}, through `{callee}`")
         if depth < _MAX_DEPTH:
             for caller in self._callers(func):

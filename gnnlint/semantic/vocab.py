@@ -47,3 +47,11 @@ VARIABLE_SIZE_LOADERS = {
 
 # Wrappers whose result runs the module they are given.
 _FEED_MODEL_WRAPPERS = {"DistributedDataParallel", "DataParallel", "DDP", "FullyShardedDataParallel", "FSDP"}
+
+
+# jraph's ``GraphsTuple`` (a NamedTuple, also used by PyTorch ports of jraph
+# models): its fields in order; ``n_node`` / ``n_edge`` are always arrays of
+# per-graph counts, never ints.
+GRAPHS_TUPLE_CLASSES = ("jraph.GraphsTuple", "jraph._src.graph.GraphsTuple")
+GRAPHS_TUPLE_FIELDS = ("nodes", "edges", "receivers", "senders", "globals", "n_node", "n_edge")
+GRAPHS_TUPLE_COUNTS = ("n_node", "n_edge")
