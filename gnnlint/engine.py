@@ -677,6 +677,25 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
                     changed.add(path)
 
 
+def _broadcast_framework_facts(result: FileResult, every: Sequence[str], contents: Optional[dict],
+                               incoming: dict, changed: set) -> None:
+    """``framework_compiled``: a model class that compiles what it wraps in its
+    forward tells every file of the project naming the framework (``lightning``)
+    that the framework's training may run compiled code (semantic/frameworks.py)."""
+    for ref, why in result.exported.framework_compiled:
+        token = ref.name.encode()
+        for path in every:
+            if path == result.path:
+                continue
+            data = _bytes_of(path, contents)
+            if data is None or token not in data:
+                continue
+            facts = incoming.setdefault(path, ProjectFacts())
+            if ref.name not in facts.framework_compiled:
+                facts.framework_compiled[ref.name] = f"{why}, {Path(result.path).name}"
+                changed.add(path)
+
+
 def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
     """The bytes of ``path``: an editor's buffer / stdin when given, else the
     file on disk; None when it cannot be read."""
@@ -756,8 +775,9 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         changed: set[str] = set()
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
+            _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
-                if kind in ("compiled_params", "compiled_instances"):
+                if kind in ("compiled_params", "compiled_instances", "framework_compiled"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

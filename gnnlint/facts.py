@@ -118,7 +118,7 @@ class ImportRef:
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
-              "compiled_passed", "stepped", "compiled_instances")
+              "compiled_passed", "stepped", "compiled_instances", "framework_compiled")
 
 
 @dataclass
@@ -158,6 +158,9 @@ class ProjectFacts:
     # that class, classes registered through that decorator, that attribute of
     # the class hold a model that compiles itself (semantic/instances.py)
     compiled_instances: dict[str, str] = field(default_factory=dict)
+    # "lightning" -> what compiled code the project's training under that framework runs (a model
+    # class that compiles what it wraps in its forward, in another file): semantic/frameworks.py
+    framework_compiled: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -191,6 +194,8 @@ class ExportedFacts:
     # ImportRef("", key) with the keys of ProjectFacts.compiled_instances, told
     # to the files whose import lines name the key's class / registry
     compiled_instances: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", framework) -> why: told to every file of the project that names the framework
+    framework_compiled: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

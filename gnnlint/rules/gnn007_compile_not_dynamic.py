@@ -44,7 +44,8 @@ class CompileNotDynamic(Rule):
     `dgl.dataloading` loaders (`DataLoader`, `GraphDataLoader`) — directly,
     through the local functions it is passed to (`train(model, loader)`), or
     from the step hooks of a Lightning-style module whose `*_dataloader()`
-    returns such a loader. A compiled train step (`@torch.compile def
+    returns such a loader, or from an ASE calculator's `calculate()`, which
+    ASE calls with a new structure every MD / optimisation step. A compiled train step (`@torch.compile def
     train_step(batch, ...)`, `step = torch.compile(fn)`,
     `@functools.partial(torch.compile, ...)`) called once per batch
     is a compile site like a compiled model; the loader may be built by a

@@ -32,7 +32,14 @@ class StepHostSync(SyncRule):
     of a training or evaluation loop **that drives compiled code**: the model
     it runs or the step it takes is compiled (`torch.compile(model)`,
     `model.compile()`, an `@torch.compile` train step, a class compiled in
-    another file of the project).
+    another file of the project). The step may be one a framework takes, with
+    no loop in the project: ASE calls a calculator's `calculate()` once per
+    MD / optimisation step (it drives compiled code when the calculator
+    compiles its models), and Lightning calls a `Callback`'s batch hooks
+    (`on_train_batch_end`, `on_after_backward`, `on_before_optimizer_step`,
+    ...) once per step (they drive compiled code when the project's Lightning
+    training does: a compiled LightningModule, or a model class of the project
+    that compiles the model it wraps in its forward).
 
     ## Why is this bad?
     Each one blocks the host until the device has finished all queued work —
@@ -124,6 +131,45 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # compiled steps kept in a list only when a parameter is set, and the one construction leaves it
+        # unset: the loop steps eager optimizers
+        Valid("""
+import torch
+class Combined:
+    def __init__(self, optimizers, compile_kwargs=None):
+        self.optimizers = optimizers
+        if compile_kwargs is None:
+            self.step_fns = [opt.step for opt in optimizers]
+        else:
+            self.step_fns = [torch.compile(opt.step, **compile_kwargs) for opt in optimizers]
+    def step(self):
+        for step_fn in self.step_fns:
+            step_fn()
+def train(model, loader, opts):
+    optimizer = Combined(opts)
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+"""),
+        # a Lightning Callback in a project that never compiles: Lightning calls the hook every step,
+        # but nothing it trains runs compiled
+        Valid("""
+import torch
+import lightning
+from lightning.pytorch.callbacks import Callback
+class Lit(lightning.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+    def training_step(self, batch, batch_idx):
+        return self.model(batch).sum()
+class GradStats(Callback):
+    def on_after_backward(self, trainer, pl_module):
+        for name, p in pl_module.named_parameters():
+            pl_module.log(name, p.grad.abs().max().item())
+"""),
         # an ASE calculator that never compiles: ASE calls calculate() every MD step, but nothing runs compiled
         Valid("""
 import torch
@@ -312,6 +358,47 @@ def pretrain():
 """),
     )
     INVALID = (
+        # ... and when a construction sets it, the loop steps compiled optimizers
+        Invalid("""
+import torch
+class Combined:
+    def __init__(self, optimizers, compile_kwargs=None):
+        self.optimizers = optimizers
+        if compile_kwargs is None:
+            self.step_fns = [opt.step for opt in optimizers]
+        else:
+            self.step_fns = [torch.compile(opt.step, **compile_kwargs) for opt in optimizers]
+    def step(self):
+        for step_fn in self.step_fns:
+            step_fn()
+def train(model, loader, opts):
+    optimizer = Combined(opts, compile_kwargs={"fullgraph": False})
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+""", lines=(19,)),
+        # a Callback's batch hooks run once per step of a Lightning training of a compiled
+        # LightningModule; its epoch hook does not
+        Invalid("""
+import torch
+import lightning
+from lightning.pytorch.callbacks import Callback
+class Lit(lightning.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+    def training_step(self, batch, batch_idx):
+        return self.model(batch).sum()
+class GradStats(Callback):
+    def on_after_backward(self, trainer, pl_module):
+        for name, p in pl_module.named_parameters():
+            pl_module.log(name, p.grad.abs().max().item())
+    def on_train_epoch_end(self, trainer, pl_module):
+        print(pl_module.total.item())
+lit = torch.compile(Lit(Net()))
+""", lines=(14,)),
         # an ASE calculator compiles its committee of models (under a flag); ASE calls calculate() once
         # per MD / optimisation step: the copies to the host there (and in the helper it calls) sync every step
         Invalid("""

@@ -23,6 +23,8 @@ class Containers:
         parent = self.parent.get(comp)
         if not isinstance(parent, (cst.Assign, cst.AnnAssign)) or parent.value is not comp:
             return []
+        if self._compile_never_enabled(site):
+            return []
         targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
         holders = [ref for ref in (self._ref_for_target(t, site) for t in targets) if ref is not None]
         refs: list[tuple] = []
@@ -47,3 +49,45 @@ class Containers:
                 return None
             target = target.elements[1].value
         return target if isinstance(target, cst.Name) else None
+
+    def _compile_never_enabled(self, site: cst.Call) -> bool:
+        """The compile in a class's ``__init__`` runs only when a parameter is
+        set (``if kwargs is not None:`` / ``else:`` of ``if kwargs is None:`` /
+        ``if flag:``, the parameter defaulting to None or False), the class is
+        built in this file, and every construction here leaves the parameter
+        unset: the list holds the eager objects (an example script building its
+        optimizer wrapper without ``torch_compile_kwargs``). A class built only
+        elsewhere (a calculator users construct) keeps its compiled branch."""
+        func = self.enclosing_function(site)
+        if func is None or func.cls is None or func.name != "__init__":
+            return False
+        needed = self._params_set_for(site, func)
+        if not needed:
+            return False
+        builds = [c for c in self.all_calls() if self.local_callee(c) is func.cls]
+        if not builds or any(a.star for c in builds for a in c.args):
+            return False
+        return any(all(_unset(self.arg_for_param(func, c, p)) for c in builds) for p in needed)
+
+    def _params_set_for(self, node: cst.CSTNode, func) -> list[str]:
+        """Parameters (default None / False) that must be set for ``node`` to run."""
+        out, child = [], node
+        for anc in self.ancestors(node):
+            if anc is func.node:
+                break
+            if isinstance(anc, cst.If):
+                name, is_none = self._none_test(anc.test)
+                if name is None and isinstance(anc.test, cst.Name) and child is anc.body:
+                    name = anc.test.value
+                elif not ((child is anc.body and not is_none) or (child is anc.orelse and is_none)):
+                    name = None
+                param = func.params.get(name) if name else None
+                if param is not None and _unset(param.default):
+                    out.append(name)
+            child = anc
+        return out
+
+
+def _unset(expr: Optional[cst.BaseExpression]) -> bool:
+    """Not passed, or passed as None / False."""
+    return expr is None or (isinstance(expr, cst.Name) and expr.value in ("None", "False"))

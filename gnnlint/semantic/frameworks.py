@@ -42,6 +42,7 @@ LIGHTNING_BATCH_HOOKS = {
 _LIGHTNING_PACKAGES = ("lightning", "pytorch_lightning")
 _ASE_CALCULATORS = "ase.calculators"
 _MAX_DEPTH = 4
+_TEST_DIRS = ("tests", "test", "testing", "unittests")
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,58 @@ class Frameworks:
                         found[method] = entry
             self._memo[key] = found
         return self._memo[key]
+
+    # -- does the framework's training run compiled code? -------------------------------
+    def lightning_compiled(self) -> Optional[str]:
+        """What compiled code a Lightning training of this project runs, when
+        the project says so: a model class that compiles what it wraps and runs
+        it in its own forward (``compile_wrappers``), here or in another file
+        (``ProjectFacts.framework_compiled``), or a LightningModule of this file
+        whose model it compiles. None: no per-step hook of it drives compiled code."""
+        wrappers = self.compile_wrappers()
+        if wrappers:
+            return f"the project's compiled models (`{wrappers[0]}` compiles the model it wraps in its forward)"
+        for name, why in self.compiled_classes.items():
+            cls = self.classes.get(name)
+            if cls is not None and self._derives_from(cls, _LIGHTNING_PACKAGES, "LightningModule"):
+                return f"compiled `{name}`"
+        why = self.project.framework_compiled.get("lightning")
+        if why:
+            what, _, origin = why.rpartition(", ")
+            return f"the project's compiled models ({what}, {origin})"
+        return None
+
+    def compile_wrappers(self) -> list[str]:
+        """Classes of this file that compile a model in their own methods
+        and run the result from their ``forward`` (a wrapper compiling what it
+        wraps, lazily or in ``__init__``): every model built with one is compiled."""
+        key = ("compile_wrappers",)
+        if key not in self._memo:
+            found: list[str] = []
+            driving = self._step_analysis()._driving_funcs() if self.compile_sites else {}
+            for site_node, _site in self.compile_sites:
+                func = self.enclosing_function(site_node)
+                cls = func.cls if func is not None else None
+                if cls is None or cls.name in found:
+                    continue
+                forward = self.method_of(cls, "forward")  # a module (its base may live in another file)
+                if forward is not None and forward in driving:
+                    found.append(cls.name)
+            self._memo[key] = found
+        return self._memo[key]
+
+    def _export_framework_compiled(self) -> None:
+        """A compile wrapper tells the project's Lightning files (not from a test file)."""
+        from gnnlint.facts import ImportRef
+
+        parts = self.path.replace("\\", "/").split("/")
+        name = parts[-1]
+        if name.startswith("test_") or name.endswith("_test.py") or any(p in _TEST_DIRS for p in parts[-4:-1]):
+            return
+        wrappers = self.compile_wrappers()
+        if wrappers:
+            self.exported.framework_compiled.append(
+                (ImportRef("", "lightning"), f"`{wrappers[0]}` compiles the model it wraps in its forward"))
 
     def _derives_from(self, cls: "ClassInfo", packages, last: str, depth: int = 0) -> bool:
         """``cls`` derives from a class of ``packages`` whose name ends in ``last``

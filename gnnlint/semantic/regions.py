@@ -635,6 +635,7 @@ class Regions:
             self._export_compiled_instances()
             self._forward_reexports()
             self._export_stepped()
+            self._export_framework_compiled()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")

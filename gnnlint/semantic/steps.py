@@ -237,7 +237,7 @@ class StepAnalysis:
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
                 and not ctx.project.compiled_args and not ctx.project.stepped \
-                and not ctx.project.compiled_instances:
+                and not ctx.project.compiled_instances and not ctx.project.framework_compiled:
             return None  # a program that never compiles (nor is handed a compiled model)
         if isinstance(root, (cst.For, cst.While)):
             what = self._loop_drives(root)
@@ -255,6 +255,10 @@ class StepAnalysis:
             stepped = self._stepped(root, 0)
             if stepped is not None:
                 return stepped
+            entry = self._framework_entry(root)
+            what = ctx.lightning_compiled() if entry is not None and entry.framework == "lightning" else None
+            if what is not None:  # a Callback's hook: the project's Lightning training runs compiled code
+                return StepDrive(what, None, entry.role, "step", entry=entry.why)
             if not library:
                 return None
             found = ('compiled code (assume-compiled = "modules")', None)
