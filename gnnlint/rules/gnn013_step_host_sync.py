@@ -14,7 +14,7 @@ _PER = {
     "epoch": "every epoch of a full-batch {role} loop (one step per epoch)",
     "step": "every step of {role} loop",
 }
-_ARTICLE = {"training": "a training", "evaluation": "an evaluation"}
+_ARTICLE = {"training": "a training", "evaluation": "an evaluation", "": "a"}
 _ADVICE = {
     "batch": "Keep the value on the device and read it once per epoch.",
     "epoch": "Keep the value on the device and read it only when you log it.",
@@ -123,6 +123,33 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # the same trainer, never compiled; and a local class's module .train() mode switch
+        Valid("""
+import torch
+from train_base import BaseTrainer
+class Trainer(BaseTrainer):
+    def __init__(self, cfg):
+        super().__init__()
+        self.model = Net(cfg).cuda()
+def main(cfg, datapipe):
+    trainer = Trainer(cfg)
+    for data in datapipe:
+        loss = trainer.train(data["x"], data["y"])
+        print(loss.detach().cpu())
+"""),
+        Valid("""
+import torch
+from base import Wrapper
+class Holder(Wrapper):
+    def __init__(self, net):
+        super().__init__()
+        self.model = torch.compile(net)
+def main(net, datapipe):
+    holder = Holder(net)
+    for data in datapipe:
+        holder.train()
+        print(holder.state_dict(), data["x"].cpu())
+"""),
         # the helper compiles a copy to warm it up and returns the original: the loop runs it eagerly
         Valid("""
 import torch
@@ -275,6 +302,21 @@ def pretrain():
 """),
     )
     INVALID = (
+        # the training step is a method the trainer inherits from a base class in another file:
+        # it runs the compiled self.model (issue 10: the loop drives compiled code)
+        Invalid("""
+import torch
+from train_base import BaseTrainer
+class Trainer(BaseTrainer):
+    def __init__(self, cfg):
+        super().__init__()
+        self.model = torch.compile(Net(cfg))
+def main(cfg, datapipe):
+    trainer = Trainer(cfg)
+    for data in datapipe:
+        loss = trainer.train(data["x"], data["y"])
+        print(loss.detach().cpu())
+""", lines=(12,)),
         # compiled by a helper that returns it: the loop runs the compiled model, as with torch.compile(Net())
         Invalid("""
 import torch
@@ -603,7 +645,7 @@ def train():
             return
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
-        where = _PER[drive.per].format(role=role)
+        where = _PER[drive.per].format(role=role).replace("  ", " ")  # role "": not known
         if drive.where:  # the loop is in another file
             where += f" ({drive.where})"
         self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {_ADVICE[drive.per]}", fix,
