@@ -70,3 +70,34 @@ def test_last_partial_batch_message():
     findings = [f for f in lint_source(source, "case.py", Settings()) if f.code == "GNN007"]
     assert len(findings) == 1 and findings[0].fix is None and findings[0].severity == "info"
     assert "`drop_last=True`" in findings[0].message and "`T.SamplePoints(1024)`" in findings[0].message
+
+
+def test_pytest_fixtures_and_joins_of_host_tensors():
+    # a test's parameter named after a fixture is what the fixture returns (by position when unpacked);
+    # torch.cat / torch.stack of CPU tensors is a CPU tensor
+    found = _values("""
+        import pytest
+        import torch
+        @pytest.fixture
+        def sizes():
+            n = torch.tensor([5], dtype=torch.long)
+            return torch.randn(5, 3, device="cuda"), n
+        @pytest.fixture
+        def counts():
+            return torch.tensor([1, 2])
+        def helper():
+            return torch.tensor([3])
+        def test_it(sizes, counts, helper, other):
+            x, n = sizes
+            both = torch.cat([n, n])
+            probe(n)
+            probe(both)
+            probe(x)
+            probe(counts)
+            probe(helper)
+            probe(torch.cat([n, other]))
+    """)
+    assert found["n"] and found["both"] and found["counts"]
+    assert found["x"] is None  # a device tensor (torch.randn(..., device=...)) is not known to be on the CPU
+    assert found["helper"] is None  # not a fixture: a parameter of that name is whatever the caller passes
+    assert found["torch.cat([n, other])"] is None

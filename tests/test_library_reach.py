@@ -151,3 +151,55 @@ def test_a_config_that_sets_dynamic_or_configs_that_disagree(tmp_path):
     files["conf/experiment/big.yaml"] = "# @package _global_\ncompile:\n  args:\n    backend: eager\n"
     root = _write(tmp_path / "b", files)  # one config sets dynamic, another leaves it out: unknown
     assert not _lines(run(["check", ".", "--no-cache", "--select", "GNN007"], root).output)
+
+
+ORIGINS = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "lib/__init__.py": "",
+    "lib/index.py": """\
+        import torch
+
+
+        def index2ptr(index: torch.Tensor, size=None):
+            if size is None:
+                size = int(index.max()) + 1
+            return torch.zeros(size + 1)
+    """,
+    # compiled here first, with a size: never reaches the `size is None` branch
+    "lib/a_sized.py": """\
+        import torch
+        from lib.index import index2ptr
+
+
+        class Sized(torch.nn.Module):
+            def forward(self, batch, n):
+                return index2ptr(batch, n.shape[0])
+
+
+        model = torch.compile(Sized())
+    """,
+    # compiled without a size: this call takes the branch
+    "lib/b_unsized.py": """\
+        import torch
+        from lib.index import index2ptr
+
+
+        class Unsized(torch.nn.Module):
+            def forward(self, batch):
+                return index2ptr(batch)
+
+
+        model = torch.compile(Unsized())
+    """,
+}
+
+
+def test_the_message_names_the_compiled_call_that_takes_the_branch(tmp_path):
+    # index2ptr is compiled through two files' calls; only b_unsized.py's leaves `size` None, so the
+    # finding in the `size is None` branch names that path, not the fact that arrived first
+    root = _write(tmp_path / "proj", ORIGINS)
+    lines = _lines(run(["check", ".", "--no-cache", "--select", "GNN001"], root).output)
+    assert len(lines) == 1, lines
+    line = lines.pop()
+    assert line.startswith("lib/index.py:6:") and "`Unsized`" in line and "b_unsized.py" in line, line
+    assert "`Sized`" not in line, line

@@ -15,7 +15,7 @@ _PER = {
     "step": "every step of {role} loop",
 }
 _ENTRY_ADVICE = "Keep values on the device, and copy what must leave it in one transfer."
-_ARTICLE = {"training": "a training", "evaluation": "an evaluation"}
+_ARTICLE = {"training": "a training", "evaluation": "an evaluation", "": "a"}
 _ADVICE = {
     "batch": "Keep the value on the device and read it once per epoch.",
     "epoch": "Keep the value on the device and read it only when you log it.",
@@ -205,6 +205,33 @@ class Calc(Calculator):
     def calculate(self, atoms):
         for model in self.models:
             print(model(atoms).cpu())
+"""),
+        # the same trainer, never compiled; and a local class's module .train() mode switch
+        Valid("""
+import torch
+from train_base import BaseTrainer
+class Trainer(BaseTrainer):
+    def __init__(self, cfg):
+        super().__init__()
+        self.model = Net(cfg).cuda()
+def main(cfg, datapipe):
+    trainer = Trainer(cfg)
+    for data in datapipe:
+        loss = trainer.train(data["x"], data["y"])
+        print(loss.detach().cpu())
+"""),
+        Valid("""
+import torch
+from base import Wrapper
+class Holder(Wrapper):
+    def __init__(self, net):
+        super().__init__()
+        self.model = torch.compile(net)
+def main(net, datapipe):
+    holder = Holder(net)
+    for data in datapipe:
+        holder.train()
+        print(holder.state_dict(), data["x"].cpu())
 """),
         # the helper compiles a copy to warm it up and returns the original: the loop runs it eagerly
         Valid("""
@@ -424,6 +451,21 @@ class Calc(Calculator):
         energy = torch.mean(torch.stack(energies), dim=0).cpu()
         self.results = {"energy": energy.item(), "node_e0": node_e0}
 """, lines=(11, 21)),
+        # the training step is a method the trainer inherits from a base class in another file:
+        # it runs the compiled self.model (issue 10: the loop drives compiled code)
+        Invalid("""
+import torch
+from train_base import BaseTrainer
+class Trainer(BaseTrainer):
+    def __init__(self, cfg):
+        super().__init__()
+        self.model = torch.compile(Net(cfg))
+def main(cfg, datapipe):
+    trainer = Trainer(cfg)
+    for data in datapipe:
+        loss = trainer.train(data["x"], data["y"])
+        print(loss.detach().cpu())
+""", lines=(12,)),
         # compiled by a helper that returns it: the loop runs the compiled model, as with torch.compile(Net())
         Invalid("""
 import torch
@@ -752,7 +794,7 @@ def train():
             return
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
-        where = _PER[drive.per].format(role=role)
+        where = _PER[drive.per].format(role=role).replace("  ", " ")  # role "": not known
         advice = _ADVICE[drive.per]
         if drive.where:  # the loop is in another file
             where += f" ({drive.where})"

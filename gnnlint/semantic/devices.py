@@ -11,8 +11,10 @@ false"). A tensor is known to be on the host when it is
 - the result of ``.cpu()`` / ``.to("cpu")`` (the copy is that call, which the
   sync rules report where it costs something);
 - computed from such tensors by ops that keep the device (``.mean()``,
-  ``t[i]``, ``t * 2``, ``.float()`` ...), or a name every reaching assignment
-  of which is one of these.
+  ``t[i]``, ``t * 2``, ``.float()`` ..., ``torch.cat`` / ``torch.stack`` of
+  them), or a name every reaching assignment of which is one of these;
+- a test's parameter named after a ``@pytest.fixture`` of the same file that
+  returns one (or a tuple element of it, unpacked by position).
 
 Anything else (a tensor whose device is unknown) is not on the host.
 """
@@ -25,6 +27,8 @@ import libcst as cst
 from gnnlint.semantic.kinds import SCALAR, TENSOR
 
 _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
+_JOINS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
+_FIXTURES = ("pytest.fixture",)
 # methods whose result lives where the receiver does
 _MOVES = ("to", "cuda", "pin_memory", "type", "numpy", "tolist", "item")
 
@@ -72,6 +76,11 @@ class Devices:
             if resolved == "torch.tensor" or self._python_or_numpy(data):
                 return f"`{resolved}(...)` of Python data without `device=`"
             return None
+        if resolved in _JOINS and positional and isinstance(positional[0], (cst.List, cst.Tuple)) \
+                and positional[0].elements and all(
+                    not isinstance(e, cst.StarredElement) and self.host_tensor(e.value, depth + 1)
+                    for e in positional[0].elements):
+            return self.host_tensor(positional[0].elements[0].value, depth + 1)  # cat/stack of CPU tensors
         func = call.func
         if not isinstance(func, cst.Attribute):
             return None
@@ -92,9 +101,42 @@ class Devices:
             return None
         found = None
         for candidate, _func in reaching:
-            if candidate.how != "assign" or candidate.value is None:
+            if candidate.how == "param":
+                found = self._host_fixture(name.value, -1, depth)
+            elif candidate.how == "unpack" and isinstance(candidate.value, cst.Name) \
+                    and self._is_param(candidate.value):
+                found = self._host_fixture(candidate.value.value, candidate.index, depth)
+            elif candidate.how != "assign" or candidate.value is None:
                 return None
-            found = self.host_tensor(candidate.value, depth + 1)
+            else:
+                found = self.host_tensor(candidate.value, depth + 1)
+            if found is None:
+                return None
+        return found
+
+    def _is_param(self, name: cst.Name) -> bool:
+        reaching = self.reaching(name.value, name)
+        return len(reaching) == 1 and reaching[0][0].how == "param"
+
+    def _host_fixture(self, param: str, index: int, depth: int) -> Optional[str]:
+        """A test's parameter named after a ``@pytest.fixture`` of this file is
+        what the fixture returns (``index``: that element of a returned tuple):
+        a CPU tensor when every return gives one."""
+        fixture = self.functions.get(param)
+        if fixture is None or not any((self.resolve(d.decorator.func if isinstance(d.decorator, cst.Call)
+                                                    else d.decorator) or "") in _FIXTURES
+                                      for d in fixture.node.decorators):
+            return None
+        if not fixture.returns:
+            return None
+        found = None
+        for ret in fixture.returns:
+            value = ret.value
+            if index >= 0:
+                if not isinstance(value, cst.Tuple) or index >= len(value.elements):
+                    return None
+                value = value.elements[index].value
+            found = self.host_tensor(value, depth + 1) if value is not None else None
             if found is None:
                 return None
         return found

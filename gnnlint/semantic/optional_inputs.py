@@ -31,6 +31,7 @@ and the calls made there are not followed.
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import libcst as cst
@@ -42,9 +43,14 @@ class OptionalInputs:
     """Mixed into FileContext; reads the SemanticModel and the Regions' fact roots."""
 
     # the calling side -------------------------------------------------------------------
-    def _export_passed(self, ref: ImportRef, call: Optional[cst.Call]) -> None:
-        """What a compiled call of the imported ``ref`` gives (``*``: unknown)."""
+    def _export_passed(self, ref: ImportRef, call: Optional[cst.Call], why: Optional[str] = None) -> None:
+        """What a compiled call of the imported ``ref`` gives (``*``: unknown),
+        with ``@<why it is compiled here>, from <this file>`` when known: the
+        defining file names the compiled code that reaches a line through this
+        call (``origin_reaching``), not whichever fact arrived first."""
         spec = "*" if call is None else self._passed_spec(call)
+        if why and call is not None:
+            spec += "@" + f"{why}, from {os.path.basename(self.path)}".replace("|", "/")
         self.exported.compiled_passed.append((ref, spec))
 
     def _passed_spec(self, call: cst.Call) -> str:
@@ -97,6 +103,28 @@ class OptionalInputs:
                 return True
         return False
 
+    def origin_reaching(self, node: cst.CSTNode) -> Optional[str]:
+        """For a line of a function compiled only through other files' calls
+        that runs under ``P is None`` / ``P is not None`` tests of its
+        parameters: why the first compiled call whose arguments take it there
+        is compiled (``@...`` of ``compiled_passed``), or None."""
+        func = self.enclosing_function(node)
+        if func is None or func not in self._fact_roots or func in self._compiled_via:
+            return None
+        conditions = self._none_conditions(node, func)
+        spec = self.project.compiled_passed.get(func.name)
+        if not conditions or not spec:
+            return None
+        calls = self._passed_calls(func)
+        if calls is None:
+            return None
+        for given, one in zip(calls, spec.split("|")):
+            origin = one.partition("@")[2]
+            if origin and all((not given.get(param, False)) if needs_none else param in given
+                              for param, needs_none in conditions):
+                return origin
+        return None
+
     def _passed_calls(self, func) -> Optional[list]:
         """[{parameter: never None}] for each compiled call another file makes, or None when unknown."""
         spec = self.project.compiled_passed.get(func.name)
@@ -105,6 +133,7 @@ class OptionalInputs:
         names = list(func.params)
         calls = []
         for one in spec.split("|"):
+            one = one.partition("@")[0]
             if one == "*":
                 return None
             given = {}

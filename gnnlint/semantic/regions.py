@@ -20,6 +20,7 @@ from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import compile_facts
 from gnnlint.semantic.compile_sites import CompileSite
+from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
@@ -52,7 +53,7 @@ class Regions:
         while func is not None:
             why = self.compiled_funcs.get(func)
             if why is not None:
-                return why
+                return self.origin_reaching(node) or why  # the compiled call that takes this branch
             # A nested function (closure) is compiled when its parent is and it
             # is called from it; keep it simple: inherit from the parent.
             func = func.parent
@@ -400,7 +401,7 @@ class Regions:
                 self._mark_class(callee, f"compiled forward of `{callee.name}`")
             elif isinstance(callee, ImportRef):
                 self.exported.compiled.append((callee, why))
-                self._export_passed(callee, call)
+                self._export_passed(callee, call, why)
 
     def _callees(self, info: FuncInfo) -> Iterator[tuple[object, cst.Call]]:
         """Local functions, methods and model classes a function calls."""
@@ -465,6 +466,8 @@ class Regions:
             return True
         if isinstance(func, (cst.Name, cst.Attribute)) and self.compiled_instance(func, call):
             return True  # a model that compiles itself, built from a registry / by a base class
+        if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):
+            return True  # `trainer.train(x, y)`: inherited from an imported base, runs the compiled self.model
         if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True

@@ -21,19 +21,15 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.semantic.inherited import inherited_compiled_calls
+from gnnlint.semantic.vocab import MODULE_HOUSEKEEPING
+
 if TYPE_CHECKING:
     from gnnlint.context import FileContext, FuncInfo
 
 _MAX_DEPTH = 3
 # methods of a module that do not run it
-_HOUSEKEEPING = {
-    "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
-    "named_children", "buffers", "named_buffers", "zero_grad", "load_state_dict", "apply",
-    "register_buffer", "register_parameter", "register_forward_hook", "add_module",
-    "reset_parameters", "requires_grad_", "share_memory", "extra_repr", "num_parameters",
-    "to", "eval", "train", "cuda", "cpu", "float", "double", "half", "bfloat16", "compile",
-    "to_empty", "type", "save", "items", "keys", "values", "get",
-}
+_HOUSEKEEPING = MODULE_HOUSEKEEPING
 
 
 @dataclass(frozen=True)
@@ -105,6 +101,9 @@ class StepAnalysis:
             for ref in ctx._instance_refs(cls):
                 for call in ctx.ref_calls(ref):
                     calls.setdefault(id(call), f"compiled `{name}`")
+        # trainer.train(...): a method a local class holding a compiled self.model inherits (inherited.py)
+        for key, what in inherited_compiled_calls(ctx).items():
+            calls.setdefault(key, what)
         # models that compile themselves, built here from a registry or a base class (instances.py)
         if ctx.project.compiled_instances:
             for call in ctx.all_calls():
@@ -397,6 +396,8 @@ class StepAnalysis:
             callee = self._callee(call)
             if isinstance(callee, FuncInfo) and ctx._updates_when_called(callee):
                 return "training"
+        if any(id(call) in inherited_compiled_calls(ctx) for call in _calls_under(block)):
+            return ""  # the step is a method of a base class in another file: training or not, unknown
         return "evaluation"
 
     def _per(self, loop: cst.CSTNode) -> str:

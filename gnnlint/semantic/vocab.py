@@ -55,3 +55,14 @@ _FEED_MODEL_WRAPPERS = {"DistributedDataParallel", "DataParallel", "DDP", "Fully
 GRAPHS_TUPLE_CLASSES = ("jraph.GraphsTuple", "jraph._src.graph.GraphsTuple")
 GRAPHS_TUPLE_FIELDS = ("nodes", "edges", "receivers", "senders", "globals", "n_node", "n_edge")
 GRAPHS_TUPLE_COUNTS = ("n_node", "n_edge")
+
+
+# methods of a module that do not run it (a call of one is no step)
+MODULE_HOUSEKEEPING = frozenset({
+    "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
+    "named_children", "buffers", "named_buffers", "zero_grad", "load_state_dict", "apply",
+    "register_buffer", "register_parameter", "register_forward_hook", "add_module",
+    "reset_parameters", "requires_grad_", "share_memory", "extra_repr", "num_parameters",
+    "to", "eval", "train", "cuda", "cpu", "float", "double", "half", "bfloat16", "compile",
+    "to_empty", "type", "save", "items", "keys", "values", "get",
+})
