@@ -557,7 +557,7 @@ class Regions:
         # Functions another file calls on every step of a loop that drives compiled code.
         for key, why in self.project.stepped.items():
             func = self.stepped_function(key)
-            if func is not None:
+            if func is not None and not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
                 self._mark_hot_func(func, f"called every step from {why.partition(', from ')[2].split(', ')[0]}")
         # Functions called from hot loops are hot.
         for loop, why in list(self.hot_loops.items()):

@@ -430,6 +430,9 @@ def _imported_target(ctx, call: cst.Call, import_ref):
     ``call`` runs: ``helper(x)`` (``from .m import helper``), ``ops.helper(x)``
     (``from . import ops``), ``obj.method(x)`` on an instance of an imported class."""
     func = call.func
+    inherited = _inherited_target(ctx, call, import_ref)
+    if inherited is not None:
+        return inherited
     if isinstance(func, cst.Name):
         ref = ctx.imports.get(func.value)
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
@@ -449,6 +452,24 @@ def _imported_target(ctx, call: cst.Call, import_ref):
         owner = ctx.class_of(func.value, call)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
+    return None
+
+
+def _inherited_target(ctx, call: cst.Call, import_ref):
+    """``self._backward(loss)`` in a class that does not define ``_backward``
+    (nor do its local bases): the method of its base class imported from
+    another file of the project (``Base._backward`` there)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return None
+    cls = ctx.enclosing_class(call)
+    if cls is None or ctx.method_of(cls, func.attr.value) is not None or func.attr.value.startswith("__"):
+        return None
+    for base in cls.bases:
+        ref = ctx.imports.get(base.split(".")[0])
+        if ref is not None and "." not in base and ref.name[:1].isupper() and (
+                ref.level or ref.module.split(".")[0] not in ("torch", "torch_geometric", "lightning", "pytorch_lightning")):
+            return import_ref(ref.module, f"{ref.name}.{func.attr.value}", ref.level)
     return None
 
 
