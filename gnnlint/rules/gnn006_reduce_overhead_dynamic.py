@@ -38,6 +38,10 @@ class ReduceOverheadDynamic(Rule):
     compiled optimizer step, and programs where gnnlint cannot trace the
     batches to a PyG loader.
 
+    `options={"triton.cudagraphs": True}` is exactly what
+    `mode="reduce-overhead"` sets (inductor's `list_mode_options("reduce-overhead")`
+    is `{"triton.cudagraphs": True}`, read on torch 2.13), so it costs the same.
+
     ## Example
     ```python
     model = torch.compile(model, mode="reduce-overhead", dynamic=True)

@@ -383,6 +383,50 @@ def pretrain():
         optimizer.step()
         print(loss.item())
 """),
+        # a loader collates each batch on the host: reading it before the iteration moves it syncs nothing
+        Valid("""
+import torch
+model = torch.compile(Net())
+for batch in loader:
+    ids = batch.sid.tolist()
+    if skip(batch):
+        print(batch.sid.tolist())
+        continue
+    out = model(batch.to("cuda"))
+    out.sum().backward()
+"""),
+        # the same relaxation loop in a project that never compiles: no finding
+        Valid("""
+from relax import relax
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def predict(self, batch):
+        return self.model(batch)
+    def run_relaxations(self):
+        for batch in self.relax_loader:
+            relaxed = relax(batch=batch, trainer=self, steps=300)
+            print(relaxed.energy.sum().item())
+"""),
+        # a pass over a loader of its own (`self.validate()` every `eval_every` steps) is not per step
+        # of the training loop: only its own loop's body is (INVALID below); what runs once per pass is not
+        Valid("""
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = torch.compile(model)
+    def validate(self):
+        total = torch.zeros(())
+        for batch in self.val_loader:
+            total += self.model(batch).sum()
+        print(total.item())
+    def train(self, loader):
+        for step, batch in enumerate(loader):
+            self.model(batch).sum().backward()
+            self.optimizer.step()
+            if step % 100 == 0:
+                self.validate()
+"""),
     )
     INVALID = (
         # ... and when a construction sets it, the loop steps compiled optimizers
@@ -466,6 +510,83 @@ def main(cfg, datapipe):
         loss = trainer.train(data["x"], data["y"])
         print(loss.detach().cpu())
 """, lines=(12,)),
+        # a batch handed with the trainer holding the compiled model to another file's function, which
+        # runs the model on it (a relaxation); the same batch once moved (in place) to the device syncs
+        Invalid("""
+import torch
+from relax import relax
+class Trainer:
+    def __init__(self, model):
+        self.model = torch.compile(model)
+    def predict(self, batch):
+        return self.model(batch)
+    def run_relaxations(self):
+        for batch in self.relax_loader:
+            if done(batch):
+                print(batch.sid.tolist())
+                continue
+            relaxed = relax(batch=batch, trainer=self, steps=300)
+            print(relaxed.energy.sum().item())
+            batch.to("cuda")
+            print(batch.sid.tolist())
+""", lines=(15, 17)),
+        # a metric picked by name (`eval(fn)(...)`, the names in a table of string literals) runs every
+        # step with its caller, and so does the wrapper its local decorator returns; `unused` is named by
+        # no literal
+        Invalid("""
+import torch
+TABLE = {"energy": ["mae"]}
+def per_item(fn):
+    def wrapped(pred, target):
+        return fn(pred, target).mean().item()
+    return wrapped
+@per_item
+def mae(pred, target):
+    return (pred - target).abs()
+def unused(pred, target):
+    return (pred - target).abs().max().item()
+class Evaluator:
+    def eval(self, pred, target):
+        return {fn: eval(fn)(pred, target) for fn in TABLE["energy"]}
+model = torch.compile(Net())
+evaluator = Evaluator()
+for batch in loader:
+    pred = model(batch)
+    evaluator.eval(pred, batch.y)
+""", lines=(6,)),
+        # a parameter every caller passes a host copy for (`.tolist()`) holds no device tensor, whatever its
+        # annotation says: `if periodic:` syncs nothing (the `.cpu()` and `.tolist()` copies do)
+        Invalid("""
+import torch
+def wrap(pos, pbc: torch.Tensor):
+    for i, periodic in enumerate(pbc):
+        if periodic:
+            pos = pos % 1.0
+    return pos
+model = torch.compile(Net())
+for batch in loader:
+    out = model(batch)
+    print(wrap(out.detach().cpu().numpy(), batch.pbc.tolist()))
+""", lines=(11, 11)),
+        # `-> torch.Tensor` says what `sum(parts)` is; `self._backward(loss)` (a base class's) is a training step
+        Invalid("""
+import torch
+class Trainer(BaseTrainer):
+    def __init__(self, model):
+        self.model = torch.compile(model)
+    def _compute_loss(self, out, batch) -> torch.Tensor:
+        parts = [fn(out, batch.y) for fn in self.loss_fns]
+        return sum(parts)
+    def train(self):
+        for batch in self.train_loader:
+            loss = self._compute_loss(self.model(batch), batch)
+            self.metrics["loss"] = loss.item()
+            self._backward(loss)
+    def validate(self):
+        for batch in self.val_loader:
+            out = self.model(batch)
+            print(out.sum().item())
+""", lines=(12, 17)),
         # compiled by a helper that returns it: the loop runs the compiled model, as with torch.compile(Net())
         Invalid("""
 import torch

@@ -24,6 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.semantic import batch_loops
 from gnnlint.semantic.kinds import SCALAR, TENSOR
 
 _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
@@ -59,6 +60,10 @@ class Devices:
             return next((s for s in sides if s != "scalar"), None)
         if isinstance(expr, cst.UnaryOperation):
             return self.host_tensor(expr.expression, depth + 1)
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            fresh = batch_loops.fresh_loader_batch(self, expr)  # `for batch in loader:` before it moves
+            if fresh is not None:
+                return fresh
         if isinstance(expr, cst.Name):
             return self._host_name(expr, depth)
         return None
@@ -100,9 +105,13 @@ class Devices:
         if not reaching:
             return None
         found = None
-        for candidate, _func in reaching:
+        for candidate, func in reaching:
             if candidate.how == "param":
                 found = self._host_fixture(name.value, -1, depth)
+                if found is None and func is not None:
+                    found = self._host_param(candidate, func, depth)
+            elif candidate.how in ("iter", "iter_unpack") and func is not None:
+                found = self._host_param(candidate, func, depth)
             elif candidate.how == "unpack" and isinstance(candidate.value, cst.Name) \
                     and self._is_param(candidate.value):
                 found = self._host_fixture(candidate.value.value, candidate.index, depth)
@@ -140,6 +149,26 @@ class Devices:
             if found is None:
                 return None
         return found
+
+    def _host_param(self, binding, func, depth: int) -> Optional[str]:
+        """A parameter (or the loop variable over one) every local caller
+        passes a host copy for (``min_diff(..., pbc.tolist())``): whatever its
+        annotation says, it holds no device tensor."""
+        param = binding.node if binding.how == "param" else binding.value
+        if isinstance(param, cst.Call) and self.resolve(param.func) == "enumerate" and param.args:
+            param = param.args[0].value  # `for i, periodic in enumerate(pbc)`
+        name = param.name.value if isinstance(param, cst.Param) else \
+            param.value if isinstance(param, cst.Name) and param.value in func.params else None
+        callers = self.callers_of(func) if name is not None else []
+        if not callers:
+            return None
+        for call in callers:
+            arg = self.arg_for_param(func, call, name)
+            host = isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) \
+                and arg.func.attr.value in ("tolist", "item", "numpy")
+            if not host and (arg is None or self.host_tensor(arg, depth + 1) is None):
+                return None
+        return f"every caller passes a host copy for `{name}`"
 
     def _python_or_numpy(self, data: cst.BaseExpression) -> bool:
         if self.kind(data) == SCALAR:

@@ -529,11 +529,26 @@ class Kinds:
             return cached
         self._returns_cache[func] = UNKNOWN  # recursion guard
         kinds = {self.kind(r.value) for r in func.returns if r.value is not None}
+        declared = self._declared_return(func)
+        if declared == TENSOR or declared == SCALAR and kinds <= {UNKNOWN}:
+            kinds = {declared}  # `def loss(...) -> torch.Tensor: ... return sum(parts)`: the author says
         if func.is_async:
             kinds = {UNKNOWN}  # calling it returns a coroutine
         result = kinds.pop() if len(kinds) == 1 else UNKNOWN
         self._returns_cache[func] = result
         return result
+
+    def _declared_return(self, func: FuncInfo) -> Optional[str]:
+        """TENSOR / SCALAR when the function's return annotation says so (``-> torch.Tensor``)."""
+        returns = getattr(func.node, "returns", None)
+        if returns is None:
+            return None
+        text = self.module.code_for_node(returns.annotation).strip().strip("\"'")
+        if _TENSOR_ANNOTATIONS.match(text):
+            return TENSOR
+        if _SCALAR_ANNOTATIONS.match(text):
+            return SCALAR
+        return None
 
 # Builtins that return Python values (getattr: anything).
 _BUILTINS_RETURNING_VALUES = frozenset((

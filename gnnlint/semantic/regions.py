@@ -18,7 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import compile_facts
+from gnnlint.semantic import batch_loops, compile_facts, dispatch
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -468,6 +468,8 @@ class Regions:
             return True  # a model that compiles itself, built from a registry / by a base class
         if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):
             return True  # `trainer.train(x, y)`: inherited from an imported base, runs the compiled self.model
+        if batch_loops.hands_model(self, call):
+            return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
         if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
@@ -540,7 +542,8 @@ class Regions:
         with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
         for loop, calls in only_via_calls:
             callees = [c for c in (self.method_callee(call) for call in calls) if isinstance(c, FuncInfo)]
-            if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees):
+            if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees) \
+                    and not batch_loops.hands_batch_to_step(self, calls, runs_step, with_hot_loop):
                 del self.hot_loops[loop]
         # Lightning-style step hooks run once per batch.
         for cls in self.class_info.values():
@@ -560,7 +563,7 @@ class Regions:
         # Functions another file calls on every step of a loop that drives compiled code.
         for key, why in self.project.stepped.items():
             func = self.stepped_function(key)
-            if func is not None:
+            if func is not None and not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
                 self._mark_hot_func(func, f"called every step from {why.partition(', from ')[2].split(', ')[0]}")
         # Functions called from hot loops are hot.
         for loop, why in list(self.hot_loops.items()):
@@ -599,9 +602,12 @@ class Regions:
         return "inside the training loop"
 
     def _mark_hot_call(self, call: cst.Call, why: str) -> None:
+        for target in dispatch.dispatched(self, call):  # `eval(fn)(pred, target)`: a function named in a table
+            self._mark_hot_func(target, why)
         callee = self.local_callee(call)
         if isinstance(callee, FuncInfo):
-            self._mark_hot_func(callee, why)
+            if not batch_loops.iterates_batches(self, callee):  # `self.validate()`: its own loop decides
+                self._mark_hot_func(callee, why)
             return
         func = call.func
         if isinstance(func, (cst.Name, cst.Attribute)) and (self.kind(func) == MODEL or isinstance(
@@ -624,6 +630,8 @@ class Regions:
         if info in self.hot_funcs:
             return
         self.hot_funcs[info] = why
+        for wrapper in dispatch.decorator_wrappers(self, info):  # `@metrics_dict`: its wrapper runs too
+            self._mark_hot_func(wrapper, why)
         for call in info.calls:
             if self.enclosing_function(call) is info:
                 self._mark_hot_call(call, why)

@@ -111,6 +111,15 @@ class StepAnalysis:
                     what = ctx.compiled_callee(call)
                     if what is not None:
                         calls[id(call)] = what
+        # a batch handed to another file's function with the object holding the compiled model
+        if ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances:
+            from gnnlint.semantic.batch_loops import hands_model
+
+            for call in ctx.all_calls():
+                if id(call) not in calls:
+                    what = hands_model(ctx, call)
+                    if what is not None:
+                        calls[id(call)] = what
         self._calls = calls
         return calls
 
@@ -169,7 +178,9 @@ class StepAnalysis:
                 if callee is not None:
                     self._callers_map.setdefault(callee, []).append(call)
         # the context's callers (methods called on instances too) and self(x)
-        known = self.ctx.callers_of(func)
+        from gnnlint.semantic.dispatch import extra_callers
+
+        known = self.ctx.callers_of(func) + extra_callers(self.ctx, func)  # `eval(fn)(...)`, a decorator's wrapper
         return known + [c for c in self._callers_map.get(func, []) if not any(c is k for k in known)]
 
     def _driving_funcs(self) -> dict:
@@ -310,7 +321,8 @@ class StepAnalysis:
         called every step of a loop here that drives compiled code."""
         ctx = self.ctx
         if ctx.options.assume_compiled == "modules" or not (
-                ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_args or ctx.project.stepped):
+                ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_args or ctx.project.stepped
+                or ctx.project.compiled_instances):
             return
         for loop in ctx.hot_loops:
             what = self._loop_drives(loop)
@@ -331,11 +343,12 @@ class StepAnalysis:
 
     def _export_calls(self, calls, payload: str, tail: str) -> None:
         from gnnlint.facts import ImportRef
+        from gnnlint.semantic.batch_loops import handed_fresh_batch
 
         ctx = self.ctx
         for call in calls:
             ref = _imported_target(ctx, call, ImportRef)
-            if ref is not None:
+            if ref is not None and not handed_fresh_batch(ctx, call):
                 callee = ctx.module.code_for_node(call.func)
                 payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
                 ctx.exported.stepped.append((ref, payload + (tail or f"|{callee}")))
@@ -393,6 +406,8 @@ class StepAnalysis:
             if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
                     func.attr.value == "step" and ctx._is_step_trigger(call))):
                 return "training"
+            if (ctx.last_part(func) or "").endswith("_backward"):
+                return "training"  # `self._backward(loss)` (an inherited method), `manual_backward(loss)`
             callee = self._callee(call)
             if isinstance(callee, FuncInfo) and ctx._updates_when_called(callee):
                 return "training"
@@ -435,6 +450,9 @@ def _imported_target(ctx, call: cst.Call, import_ref):
     ``call`` runs: ``helper(x)`` (``from .m import helper``), ``ops.helper(x)``
     (``from . import ops``), ``obj.method(x)`` on an instance of an imported class."""
     func = call.func
+    inherited = _inherited_target(ctx, call, import_ref)
+    if inherited is not None:
+        return inherited
     if isinstance(func, cst.Name):
         ref = ctx.imports.get(func.value)
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
@@ -454,6 +472,24 @@ def _imported_target(ctx, call: cst.Call, import_ref):
         owner = ctx.class_of(func.value, call)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
+    return None
+
+
+def _inherited_target(ctx, call: cst.Call, import_ref):
+    """``self._backward(loss)`` in a class that does not define ``_backward``
+    (nor do its local bases): the method of its base class imported from
+    another file of the project (``Base._backward`` there)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return None
+    cls = ctx.enclosing_class(call)
+    if cls is None or ctx.method_of(cls, func.attr.value) is not None or func.attr.value.startswith("__"):
+        return None
+    for base in cls.bases:
+        ref = ctx.imports.get(base.split(".")[0])
+        if ref is not None and "." not in base and ref.name[:1].isupper() and (
+                ref.level or ref.module.split(".")[0] not in ("torch", "torch_geometric", "lightning", "pytorch_lightning")):
+            return import_ref(ref.module, f"{ref.name}.{func.attr.value}", ref.level)
     return None
 
 

@@ -1,0 +1,198 @@
+"""Functions that hold their own loop over batches: "is this function a
+per-step helper, or a pass over a loader of its own?"
+
+A function a training loop calls every step is per-step code (regions.py
+marks it hot). A function that iterates a loader of its own --
+``validate()``, ``predict(loader)``, a relaxation pass over ``self.relax_loader``
+-- is not, even when the training loop calls it (every ``eval_every`` steps):
+its per-step code is the body of its own loop, which is hot in its own right
+when it runs the model or steps an optimizer. Reporting the code around that
+loop as "every batch of the training loop" would be false (what runs once
+per evaluation is not per step).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from gnnlint.context import FileContext, FuncInfo
+
+
+def _iterables(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``expr`` and the positional arguments of the calls around it
+    (``tqdm(enumerate(self.loader), total=...)`` -> ..., ``self.loader``)."""
+    out, stack = [], [expr]
+    while stack and len(out) < 12:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, cst.Call):
+            stack.extend(a.value for a in node.args if a.keyword is None and not a.star)
+    return out
+
+
+def iterates_batches(ctx: "FileContext", info: "FuncInfo") -> bool:
+    """``info`` holds (in its own body, not a nested def) a ``for`` loop over
+    a loader."""
+    for loop in ctx.loops:
+        if not isinstance(loop, cst.For) or ctx.enclosing_function(loop) is not info:
+            continue
+        if any(ctx._looks_like_loader(it) for it in _iterables(loop.iter)):
+            return True
+    return False
+
+
+# -- a batch handed to another file's function together with the compiled model ----------
+def model_holder(ctx: "FileContext", cls) -> Optional[str]:
+    """What compiled model an instance of the local class ``cls`` runs: a call
+    ``self.X(...)`` in one of its methods runs compiled code (``self.model``
+    built from a registry of self-compiling models, ``torch.compile``d in
+    ``__init__``); a description, or None. Memoised per class."""
+    memo = ctx.__dict__.setdefault("_model_holders", {})
+    if cls in memo:
+        return memo[cls]
+    memo[cls] = None  # recursion guard
+    found = None
+    for call in ctx.all_calls():
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and ctx.enclosing_class(call) is cls:
+            found = ctx.compiled_callee(call)
+            if found is not None:
+                break
+    memo[cls] = found
+    return found
+
+
+def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:
+    """``ml_relax(batch=batch, model=self)``, ``evaluate(trainer, batch)``: a
+    call of a function this file does not define, handed a batch together with
+    an object that holds a compiled model (``self`` of a trainer whose
+    ``self.model`` is compiled, an instance of such a local class). The
+    function runs on the batch what it was handed: the model. What compiled
+    model, or None. Local functions are read, not guessed (steps.py)."""
+    from gnnlint.semantic.kinds import BATCH
+    from gnnlint.semantic.model import ClassInfo, FuncInfo
+
+    if len(call.args) < 2 or isinstance(ctx.method_callee(call), FuncInfo):
+        return None
+    values = [a.value for a in call.args if not a.star]
+    if not any(ctx.kind(v) == BATCH for v in values):
+        return None
+    for value in values:
+        if isinstance(value, cst.Name) and value.value == "self":
+            cls = ctx.enclosing_class(call)
+        elif isinstance(value, (cst.Name, cst.Attribute)):
+            cls = ctx.class_of(value, call)
+        else:
+            continue
+        if isinstance(cls, ClassInfo):
+            found = model_holder(ctx, cls)
+            if found is not None:
+                return found
+    return None
+
+
+# -- a loader batch not yet moved -------------------------------------------------------
+_MOVES = ("to", "cuda", "to_device", "apply")
+
+
+def _loop_variable(expr: cst.BaseExpression) -> Optional[cst.Name]:
+    """``batch`` of ``batch``, ``batch.sid``, ``batch["sid"]``."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(e.value, name) for e in target.elements)
+    return False
+
+
+def _calls_in(block: cst.CSTNode):
+    from gnnlint.semantic.model import iter_children
+
+    stack = [block]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            yield node
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(iter_children(node))
+
+
+def _may_move(ctx: "FileContext", call: cst.Call) -> bool:
+    """A call handed the batch may move it (in place, as a PyG batch's
+    ``.to()`` does) or run a model on it: the model, a compiled callable, a
+    local function (``self._forward(batch)``), a call that names a device."""
+    from gnnlint.semantic.model import FuncInfo
+
+    return isinstance(ctx.method_callee(call), FuncInfo) or bool(ctx.compiled_callee(call)) \
+        or bool(hands_model(ctx, call)) or ctx.kind(call.func) == "model" \
+        or "device" in ctx.module.code_for_node(call).lower() or "cuda" in ctx.module.code_for_node(call)
+
+
+def fresh_loader_batch(ctx: "FileContext", expr: cst.BaseExpression) -> Optional[str]:
+    """``batch.sid.tolist()`` in ``for batch in loader:`` before anything in
+    the iteration moves ``batch`` to a device (``batch.to(device)``, ``batch =
+    batch.cuda()``) or runs a model on it: a loader collates a fresh batch on
+    the host every iteration, so reading it syncs nothing. How, or None."""
+    var = _loop_variable(expr)
+    if var is None:
+        return None
+    name = var.value
+    loop = next((a for a in ctx.ancestors(expr) if isinstance(a, cst.For) and _binds(a.target, name)), None)
+    if loop is None or ctx.enclosing_function(loop) is not ctx.enclosing_function(expr) \
+            or not any(ctx._looks_like_loader(it) for it in _iterables(loop.iter)):
+        return None
+    reaching = ctx.reaching(name, expr)
+    if not reaching or any(b.order != ctx.order.get(loop) for b, _f in reaching):
+        return None  # rebound in the loop (`batch = batch.to(device)`)
+    at = ctx.order.get(expr, 0)
+    for call in _calls_in(loop.body):
+        if ctx.order.get(call, at) >= at:
+            continue
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and _loop_variable(func.value) is not None \
+                and _loop_variable(func.value).value == name:
+            return None  # `batch.to(device)` earlier in the iteration (in place for a PyG batch)
+        if any(isinstance(_loop_variable(a.value), cst.Name) and _loop_variable(a.value).value == name
+               for a in call.args) and _may_move(ctx, call):
+            return None  # handed to the model, a local function, or a helper given a device
+    return f"`{name}` is a batch the loader made on the host, not yet moved to a device"
+
+
+def handed_fresh_batch(ctx: "FileContext", call: cst.Call) -> bool:
+    """``check_files(batch, cfg["dir"])`` before the iteration moves ``batch``:
+    the call is handed the loader's host batch and no tensor, model or other
+    batch -- what it reads of them syncs nothing."""
+    from gnnlint.semantic.kinds import BATCH, MODEL, TENSOR
+
+    fresh = False
+    for arg in call.args:
+        if fresh_loader_batch(ctx, arg.value) is not None:
+            fresh = True
+        elif ctx.kind(arg.value) in (TENSOR, MODEL, BATCH):
+            return False
+    return fresh
+
+
+def hands_batch_to_step(ctx: "FileContext", calls: list, runs_step, with_hot_loop: set) -> bool:
+    """A loop that hands a batch to a function running the model
+    (``out = self._forward(batch)``) is a batch loop itself, even when it also
+    calls a pass over a loader of its own (``self.run_relaxations()`` every
+    ``eval_every`` steps)."""
+    from gnnlint.semantic.kinds import _BATCH_NAMES, BATCH
+    from gnnlint.semantic.model import FuncInfo
+
+    for call in calls:
+        callee = ctx.method_callee(call)
+        if isinstance(callee, FuncInfo) and callee not in with_hot_loop and runs_step(callee) \
+                and any(ctx.kind(a.value) == BATCH or isinstance(a.value, cst.Name)
+                        and _BATCH_NAMES.match(a.value.value) for a in call.args):
+            return True
+    return False
