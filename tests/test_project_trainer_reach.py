@@ -92,6 +92,11 @@ PROJECT = {
                 for batch in self.val_loader:
                     total += self.model(batch).sum()
                 print(total.item())
+
+            def evaluate(self):
+                for batch in self.test_loader:
+                    out = self._forward(batch)
+                    print(out.sum().item())
     """,
     "demo/trainer.py": """\
         from demo.base import BaseTrainer
@@ -101,6 +106,9 @@ PROJECT = {
 
         class Trainer(BaseTrainer):
             def predict(self, batch):
+                return self.model(batch)
+
+            def _forward(self, batch):
                 return self.model(batch)
 
             def train(self):
@@ -130,6 +138,7 @@ def test_per_step_code_the_trainer_reaches_in_other_files(tmp_path):
     assert ("demo/metrics.py", 5) in where, found  # `eval(fn)(...)`, per relaxation batch
     assert ("demo/relax.py", 7) in where, found  # the relaxation the loop hands batch and trainer to
     assert ("demo/base.py", 19) not in where, found  # once per `validate()` pass, not per step
+    assert ("demo/base.py", 24) in where, found  # `self._forward(batch)`: left to the subclasses, runs the model
 
 
 def test_the_same_project_without_compile_reports_nothing(tmp_path):

@@ -54,6 +54,11 @@ def model_holder(ctx: "FileContext", cls) -> Optional[str]:
         return memo[cls]
     memo[cls] = None  # recursion guard
     found = None
+    for attr in cls.attrs:  # `self.model = registry.get_model_class(name)(...)` of a self-compiling model
+        found = ctx.compiled_instance(cst.Attribute(cst.Name("self"), cst.Name(attr)), cls.attrs[attr][0])
+        if found is not None:
+            memo[cls] = f"compiled `self.{attr}` ({found})"
+            return memo[cls]
     for call in ctx.all_calls():
         func = call.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
@@ -70,16 +75,22 @@ def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:
     call of a function this file does not define, handed a batch together with
     an object that holds a compiled model (``self`` of a trainer whose
     ``self.model`` is compiled, an instance of such a local class). The
-    function runs on the batch what it was handed: the model. What compiled
+    function runs on the batch what it was handed: the model. So does
+    ``self._forward(batch)`` in such a class when the class leaves the method
+    to its subclasses (it neither defines nor inherits it here). What compiled
     model, or None. Local functions are read, not guessed (steps.py)."""
     from gnnlint.semantic.kinds import BATCH
     from gnnlint.semantic.model import ClassInfo, FuncInfo
 
-    if len(call.args) < 2 or isinstance(ctx.method_callee(call), FuncInfo):
+    if not call.args or isinstance(ctx.method_callee(call), FuncInfo):
         return None
     values = [a.value for a in call.args if not a.star]
     if not any(ctx.kind(v) == BATCH for v in values):
         return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        # `self._forward(batch)` of a method the class leaves to its subclasses: the holder is `self`
+        values = [func.value] + values
     for value in values:
         if isinstance(value, cst.Name) and value.value == "self":
             cls = ctx.enclosing_class(call)
