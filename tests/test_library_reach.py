@@ -178,6 +178,25 @@ ORIGINS = {
 
         model = torch.compile(Sized())
     """,
+    # compiled with a size that may be None (its own optional parameter, re-bound): may take it
+    "lib/a_maybe.py": """\
+        import torch
+        from lib.index import index2ptr
+
+
+        def to_ptr(batch, size=None):
+            if size is None:
+                size = batch.numel()
+            return index2ptr(batch, size)
+
+
+        class Maybe(torch.nn.Module):
+            def forward(self, batch):
+                return to_ptr(batch)
+
+
+        model = torch.compile(Maybe())
+    """,
     # compiled without a size: this call takes the branch
     "lib/b_unsized.py": """\
         import torch
@@ -202,4 +221,4 @@ def test_the_message_names_the_compiled_call_that_takes_the_branch(tmp_path):
     assert len(lines) == 1, lines
     line = lines.pop()
     assert line.startswith("lib/index.py:6:") and "`Unsized`" in line and "b_unsized.py" in line, line
-    assert "`Sized`" not in line, line
+    assert "`Sized`" not in line and "`Maybe`" not in line, line

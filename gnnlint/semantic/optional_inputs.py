@@ -118,11 +118,14 @@ class OptionalInputs:
         calls = self._passed_calls(func)
         if calls is None:
             return None
-        for given, one in zip(calls, spec.split("|")):
-            origin = one.partition("@")[2]
-            if origin and all((not given.get(param, False)) if needs_none else param in given
-                              for param, needs_none in conditions):
-                return origin
+        # first a call that leaves the parameter out (surely takes the branch), then one
+        # that passes a value which may be None (`index2ptr(batch, batch_size)`)
+        for strict in (True, False):
+            for given, one in zip(calls, spec.split("|")):
+                origin = one.partition("@")[2]
+                if origin and all((param not in given if strict else not given.get(param, False))
+                                  if needs_none else param in given for param, needs_none in conditions):
+                    return origin
         return None
 
     def _passed_calls(self, func) -> Optional[list]:
