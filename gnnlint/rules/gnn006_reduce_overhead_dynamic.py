@@ -77,6 +77,22 @@ class ReduceOverheadDynamic(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # an ASE calculator that compiles in calculate() itself, again whenever the system changes:
+        # CUDA graphs recorded for the structure it is given, by design
+        Valid("""
+import torch
+from ase.calculators.calculator import Calculator
+class Calc(Calculator):
+    def __init__(self, model, **kwargs):
+        Calculator.__init__(self, **kwargs)
+        self.model = model
+    def calculate(self, atoms=None, properties=None, system_changes=None):
+        Calculator.calculate(self, atoms)
+        batch = self.batch_of(atoms)
+        if "numbers" in system_changes:
+            self.compiled_model = torch.compile(self.model, dynamic=False, mode="reduce-overhead")
+        self.results = self.compiled_model(batch)
+"""),
         # fixed-size point clouds: one shape (two with the last partial batch), not one per batch
         Valid("""
 import torch

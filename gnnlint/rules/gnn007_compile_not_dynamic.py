@@ -132,6 +132,22 @@ class Calc(Calculator):
         for model in self.models:
             self.results = model(self.batch_of(atoms))
 """),
+        # a calculator that compiles in calculate() itself, again whenever the system changes: it
+        # compiles for the structure it is given, by design (static shapes per system)
+        Valid("""
+import torch
+from ase.calculators.calculator import Calculator
+class Calc(Calculator):
+    def __init__(self, model, **kwargs):
+        Calculator.__init__(self, **kwargs)
+        self.model = model
+    def calculate(self, atoms=None, properties=None, system_changes=None):
+        Calculator.calculate(self, atoms)
+        batch = self.batch_of(atoms)
+        if "numbers" in system_changes:
+            self.compiled_model = torch.compile(self.model, dynamic=False, mode="reduce-overhead")
+        self.results = self.compiled_model(batch)
+"""),
         # fixed-size point clouds (issue 10 item 5) with drop_last=True: every batch has one size
         Valid("""
 import torch

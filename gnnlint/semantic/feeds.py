@@ -453,10 +453,16 @@ class Feeds:
                 return LoaderFeed(loader[0], call, loader[1], self.pipeline_padded(),
                                   tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
         entry = self.framework_step_entry(func)  # ASE's calculate(atoms): a new structure every step
-        if entry is not None and entry.varying_inputs:
+        if entry is not None and entry.varying_inputs and not self._compiles_itself(func):
             return LoaderFeed(f"{entry.framework.upper()} structures", call, f"`{func.cls.name}.{func.name}()`: {entry.why}",
                               self.pipeline_padded(), tuple(self._unmarked_args(call)), bool(self.mark_dynamic_keys()))
         return None
+
+    def _compiles_itself(self, func: FuncInfo) -> bool:
+        """The per-step method holds the compile site itself (``calculate()``
+        compiling its model again when the system changes): it compiles for
+        the structures it is given, by design, not once for whatever comes."""
+        return any(self.enclosing_function(node) is func for node, _site in self.compile_sites)
 
     def _iter_text(self, iterable: cst.BaseExpression, loop: cst.CSTNode, loader: str) -> str:
         """How a message names the loop's iterable: as written when short,
