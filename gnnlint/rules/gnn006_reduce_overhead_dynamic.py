@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
-from gnnlint.rules.gnn007_compile_not_dynamic import compile_report_node
+from gnnlint.rules._compile_site import compile_report_node
 
 
 class ReduceOverheadDynamic(Rule):

@@ -5,29 +5,9 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.context import _NO_VALUE
-from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
+from gnnlint.rules._compile_site import add_keyword_edit, compile_report_node
+from gnnlint.rules.base import FixSpec, Invalid, Rule, Valid
 from gnnlint.versions import matches, recompile_limit_name, torch_label
-
-
-def compile_report_node(site_node: cst.CSTNode) -> cst.CSTNode:
-    """Where a compile-site finding points: the call, or the decorator expression."""
-    return site_node.decorator if isinstance(site_node, cst.Decorator) else site_node
-
-
-def add_keyword_edit(context, site_node: cst.CSTNode, keyword: str, value: str) -> Optional[NodeEdit]:
-    """An edit that passes ``keyword=value`` to a compile site (None when the
-    call forwards ``**kwargs``, which might already hold it)."""
-    if isinstance(site_node, cst.Decorator) and not isinstance(site_node.decorator, cst.Call):
-        text = context.module.code_for_node(site_node.decorator)
-        return NodeEdit(site_node.decorator, f"{text}({keyword}={value})")
-    call = context.compile_call_node(site_node)
-    if call is None:
-        return None
-    if any(arg.star == "**" for arg in call.args):
-        return None
-    if not call.args:
-        return NodeEdit(call, f"{context.module.code_for_node(call.func)}({keyword}={value})")
-    return NodeEdit(call.args[-1].value, f", {keyword}={value}", where="after")
 
 
 class CompileNotDynamic(Rule):
@@ -132,21 +112,15 @@ class Calc(Calculator):
         for model in self.models:
             self.results = model(self.batch_of(atoms))
 """),
-        # a calculator that compiles in calculate() itself, again whenever the system changes: it
-        # compiles for the structure it is given, by design (static shapes per system)
+        # calculate() compiles again itself when the system changes: static shapes per system, by design
         Valid("""
 import torch
 from ase.calculators.calculator import Calculator
 class Calc(Calculator):
-    def __init__(self, model, **kwargs):
-        Calculator.__init__(self, **kwargs)
-        self.model = model
     def calculate(self, atoms=None, properties=None, system_changes=None):
-        Calculator.calculate(self, atoms)
-        batch = self.batch_of(atoms)
         if "numbers" in system_changes:
-            self.compiled_model = torch.compile(self.model, dynamic=False, mode="reduce-overhead")
-        self.results = self.compiled_model(batch)
+            self.compiled_model = torch.compile(self.model, dynamic=False)
+        self.results = self.compiled_model(self.batch_of(atoms))
 """),
         # fixed-size point clouds (issue 10 item 5) with drop_last=True: every batch has one size
         Valid("""
