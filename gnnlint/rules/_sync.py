@@ -56,7 +56,9 @@ class SyncRule(Rule):
             method = func.attr.value
             if receiver_kind in (SCALAR, MODEL):
                 return
-            if receiver_kind != TENSOR and method in ("tolist", "cpu"):
+            # a graph / batch moved to the device: its `.cpu()` copies its tensors back
+            moved = method == "cpu" and receiver_kind in (BATCH, UNKNOWN) and self.context.moved_to_device(func.value)
+            if receiver_kind != TENSOR and method in ("tolist", "cpu") and not moved:
                 return  # numpy arrays have .tolist(); modules have .cpu()
             if receiver_kind == UNKNOWN and method == "numpy" and not self._chained_from_tensor(func.value):
                 return

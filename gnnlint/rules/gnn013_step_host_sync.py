@@ -131,6 +131,14 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # a graph straight from the loader (never moved to the device): its `.cpu()` copies nothing
+        Valid("""
+import torch
+model = torch.compile(Net())
+for i, (graph, cells) in enumerate(loader):
+    pred = model(graph.to("cuda"))
+    graphs.append(graph.cpu())
+"""),
         # compiled steps kept in a list only when a parameter is set, and the one construction leaves it
         # unset: the loop steps eager optimizers
         Valid("""
@@ -429,6 +437,15 @@ class Trainer:
 """),
     )
     INVALID = (
+        # a rollout keeps every step's graph: the graph was moved to the device, its `.cpu()` copies it back
+        Invalid("""
+import torch
+model = torch.compile(Net())
+for i, (graph, cells) in enumerate(loader):
+    graph = graph.to("cuda")
+    pred = model(graph)
+    graphs.append(graph.cpu())
+""", lines=(7,)),
         # ... and when a construction sets it, the loop steps compiled optimizers
         Invalid("""
 import torch

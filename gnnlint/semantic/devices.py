@@ -68,6 +68,29 @@ class Devices:
             return self._host_name(expr, depth)
         return None
 
+    def moved_to_device(self, expr: cst.BaseExpression) -> bool:
+        """``graph`` after ``graph = graph.to(device)`` / ``graph.cuda()`` (every
+        reaching assignment): an object moved to the device, whatever its class
+        (a graph, a batch), so its ``.cpu()`` copies device memory back."""
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = self.reaching(expr.value, expr)
+        return bool(reaching) and all(b.how == "assign" and self._device_move(b.value) for b, _f in reaching)
+
+    def _device_move(self, value: Optional[cst.BaseExpression]) -> bool:
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+            return False
+        method, args = value.func.attr.value, value.args
+        if method == "cuda":
+            return True
+        if method != "to" or not args or self._default_device_set():
+            return False
+        first = args[0].value if args[0].keyword is None else None
+        device = first if first is not None else next(
+            (a.value for a in args if a.keyword is not None and a.keyword.value == "device"), None)
+        return device is not None and not self._cpu_literal(device) and not self._dtype_value(device) \
+            and not isinstance(device, (cst.Integer, cst.Float))
+
     def _host_call(self, call: cst.Call, depth: int) -> Optional[str]:
         resolved = self.resolve(call.func) or ""
         has_device = any(a.keyword is not None and a.keyword.value == "device" for a in call.args)

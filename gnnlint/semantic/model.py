@@ -314,7 +314,7 @@ class _Collector:
             self._bind(node.target.value, Binding(self.ctx.order[node], node.value, "assign"))
 
     def _bind_target(self, target: cst.BaseExpression, value, order: int, how: str = "assign",
-                     stmt: Optional[cst.CSTNode] = None) -> None:
+                     stmt: Optional[cst.CSTNode] = None, nested: bool = False) -> None:
         if isinstance(target, cst.Name):
             self._bind(target.value, Binding(order, value, how, node=stmt))
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -325,9 +325,11 @@ class _Collector:
                 else:
                     sub_how = "unpack" if how == "assign" else ("iter_unpack" if how == "iter" else how)
                     if isinstance(inner, cst.Name):
-                        self._bind(inner.value, Binding(order, value, sub_how, index=i, node=stmt))
+                        # in a nested target (`for i, (g, c) in enumerate(xs)`) the position is
+                        # inside the inner tuple, not of `value`'s elements: unknown
+                        self._bind(inner.value, Binding(order, value, sub_how, index=-1 if nested else i, node=stmt))
                     else:
-                        self._bind_target(inner, value, order, sub_how, stmt)
+                        self._bind_target(inner, value, order, sub_how, stmt, nested=True)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
                 and target.value.value == "self" and value is not None:
             cls = self._enclosing_class()
