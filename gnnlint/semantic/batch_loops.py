@@ -89,8 +89,14 @@ def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:
         return None
     func = call.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        # `self._forward(batch)` of a method the class leaves to its subclasses: the holder is `self`
-        values = [func.value] + values
+        # `self._forward(batch)` of a method the class leaves to its subclasses: the holder is `self` --
+        # only in the class that stores the compiled model itself, and never an attribute it stores
+        # (`self.loader(batch)` may hold anything)
+        cls = ctx.enclosing_class(call)
+        if cls is not None and func.attr.value not in cls.attrs and any(
+                ctx.compiled_instance(cst.Attribute(cst.Name("self"), cst.Name(attr)), cls.attrs[attr][0])
+                for attr in cls.attrs):
+            values = [func.value] + values
     for value in values:
         if isinstance(value, cst.Name) and value.value == "self":
             cls = ctx.enclosing_class(call)
