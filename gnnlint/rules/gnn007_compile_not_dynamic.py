@@ -6,7 +6,7 @@ import libcst as cst
 
 from gnnlint.context import _NO_VALUE
 from gnnlint.rules._compile_site import add_keyword_edit, compile_report_node
-from gnnlint.rules.base import FixSpec, Invalid, Rule, Valid
+from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 from gnnlint.versions import matches, recompile_limit_name, torch_label
 
 
