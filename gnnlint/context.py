@@ -183,6 +183,13 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         ``semantic.steps.StepDrive``), or None; built on first use."""
         return self._step_analysis().drive(node)
 
+    def logging_guard(self, node: cst.CSTNode, loop) -> Optional[str]:
+        """The step-counter test of the ``if`` that runs per-step ``node`` on
+        some steps only (``global_step % 500 == 0``), or None."""
+        from gnnlint.semantic.step_guards import logging_guard
+
+        return logging_guard(self, node, loop)
+
     def _export_stepped(self) -> None:
         """The imported functions this file calls every step of a loop that drives compiled code."""
         self._step_analysis().export()

@@ -14,6 +14,8 @@ _PER = {
     "epoch": "every epoch of a full-batch {role} loop (one step per epoch)",
     "step": "every step of {role} loop",
 }
+_IN = {"batch": "{role} loop", "epoch": "a full-batch {role} loop", "step": "{role} loop"}
+_GUARD_ADVICE = "Keep the values on the device and read them together, or less often."
 _ENTRY_ADVICE = "Keep values on the device, and copy what must leave it in one transfer."
 _ARTICLE = {"training": "a training", "evaluation": "an evaluation", "": "a"}
 _ADVICE = {
@@ -939,6 +941,15 @@ def train():
         if drive.entry:  # no loop of the project's: a framework calls the step
             where = f"every step ({drive.entry})"
             advice = _ENTRY_ADVICE
+        guard = ctx.logging_guard(node, drive.loop)
+        if guard is not None:  # conditional logging: a sync on those steps, not on every one
+            when = f"on the steps where `{guard}` holds"
+            if drive.entry:
+                where = f"{when} ({drive.entry})"
+            else:
+                where = f"{when}, in " + _IN[drive.per].format(role=role).replace("  ", " ")
+                where += f" ({drive.where})" if drive.where else ""
+            advice = _GUARD_ADVICE
         self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {advice}", fix,
                     loop=drive.loop)
 
