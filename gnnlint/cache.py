@@ -172,24 +172,35 @@ class Cache:
             exported = ExportedFacts(**{kind: [(ImportRef(**r), why) for r, why in raw["exported"][kind]]
                                         for kind in FACT_KINDS if raw["exported"].get(kind)})
             return FileResult(path, findings, exported, parsed=raw["parsed"], too_big=int(raw.get("too_big", 0)),
-                              unread_options=int(raw.get("unread", 0)))
+                              unread_options=int(raw.get("unread", 0)),
+                              sweep_imports=tuple((str(m), int(lv), str(n)) for m, lv, n in raw.get("sweeps", ())))
         except (ValueError, KeyError, TypeError, AttributeError):
             self._entries.pop(key, None)  # a wrong shape is a miss (and is dropped)
             self._dirty = True
             return None
 
-    def put_facts_only(self, key: str) -> None:
+    def put_facts_only(self, key: str, sweep_imports: tuple = ()) -> None:
         """Remember that the file of ``key`` tells other files nothing (its
-        bytes cannot export facts): a one-file run does not prefilter it again."""
+        bytes cannot export facts, or only sweeps to the ``sweep_imports``,
+        whose files compile nothing today): a one-file run does not prefilter
+        it again."""
         entries = self._load()
-        if ("F" + key) not in entries:
-            entries["F" + key] = 0
+        value = [list(ref) for ref in sweep_imports] if sweep_imports else 0
+        if entries.get("F" + key) != value:
+            entries["F" + key] = value
             self._dirty = True
 
     def get_facts_only(self, key: str, path: str):
         from gnnlint.engine import FileResult
 
-        return FileResult(path) if self._load().get("F" + key) == 0 else None
+        value = self._load().get("F" + key)
+        if value == 0:
+            return FileResult(path)
+        try:
+            return FileResult(path, sweep_imports=tuple((str(m), int(lv), str(n)) for m, lv, n in value)) \
+                if isinstance(value, list) else None
+        except (TypeError, ValueError):
+            return None
 
     def put(self, key: str, result) -> None:
         entries = self._load()
@@ -204,6 +215,8 @@ class Cache:
             entries[key]["too_big"] = result.too_big
         if result.unread_options:
             entries[key]["unread"] = result.unread_options
+        if result.sweep_imports:
+            entries[key]["sweeps"] = [list(ref) for ref in result.sweep_imports]
         self._dirty = True
 
     def flush(self) -> None:

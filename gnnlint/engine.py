@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING
 from gnnlint import elide
 from gnnlint import config_targets
 from gnnlint import entry_points
-from gnnlint.facts import FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions
+from gnnlint.compiling_files import CompilingImports
+from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions,
+                           sweep_modules)
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
@@ -72,6 +74,10 @@ class FileResult:
     # compile sites whose dynamic=/mode= gnnlint could not read (a config, a
     # flag without a default here): the rules say nothing about them; -v counts them
     unread_options: int = 0
+    # (module, level, name) of imports this file calls once per loop iteration
+    # that were not parsed for a sweep because their files compile nothing
+    # (gnnlint.compiling_files): a cached answer stands while that holds
+    sweep_imports: tuple = ()
 
 
 @dataclass
@@ -127,13 +133,14 @@ def _may_fire(rule, data: bytes, options: LintOptions, regions: Optional[frozens
     return rule.region in regions
 
 
-def prefilter(data: bytes, options: LintOptions) -> tuple[list[RuleInfo], bool]:
+def prefilter(data: bytes, options: LintOptions, compiles=None) -> tuple[list[RuleInfo], bool]:
     """The rules that may fire on these bytes, and whether the file must be
     parsed anyway because it may tell other files that it compiles their
-    class or runs it every step (a hot loop that imports)."""
+    class or runs it every step (a hot loop that imports), or drives a sweep
+    of a function imported from a file that ``compiles(module, level, name)``."""
     regions = possible_regions(data, options.assume_compiled)
     rules = [r for r in active_rules(options) if _may_fire(r, data, options, regions)]
-    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data)
+    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data, compiles)
     return rules, exports
 
 
@@ -417,14 +424,16 @@ def decode_error(path: str, data: bytes) -> Optional[str]:
 
 
 def _lint_job(args) -> FileResult:
-    path, data, options, facts, force, prefiltered = args
+    path, data, options, facts, force, prefiltered, vetoed = args
     # libcst builds ~10^5 objects per file and the cyclic collector would walk
     # them again and again (~10% of a cold run); reference counting frees the
     # tree when the file is done, and the collector runs again after it.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return lint_one(path, data, options, facts, force, prefiltered)
+        result = lint_one(path, data, options, facts, force, prefiltered)
+        result.sweep_imports = vetoed
+        return result
     except Exception as exc:  # noqa: BLE001 - a bug of ours: name the file, exit 2
         return FileResult(path, error=f"internal error while checking {path}: {type(exc).__name__}: {exc}",
                           internal=True)
@@ -511,16 +520,22 @@ def _syntax_check(path: str, data: bytes, options: LintOptions) -> FileResult:
 
 
 def _prefilter_job(data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
-                   force: bool) -> Optional[tuple]:
+                   force: bool, compiles=None) -> Optional[tuple]:
     """The prefilter's answer, or None when the file must be parsed whatever
     its bytes say (forced, or other files' facts land on it)."""
     if force or (facts is not None and not facts.is_empty()):
         return None
-    return prefilter(data, options)
+    return prefilter(data, options, compiles)
+
+
+def _sweeps_still_vetoed(hit: "FileResult", compiles) -> bool:
+    """A cached answer that skipped a sweep stands only while every file it
+    would have told still compiles nothing."""
+    return compiles is None or not any(compiles(*ref) for ref in hit.sweep_imports)
 
 
 def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
-         facts_only: frozenset = frozenset()) -> list[FileResult]:
+         facts_only: frozenset = frozenset(), compiling: Optional[CompilingImports] = None) -> list[FileResult]:
     """Lint ``items`` = (path, options, facts, force). Files are read, and
     answered from the cache, in this process; of the rest, the ones that must
     be parsed go to worker processes when there are enough of them to pay for
@@ -529,7 +544,8 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
     ``contents``: path -> bytes that replace the file on disk (an editor's
     buffer, stdin). ``facts_only``: paths indexed only for what they tell
     other files: on a cache miss, a file whose bytes cannot export facts is
-    not parsed (its findings are not wanted)."""
+    not parsed (its findings are not wanted). ``compiling``: which imported
+    files compile anything (the sweep part of the prefilter)."""
     results: list = [None] * len(items)
     cheap, costly = [], []
 
@@ -547,7 +563,8 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             digest = cache.digest_if_unchanged(os.path.abspath(path))
             hit = _facts_only_hit(cache, cache.key_for_digest(digest, options, facts), path) \
                 if digest is not None else None
-            if hit is not None and not hit.too_big:
+            compiles = compiling.for_importer(path) if compiling is not None else None
+            if hit is not None and not hit.too_big and _sweeps_still_vetoed(hit, compiles):
                 hit.cached = True
                 finish(index, None, hit)
                 continue
@@ -570,6 +587,9 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             limit = options.max_parse_bytes
             hit = FileResult(path, error=too_big_message(path, hit.too_big, len(data), limit), too_big=hit.too_big) \
                 if limit and hit.too_big > limit else None
+        compiles = compiling.for_importer(path) if compiling is not None else None
+        if hit is not None and not _sweeps_still_vetoed(hit, compiles):
+            hit = None
         if hit is not None:  # these bytes decoded when the entry was made
             hit.cached = True
             finish(index, None, hit)
@@ -578,15 +598,17 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
         if error is not None:
             finish(index, key, undecodable(path, data, error, options))
             continue
-        prefiltered = _prefilter_job(data, options, facts, force)
+        prefiltered = _prefilter_job(data, options, facts, force, compiles)
+        vetoed = tuple(sweep_modules(data)) if compiles is not None and prefiltered is not None \
+            and not any(prefiltered) else ()
         if path in facts_only and prefiltered is not None and not prefiltered[1]:
             # tells no other file anything: not parsed; remembered as such
             # (a facts-only entry: its findings are unknown)
             if key is not None:
-                cache.put_facts_only(key)
-            finish(index, None, FileResult(path))
+                cache.put_facts_only(key, vetoed)
+            finish(index, None, FileResult(path, sweep_imports=vetoed))
             continue
-        job = (index, key, (path, data, options, facts, force, prefiltered))
+        job = (index, key, (path, data, options, facts, force, prefiltered, vetoed))
         (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
     _parse_jobs(jobs, cheap, costly, finish)
     return results
@@ -758,8 +780,9 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     extra = [str(p) for p in index if os.path.abspath(p) not in named_abs]
     facts_only = frozenset(extra)
     every = paths + extra
+    compiling = CompilingImports(every, lambda path: _bytes_of(path, contents))
     phase1 = _run(jobs, [(p, options_for(p), None, False) for p in every], cache, progress,
-                  contents, facts_only)
+                  contents, facts_only, compiling)
     results = {r.path: r for r in phase1}
     # Resolve cross-file facts and lint the files they land on again; what
     # those files then say travels on (train.py compiles models.Net, whose
@@ -809,20 +832,23 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             results[r.path] = r
         exporting = [r for r in again if not r.exported.is_empty()]
     out.facts = {p: facts for p, facts in incoming.items() if p in named}
-    for p in paths:
-        r = results[p]
-        out.files_checked += 1
+    _tally(out, [results[p] for p in paths])
+    return out
+
+
+def _tally(out: CheckResult, results: list[FileResult]) -> None:
+    """Add the named files' results to ``out``: findings, errors, counts."""
+    for r in results:
         if r.error:
             (out.internal_errors if r.internal else out.errors).append(r.error)
-            out.files_checked -= 1
             continue
+        out.files_checked += 1
         out.files_parsed += int(r.parsed and not r.cached)
         out.bytes_parsed += r.parsed_bytes if not r.cached else 0
         out.files_cached += int(r.cached)
         if r.unread_options:
-            out.unread_options[p] = r.unread_options
+            out.unread_options[r.path] = r.unread_options
         out.findings.extend(r.findings)
-    return out
 
 
 def check_files_cached(files: Sequence[Path], settings, jobs: int = 1, use_cache: bool = True,

@@ -47,38 +47,51 @@ _LIBRARY_TOKENS = (b"forward",)
 # passing the loop's variable, within its first lines: the file may tell the
 # file that defines the function that it runs once per configuration (a
 # sweep driven from here: ``swept`` facts). Line by line, no backtracking.
-_FROM_IMPORT_RE = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)", re.M)
+_FROM_IMPORT_RE = re.compile(rb"^[ \t]*from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]*(?P<names>\([^)]*\)|[^\n]*)", re.M)
 _IMPORTED_NAME_RE = re.compile(rb"([A-Za-z_]\w*)(?:[ \t]+as[ \t]+([A-Za-z_]\w*))?")
 _FOR_RE = re.compile(rb"^[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in\b", re.M)
 _CALL_RE = re.compile(rb"(?<![\w.])([a-z_]\w*)\(")
 _SWEEP_LINES = 12
 
 
-def may_export_sweep(data: bytes) -> bool:
-    """Cheap byte test: a function imported with ``from ... import`` may be
-    called once per loop iteration here, with the loop's variable."""
+def sweep_modules(data: bytes) -> list[tuple[str, int, str]]:
+    """Cheap byte test: the ``from ... import`` names this file may call once
+    per loop iteration with the loop's variable, as (module, relative-import
+    level, name) -- what it may send a ``swept`` fact to."""
     if b"from" not in data or b"for" not in data:
-        return False
-    imported: set[bytes] = set()
+        return []
+    imported: dict[bytes, tuple[str, int, str]] = {}
     for match in _FROM_IMPORT_RE.finditer(data):
-        for name, alias in _IMPORTED_NAME_RE.findall(match.group(1)):
-            imported.add(alias or name)
+        module, level = match.group("module").decode("ascii", "replace"), len(match.group("dots"))
+        for name, alias in _IMPORTED_NAME_RE.findall(match.group("names")):
+            imported[alias or name] = (module, level, name.decode("ascii", "replace"))
     if not imported:
-        return False
+        return []
+    out: list[tuple[str, int, str]] = []
     for header in _FOR_RE.finditer(data):
         targets = set(re.findall(rb"\w+", header.group(1)))
         body = data[header.end():].split(b"\n", _SWEEP_LINES + 1)[1:_SWEEP_LINES + 1]
         for line in body:
             for call in _CALL_RE.finditer(line):
-                if call.group(1) in imported and targets & set(re.findall(rb"\w+", line[call.end():])):
-                    return True
-    return False
-    for match in _SWEEP_RE.finditer(data):
-        name = re.escape(match.group(3))
-        if re.search(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b" + name + rb"\b",
-                     data, re.M):
-            return True
-    return False
+                module = imported.get(call.group(1))
+                if module is not None and module not in out and targets & set(re.findall(rb"\w+", line[call.end():])):
+                    out.append(module)
+    return out
+
+
+def may_export_sweep(data: bytes, compiles=None) -> bool:
+    """Cheap byte test: a function imported with ``from ... import`` may be
+    called once per loop iteration here, with the loop's variable.
+    ``compiles(module, level, name)``: whether the file that import names
+    may compile anything (a sweep matters only to a function that compiles a
+    model); None: any may."""
+    return any(compiles is None or compiles(*ref) for ref in sweep_modules(data))
+
+
+def compiles_anything(data: bytes) -> bool:
+    """Cheap byte test: this file may hold a compile site of its own."""
+    return b"compile" in data and _COMPILED_RE.search(data) is not None
+
 
 BOTH_REGIONS = frozenset(("compiled", "compiled_or_hot"))
 HOT_ONLY = frozenset(("compiled_or_hot",))
@@ -90,7 +103,7 @@ def possible_regions(data: bytes, assume_compiled: str = "detected") -> frozense
     "compiled_or_hot" for a hot loop only. A rule limited to a region this
     does not return cannot fire. It is a heuristic: the rule examples and the
     labelled cases check that it hides none of them."""
-    if b"compile" in data and _COMPILED_RE.search(data):
+    if compiles_anything(data):
         return BOTH_REGIONS
     if assume_compiled == "modules" and any(t in data for t in _LIBRARY_TOKENS):
         return BOTH_REGIONS

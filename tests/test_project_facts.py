@@ -270,6 +270,22 @@ def test_a_sweep_driven_from_another_file_and_the_compile_sites_fullgraph(tmp_pa
     assert ("models.py", "GNN014") in codes
 
 
+def test_a_sweep_of_a_file_that_compiles_nothing_follows_that_file_when_it_starts_to(tmp_path):
+    # sweep.py is not parsed while train_utils.py compiles nothing (the
+    # prefilter asks the imported file); its cached answer must not outlive
+    # that: once train_utils.py compiles, a warm one-file run equals a cold one
+    eager = dict(SWEEP_PROJECT)
+    eager["train_utils.py"] = SWEEP_PROJECT["train_utils.py"].replace(
+        "torch.compile(Net(hidden), fullgraph=True)", "Net(hidden)")
+    root = _write(tmp_path / "sweep", eager)
+    assert not any("GNN015" in x for x in _lines(run(["check", ".", "--output-format", "concise"], root).output))
+    (root / "train_utils.py").write_text(textwrap.dedent(SWEEP_PROJECT["train_utils.py"]))
+    warm = _lines(run(["check", "train_utils.py", "--output-format", "concise"], root).output)
+    cold = _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert any("called in every iteration of `for hidden in ...`, from sweep.py" in x for x in warm), warm
+    assert warm == {x for x in cold if x.startswith("train_utils.py:")}
+
+
 STEPPED_PROJECT = {
     "pkg/__init__.py": "",
     "pkg/util.py": """\
