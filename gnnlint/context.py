@@ -132,6 +132,23 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         """How a local function is called once per iteration of a varying loop with no reset, or None."""
         return compile_facts.sweep_of(self, info)
 
+    def loop_varying_names(self, loop: cst.For) -> set[str]:
+        """Names whose values may change per iteration of ``loop``: its target, names bound in its body."""
+        return compile_facts.varying_names(self, loop)
+
+    def names_bound_in(self, body: cst.CSTNode) -> set[str]:
+        return compile_facts.names_bound_in(body)
+
+    def target_names(self, target: cst.BaseExpression) -> set[str]:
+        return compile_facts.target_names(target)
+
+    def args_mention(self, call: cst.Call, names: set[str]) -> bool:
+        return compile_facts.args_mention(call, names)
+
+    def resets_compiles(self, body: cst.CSTNode) -> bool:
+        """``body`` calls ``torch._dynamo.reset()``."""
+        return compile_facts.resets(self, body)
+
     def name_uses(self, name: str) -> list[cst.Name]:
         return flow.name_uses(self, name)
 

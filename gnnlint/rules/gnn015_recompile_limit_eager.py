@@ -8,7 +8,6 @@ from gnnlint.context import ClassInfo, FuncInfo, arg_of
 from gnnlint.rules.base import Invalid, Rule, Valid
 from gnnlint.versions import measured, recompile_limit_name
 
-_RESETS = {"torch._dynamo.reset", "torch.compiler.reset"}
 _DROPOUTS = {"torch.nn.functional.dropout", "torch.dropout", "torch.nn.functional.dropout1d",
              "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout"}
 _LIST_GROWERS = {"append", "extend", "insert"}
@@ -206,15 +205,15 @@ for ep in range(100):
         ctx = self.context
         func = ctx.enclosing_function(site_node)
         for loop in _loops_around(ctx, site_node):
-            varying = dataflow_names(loop.target) | _bound_in(ctx, loop.body)
-            if _mentions(ctor, varying):
-                if _resets(ctx, loop.body):
+            if ctx.args_mention(ctor, ctx.loop_varying_names(loop)):
+                if ctx.resets_compiles(loop.body):
                     return None, ""
                 return loop, f"in every iteration of `for {ctx.module.code_for_node(loop.target)} in ...`"
-        if func is not None and "trial" in func.params and _mentions(ctor, {"trial"} | _bound_in(ctx, func.node.body)) \
-                and not _resets(ctx, func.node.body):
+        if func is not None and "trial" in func.params \
+                and ctx.args_mention(ctor, {"trial"} | ctx.names_bound_in(func.node.body)) \
+                and not ctx.resets_compiles(func.node.body):
             return func.node, f"per trial in `{func.qualname}(trial)`"
-        if func is not None and _mentions(ctor, set(func.params)) and not _resets(ctx, func.node.body):
+        if func is not None and ctx.args_mention(ctor, set(func.params)) and not ctx.resets_compiles(func.node.body):
             # def run(hidden): torch.compile(GCN(hidden)), run per iteration of a sweep (here or elsewhere)
             sweep = ctx.sweep_of(func)
             if sweep is not None:
@@ -344,59 +343,6 @@ def _loops_around(ctx, node: cst.CSTNode) -> list[cst.For]:
     return out
 
 
-def dataflow_names(target: cst.BaseExpression) -> set[str]:
-    out = set()
-    if isinstance(target, cst.Name):
-        out.add(target.value)
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            out |= dataflow_names(element.value)
-    return out
-
-
-def _bound_in(ctx, body: cst.CSTNode) -> set[str]:
-    """Names assigned in a block (values that may differ per iteration/call)."""
-    out: set[str] = set()
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            out.update(dataflow_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            out.update(dataflow_names(node.target))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-    body.visit(_Targets())
-    return out
-
-
-def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
-    found = [False]
-
-    class _Find(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value in names:
-                found[0] = True
-
-    for arg in node.args:  # type: ignore[attr-defined]
-        arg.visit(_Find())
-    return found[0]
-
-
-def _resets(ctx, body: cst.CSTNode) -> bool:
-    found = [False]
-
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            if ctx.resolve(n.func) in _RESETS:
-                found[0] = True
-
-    body.visit(_Find())
-    return found[0]
-
-
 def _built_here(ctx, site_node: cst.Call) -> Optional[cst.Call]:
     """The constructor call of the model a compile site compiles, when it is
     built in the same function (``torch.compile(GCN(h))`` / ``m = GCN(h); torch.compile(m)``)."""
@@ -439,7 +385,7 @@ def _int_loop(ctx, loop: cst.For, value: cst.BaseExpression) -> bool:
         return False
     it = loop.iter
     if isinstance(it, cst.Call) and ctx.last_part(it.func) == "range":
-        return value.value in dataflow_names(loop.target)
+        return value.value in ctx.target_names(loop.target)
     if isinstance(it, cst.Call) and ctx.last_part(it.func) == "enumerate" and isinstance(loop.target, cst.Tuple) \
             and loop.target.elements:
         first = loop.target.elements[0].value

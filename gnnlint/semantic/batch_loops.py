@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.semantic.model import calls_under
+
 if TYPE_CHECKING:
     from gnnlint.context import FileContext, FuncInfo
 
@@ -130,18 +132,6 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
     return False
 
 
-def _calls_in(block: cst.CSTNode):
-    from gnnlint.semantic.model import iter_children
-
-    stack = [block]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            yield node
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(iter_children(node))
-
-
 def _may_move(ctx: "FileContext", call: cst.Call) -> bool:
     """A call handed the batch may move it (in place, as a PyG batch's
     ``.to()`` does) or run a model on it: the model, a compiled callable, a
@@ -170,7 +160,7 @@ def fresh_loader_batch(ctx: "FileContext", expr: cst.BaseExpression) -> Optional
     if not reaching or any(b.order != ctx.order.get(loop) for b, _f in reaching):
         return None  # rebound in the loop (`batch = batch.to(device)`)
     at = ctx.order.get(expr, 0)
-    for call in _calls_in(loop.body):
+    for call in calls_under(loop.body):
         if ctx.order.get(call, at) >= at:
             continue
         func = call.func

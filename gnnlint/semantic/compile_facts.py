@@ -27,7 +27,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
+from gnnlint.semantic.model import ClassInfo, FuncInfo, nodes_under
 
 _RESETS = {"torch._dynamo.reset", "torch.compiler.reset"}
 FULLGRAPH_TRUE = "fullgraph=True"
@@ -109,51 +109,51 @@ def sweep_loop(ctx, call: cst.Call) -> Optional[cst.For]:
             return None
         if isinstance(anc, cst.For) and child is anc.body:
             # per loop, not per call: a long loop body holds many calls
-            varying = _memo(ctx, ("loop_names", id(anc)), lambda: _names(anc.target) | _bound_in(anc.body))
-            if _args_mention(call, varying):
-                return None if _memo(ctx, ("loop_resets", id(anc)), lambda: _resets(ctx, anc.body)) else anc
+            if args_mention(call, varying_names(ctx, anc)):
+                return None if resets(ctx, anc.body) else anc
         child = anc
     return None
 
 
-def _names(target: cst.BaseExpression) -> set[str]:
+def target_names(target: cst.BaseExpression) -> set[str]:
+    """The names a ``for`` / assignment target binds (``i, (a, b)``)."""
     out = set()
     if isinstance(target, cst.Name):
         out.add(target.value)
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            out |= _names(element.value)
+            out |= target_names(element.value)
     return out
 
 
-def _nodes(root: cst.CSTNode, into_functions: bool = True):
-    """The nodes under ``root`` (a plain stack walk: libcst's visitors rebuild
-    every node they pass, ten times slower on a long loop body)."""
-    todo = [root]
-    while todo:
-        node = todo.pop()
-        yield node
-        if into_functions or not isinstance(node, (cst.FunctionDef, cst.Lambda)) or node is root:
-            todo.extend(iter_children(node))
-
-
-def _bound_in(body: cst.CSTNode) -> set[str]:
+def names_bound_in(body: cst.CSTNode) -> set[str]:
+    """Names assigned in a block, not in nested defs (values that may differ per iteration or call)."""
     out: set[str] = set()
-    for node in _nodes(body, into_functions=False):
+    for node in nodes_under(body, into_functions=False):
         if isinstance(node, cst.AssignTarget):
-            out.update(_names(node.target))
+            out.update(target_names(node.target))
         elif isinstance(node, cst.For):
-            out.update(_names(node.target))
+            out.update(target_names(node.target))
     return out
 
 
-def _args_mention(call: cst.Call, names: set[str]) -> bool:
+def varying_names(ctx, loop: cst.For) -> set[str]:
+    """The names whose values may change per iteration of ``loop`` (per loop, memoised:
+    a long loop body holds many calls)."""
+    return _memo(ctx, ("loop_names", id(loop)), lambda: target_names(loop.target) | names_bound_in(loop.body))
+
+
+def args_mention(call: cst.Call, names: set[str]) -> bool:
+    """Some argument of ``call`` mentions one of ``names``."""
     return any(isinstance(node, cst.Name) and node.value in names
-               for arg in call.args for node in _nodes(arg))
+               for arg in call.args for node in nodes_under(arg))
 
 
-def _resets(ctx, body: cst.CSTNode) -> bool:
-    return any(isinstance(node, cst.Call) and ctx.resolve(node.func) in _RESETS for node in _nodes(body))
+def resets(ctx, body: cst.CSTNode) -> bool:
+    """``body`` calls ``torch._dynamo.reset()`` (each run then starts with fresh compile caches)."""
+    return _memo(ctx, ("resets", id(body)),
+                 lambda: any(isinstance(node, cst.Call) and ctx.resolve(node.func) in _RESETS
+                             for node in nodes_under(body)))
 
 
 # ---------------------------------------------------------------- export

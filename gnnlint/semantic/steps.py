@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic.inherited import inherited_compiled_calls
+from gnnlint.semantic.model import calls_under
 from gnnlint.semantic.vocab import MODULE_HOUSEKEEPING
 
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ class StepAnalysis:
         ctx = self.ctx
         calls, driving = self._compiled_calls(), self._driving_funcs()
         found = None
-        for call in _calls_under(block):
+        for call in calls_under(block):
             what = calls.get(id(call))
             if what is None:
                 callee = self._callee(call)
@@ -327,7 +328,7 @@ class StepAnalysis:
         for loop in ctx.hot_loops:
             what = self._loop_drives(loop)
             if what is not None:
-                self._export_calls(_calls_under(loop.body),  # type: ignore[attr-defined]
+                self._export_calls(calls_under(loop.body),  # type: ignore[attr-defined]
                                    f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}", "")
         for func in ctx.hot_funcs:
             drive = self._drive_function(func)
@@ -401,7 +402,7 @@ class StepAnalysis:
         from gnnlint.semantic.model import FuncInfo
 
         ctx = self.ctx
-        for call in _calls_under(block):
+        for call in calls_under(block):
             func = call.func
             if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
                     func.attr.value == "step" and ctx._is_step_trigger(call))):
@@ -411,7 +412,7 @@ class StepAnalysis:
             callee = self._callee(call)
             if isinstance(callee, FuncInfo) and ctx._updates_when_called(callee):
                 return "training"
-        if any(id(call) in inherited_compiled_calls(ctx) for call in _calls_under(block)):
+        if any(id(call) in inherited_compiled_calls(ctx) for call in calls_under(block)):
             return ""  # the step is a method of a base class in another file: training or not, unknown
         return "evaluation"
 
@@ -505,15 +506,3 @@ def _ref_text(ref: tuple, fallback: str) -> str:
     return fallback
 
 
-def _calls_under(block: cst.CSTNode):
-    """Calls under ``block``, not inside nested defs or lambdas."""
-    from gnnlint.semantic.model import iter_children
-
-    stack = [block]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            yield node
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        stack.extend(reversed(iter_children(node)))
