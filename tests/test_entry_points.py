@@ -4,13 +4,9 @@ the submission's per-step code drives compiled code, although no import line
 names it (semantic/entry_points.py, gnnlint/entry_points.py)."""
 from __future__ import annotations
 
-import os
-import textwrap
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from gnnlint.cli import main
+from tests.project_files import run, write_project
 
 RUNNER = """\
     import importlib
@@ -86,27 +82,13 @@ PROJECT = {
 }
 
 
-def _write(root: Path, files: dict) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
-
-
 def _check(root: Path) -> set[str]:
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        out = CliRunner().invoke(main, ["check", ".", "--no-cache", "--isolated", "--output-format", "concise"],
-                                 catch_exceptions=False).output
-    finally:
-        os.chdir(old)
+    out = run(["check", ".", "--no-cache", "--isolated", "--output-format", "concise"], root).output
     return {line for line in out.splitlines() if " GNN" in line}
 
 
 def test_entry_point_called_every_step_with_the_compiled_model(tmp_path):
-    root = _write(tmp_path / "p", PROJECT)
+    root = write_project(tmp_path / "p", PROJECT)
     found = _check(root)
     # INVALID: the conditional per-step logging in update_params (called unconditionally every step)
     assert {line.split(" ")[0] for line in found} == {"algorithms/sgd/submission.py:13:15:"}, found
@@ -119,7 +101,7 @@ def test_entry_point_called_every_step_with_the_compiled_model(tmp_path):
 
 def test_entry_point_of_a_runner_that_never_compiles(tmp_path):
     # VALID: the same runner without torch.compile: a per-step sync is no compile hazard
-    root = _write(tmp_path / "p", {**PROJECT, "runner.py": RUNNER.replace("model = torch.compile(model)",
+    root = write_project(tmp_path / "p", {**PROJECT, "runner.py": RUNNER.replace("model = torch.compile(model)",
                                                                           "model = model.cuda()")})
     assert not _check(root)
 
@@ -128,5 +110,5 @@ def test_entry_point_of_a_static_import_is_not_delivered_by_name(tmp_path):
     # VALID: a function taken from an ordinary module object is not a run-time import
     runner = RUNNER.replace("submission = importlib.import_module(path)", "import types\n"
                             "        submission = types.SimpleNamespace(**path)")
-    root = _write(tmp_path / "p", {**PROJECT, "runner.py": runner})
+    root = write_project(tmp_path / "p", {**PROJECT, "runner.py": runner})
     assert not _check(root)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gnnlint import config_targets
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 ENCODERS = """\
     import torch
@@ -77,11 +77,11 @@ PROJECT = {
 
 @pytest.fixture
 def project(tmp_path):
-    return _write(tmp_path / "proj", PROJECT)
+    return write_project(tmp_path / "proj", PROJECT)
 
 
 def test_config_targeted_encoders_of_a_compiled_model_are_compiled(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     assert any(line.startswith("pkg/encoders.py:7:") and "GNN009" in line and "`SchNetEncoder`" in line
                and "when the config selects it, `configs/encoder/schnet.yaml`" in line for line in whole), whole
     # through pkg/__init__.py's re-export (`_target_: pkg.MLPEncoder`)
@@ -93,20 +93,20 @@ def test_config_targeted_encoders_of_a_compiled_model_are_compiled(project):
 
 @pytest.mark.parametrize("name", ["pkg/encoders.py", "pkg/heads.py"])
 def test_one_file_and_stdin_agree_with_the_whole_tree(project, name):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     mine = {line for line in whole if line.startswith(name + ":")}
     assert mine
-    assert _lines(run(["check", name, "--no-cache"], project).output) == mine
+    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
     source = (project / name).read_bytes()
-    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
+    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
     assert piped == mine
 
 
 def test_nothing_compiled_nothing_reported(tmp_path):
     files = dict(PROJECT)
     files["train.py"] = "from pkg.lit import LitModel\n\n\ndef main(cfg):\n    return LitModel(cfg)\n"
-    root = _write(tmp_path / "proj", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "proj", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert not any(line.startswith("pkg/") for line in whole), whole
 
 
@@ -114,8 +114,8 @@ def test_a_target_of_another_group_is_not_compiled(tmp_path):
     files = dict(PROJECT)
     files["configs/head/linear.yaml"] = "_target_: torch.nn.Linear\n"
     files["configs/model/other.yaml"] = "_target_: pkg.heads.Head\n"  # group `model`, not `head`
-    root = _write(tmp_path / "proj", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "proj", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert not any(line.startswith("pkg/heads.py:") for line in whole), whole
     assert any(line.startswith("pkg/encoders.py:7:") for line in whole), whole
 
@@ -152,15 +152,15 @@ def test_instantiated_then_compiled_and_a_target_in_the_same_file(tmp_path):
                 return model
         """,
     }
-    root = _write(tmp_path / "proj", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "proj", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert any(line.startswith("train.py:7:") and "GNN008" in line for line in whole), whole
     assert any(line.startswith("train.py:12:") and "GNN008" in line for line in whole), whole
     assert not any(line.startswith("train.py:17:") for line in whole), whole
 
 
 def test_the_line_scan_reads_top_level_and_keyed_targets(tmp_path):
-    root = _write(tmp_path / "proj", {
+    root = write_project(tmp_path / "proj", {
         "setup.py": "",
         "cfg_tree/configs/encoder/a.yaml": "_target_: pkg.A\nsub:\n  _target_: pkg.Nested\n",
         "cfg_tree/configs/encoder/b.yml": "- not a mapping\n",
@@ -207,8 +207,8 @@ def test_a_factory_target_compiles_what_it_returns(tmp_path):
                 return torch.compile(hydra.utils.call(cfg.model))
         """,
     }
-    root = _write(tmp_path / "proj", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "proj", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert any(line.startswith("models.py:6:") and "GNN008" in line for line in whole), whole
     assert not any(line.startswith("models.py:19:") for line in whole), whole
 
@@ -237,6 +237,6 @@ def test_a_trainer_attribute_built_by_hydra_then_compiled(tmp_path):
                         self.model = torch.compile(self.model, **cfg.compile.args).to("cuda")
         """,
     }
-    root = _write(tmp_path / "proj", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "proj", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert any(line.startswith("nets.py:6:") and "GNN008" in line for line in whole), whole

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -115,11 +115,11 @@ PROJECT = {
 
 @pytest.fixture
 def project(tmp_path):
-    return _write(tmp_path / "proj", PROJECT)
+    return write_project(tmp_path / "proj", PROJECT)
 
 
 def test_dict_of_imported_classes_compiles_each_sibling_class(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     assert any(line.startswith("benchmark/kernel/gcn.py:7:") and "GNN009" in line
                and "when `args.model == 'GCN'`" in line for line in whole), whole
     assert any(line.startswith("benchmark/kernel/gin.py:7:") and "GNN009" in line for line in whole), whole
@@ -130,12 +130,12 @@ def test_dict_of_imported_classes_compiles_each_sibling_class(project):
 
 @pytest.mark.parametrize("name", ["benchmark/kernel/gcn.py", "benchmark/kernel/gin.py"])
 def test_one_file_and_stdin_agree_with_the_whole_tree(project, name):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     mine = {line for line in whole if line.startswith(name + ":")}
     assert mine
-    assert _lines(run(["check", name, "--no-cache"], project).output) == mine
+    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
     source = (project / name).read_bytes()
-    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
+    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
     assert piped == mine
 
 
@@ -146,7 +146,7 @@ HANDED = {
 
 
 def test_compiled_model_handed_to_another_files_function(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     for name, lines in HANDED.items():
         found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":") and "GNN013" in line}
         assert found == lines, (name, whole)
@@ -155,12 +155,12 @@ def test_compiled_model_handed_to_another_files_function(project):
 
 @pytest.mark.parametrize("name", sorted(HANDED))
 def test_handed_model_one_file_and_stdin_agree(project, name):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     mine = {line for line in whole if line.startswith(name + ":")}
-    assert _lines(run(["check", name, "--no-cache"], project).output) == mine
-    assert _lines(run(["check", name], project).output) == mine  # cached
+    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
+    assert finding_lines(run(["check", name], project).output) == mine  # cached
     source = (project / name).read_bytes()
-    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
+    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
     assert piped == mine
 
 
@@ -262,11 +262,11 @@ EXPECTED = {
 
 @pytest.fixture
 def chosen(tmp_path):
-    return _write(tmp_path / "chosen", CHOSEN)
+    return write_project(tmp_path / "chosen", CHOSEN)
 
 
 def test_classes_chosen_in_another_file_are_compiled(chosen):
-    whole = _lines(run(["check", ".", "--no-cache", "--select", "GNN009"], chosen).output)
+    whole = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN009"], chosen).output)
     for name, lines in EXPECTED.items():
         found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":")}
         assert found == lines, (name, whole)
@@ -274,11 +274,11 @@ def test_classes_chosen_in_another_file_are_compiled(chosen):
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_chosen_one_file_and_stdin_agree(chosen, name):
-    whole = _lines(run(["check", ".", "--no-cache"], chosen).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], chosen).output)
     mine = {line for line in whole if line.startswith(name + ":")}
-    assert _lines(run(["check", name, "--no-cache"], chosen).output) == mine
-    assert _lines(run(["check", name], chosen).output) == mine
-    assert _lines(run(["check", name], chosen).output) == mine  # warm cache
+    assert finding_lines(run(["check", name, "--no-cache"], chosen).output) == mine
+    assert finding_lines(run(["check", name], chosen).output) == mine
+    assert finding_lines(run(["check", name], chosen).output) == mine  # warm cache
     source = (chosen / name).read_bytes()
-    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], chosen, input=source).output)
+    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], chosen, input=source).output)
     assert piped == mine

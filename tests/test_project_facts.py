@@ -10,12 +10,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gnnlint.cli import main
 from gnnlint.config import load_settings
 from gnnlint.discover import discover
 from gnnlint.engine import apply_noqa, check_project, lint_source
+from tests.project_files import finding_lines, run, write_project
 
 LABELLED = Path(__file__).parent / "data" / "labelled"
 SUITES = sorted(p.name for p in LABELLED.iterdir() if (p / "labels.json").is_file())
@@ -63,34 +62,13 @@ PROJECT = {
 }
 
 
-def run(args, cwd: Path, input: bytes | None = None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
-
-
-def _write(root: Path, files: dict) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
-
-
-def _lines(output: str) -> set[str]:
-    return {line for line in output.splitlines() if line.count(":") >= 3 and " GNN" in line}
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return _write(tmp_path / "proj", PROJECT)
+    return write_project(tmp_path / "proj", PROJECT)
 
 
 def test_premise_the_project_has_cross_file_findings(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     assert any(line.startswith("pkg/models.py:") for line in whole)
     assert any(line.startswith("pkg/layers.py:") for line in whole)  # two files away from the compile
     alone = run(["check", "pkg/models.py", "--no-cache", "--no-project-facts"], project)
@@ -99,22 +77,22 @@ def test_premise_the_project_has_cross_file_findings(project):
 
 @pytest.mark.parametrize("cache", [["--no-cache"], []], ids=["no-cache", "cache"])
 def test_every_file_alone_equals_the_whole_run(project, cache):
-    whole = _lines(run(["check", ".", *cache], project).output)
+    whole = finding_lines(run(["check", ".", *cache], project).output)
     files = sorted(str(p.relative_to(project)) for p in project.rglob("*.py"))
     for name in files:
-        alone = _lines(run(["check", name, *cache], project).output)
+        alone = finding_lines(run(["check", name, *cache], project).output)
         assert alone == {line for line in whole if line.startswith(name + ":")}, name
     staged = ["pkg/models.py", "tools/unrelated.py"]  # a pre-commit subset
-    assert _lines(run(["check", *staged, *cache], project).output) == {
+    assert finding_lines(run(["check", *staged, *cache], project).output) == {
         line for line in whole if line.split(":")[0] in staged}
 
 
 def test_stdin_gets_the_project_facts(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     for name in ("pkg/models.py", "pkg/layers.py", "train.py"):
         data = (project / name).read_bytes()
         out = run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=data)
-        assert _lines(out.output) == {line for line in whole if line.startswith(name + ":")}, name
+        assert finding_lines(out.output) == {line for line in whole if line.startswith(name + ":")}, name
 
 
 def test_stdin_buffer_replaces_the_file_on_disk(project):
@@ -136,8 +114,8 @@ def test_stdin_buffer_replaces_the_file_on_disk(project):
 
 
 def test_a_subdirectory_and_another_working_directory_agree(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
-    sub = _lines(run(["check", "models.py", "layers.py", "--no-cache"], project / "pkg").output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    sub = finding_lines(run(["check", "models.py", "layers.py", "--no-cache"], project / "pkg").output)
     # paths are named relative to the project root, whatever the working directory
     assert sub == {line for line in whole if line.startswith("pkg/")}
 
@@ -255,17 +233,17 @@ def test_a_sweep_driven_from_another_file_and_the_compile_sites_fullgraph(tmp_pa
     # run_config, which compiles a new Net from its parameter; GNN014 takes
     # fullgraph from the compile site in train_utils.py that compiles Net
     # (one graph: the GCNConv loop break is captured), not from models.py
-    root = _write(tmp_path / "sweep", SWEEP_PROJECT)
-    whole = _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    root = write_project(tmp_path / "sweep", SWEEP_PROJECT)
+    whole = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
     assert {line.split(" ")[0] for line in whole} == {"train_utils.py:6:13:"}, whole
     (line,) = whole
     assert "on every call of `run_config` (called in every iteration of `for hidden in ...`, from sweep.py)" in line
     for name in ("train_utils.py", "models.py"):  # one file alone, with the project's facts
-        alone = _lines(run(["check", name, "--no-cache", "--output-format", "concise"], root).output)
+        alone = finding_lines(run(["check", name, "--no-cache", "--output-format", "concise"], root).output)
         assert alone == {x for x in whole if x.startswith(name + ":")}, name
     # one compile site without fullgraph=True: Net's layer loop breaks again
     (root / "eval.py").write_text("import torch\nfrom models import Net\nmodel = torch.compile(Net(32))\n")
-    codes = {(x.split(":")[0], x.split(" ")[1]) for x in _lines(run(["check", ".", "--no-cache", "--output-format",
+    codes = {(x.split(":")[0], x.split(" ")[1]) for x in finding_lines(run(["check", ".", "--no-cache", "--output-format",
                                                                       "concise"], root).output)}
     assert ("models.py", "GNN014") in codes
 
@@ -277,11 +255,11 @@ def test_a_sweep_of_a_file_that_compiles_nothing_follows_that_file_when_it_start
     eager = dict(SWEEP_PROJECT)
     eager["train_utils.py"] = SWEEP_PROJECT["train_utils.py"].replace(
         "torch.compile(Net(hidden), fullgraph=True)", "Net(hidden)")
-    root = _write(tmp_path / "sweep", eager)
-    assert not any("GNN015" in x for x in _lines(run(["check", ".", "--output-format", "concise"], root).output))
+    root = write_project(tmp_path / "sweep", eager)
+    assert not any("GNN015" in x for x in finding_lines(run(["check", ".", "--output-format", "concise"], root).output))
     (root / "train_utils.py").write_text(textwrap.dedent(SWEEP_PROJECT["train_utils.py"]))
-    warm = _lines(run(["check", "train_utils.py", "--output-format", "concise"], root).output)
-    cold = _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    warm = finding_lines(run(["check", "train_utils.py", "--output-format", "concise"], root).output)
+    cold = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
     assert any("called in every iteration of `for hidden in ...`, from sweep.py" in x for x in warm), warm
     assert warm == {x for x in cold if x.startswith("train_utils.py:")}
 
@@ -342,13 +320,13 @@ def test_per_step_helpers_in_other_files(tmp_path):
     # a function or method another file calls every step of a loop that drives
     # compiled code is per-step code in its own file (and what it calls, in a
     # third file); the message names the loop's file and the call it makes
-    root = _write(tmp_path / "stepped", STEPPED_PROJECT)
-    whole = _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    root = write_project(tmp_path / "stepped", STEPPED_PROJECT)
+    whole = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
     assert {line.split(" ")[0] for line in whole} == {"pkg/metrics.py:11:16:", "pkg/util.py:2:12:"}, whole
     assert all(" GNN013 " in line and "(train.py, through `" in line for line in whole), whole
-    alone = _lines(run(["check", "pkg/util.py", "--no-cache", "--output-format", "concise"], root).output)
+    alone = finding_lines(run(["check", "pkg/util.py", "--no-cache", "--output-format", "concise"], root).output)
     assert alone == {x for x in whole if x.startswith("pkg/util.py:")}
     # the same loop without a compiled model: nothing anywhere
     train = root / "pkg" / "train.py"
     train.write_text(train.read_text().replace("torch.compile(Net())", "Net()"))
-    assert not _lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert not finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)

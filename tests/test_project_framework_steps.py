@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 WRAPPER = """\
     import torch
@@ -70,11 +70,11 @@ PROJECT = {
 
 @pytest.fixture
 def project(tmp_path):
-    return _write(tmp_path / "proj", PROJECT)
+    return write_project(tmp_path / "proj", PROJECT)
 
 
 def test_callback_batch_hooks_drive_the_projects_compiled_models(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     hooks = {line for line in whole if line.startswith("demo/train/callbacks.py:")}
     assert {int(line.split(":")[1]) for line in hooks} == {12, 20}, whole
     assert all("GNN013" in line and "Lightning calls `Stats." in line and "`CompiledModel`" in line
@@ -82,22 +82,22 @@ def test_callback_batch_hooks_drive_the_projects_compiled_models(project):
 
 
 def test_one_file_agrees_with_the_whole_tree(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     mine = {line for line in whole if line.startswith("demo/train/callbacks.py:")}
-    assert _lines(run(["check", "demo/train/callbacks.py", "--no-cache"], project).output) == mine
+    assert finding_lines(run(["check", "demo/train/callbacks.py", "--no-cache"], project).output) == mine
 
 
 def test_a_project_that_never_compiles_gets_no_per_step_finding(tmp_path):
     files = dict(PROJECT)
     files["demo/nn/compile.py"] = WRAPPER.replace("torch.compile(self.model, dynamic=True)", "self.model")
-    root = _write(tmp_path / "plain", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "plain", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert not whole, whole
 
 
 def test_a_wrapper_in_a_test_file_says_nothing_about_training(tmp_path):
     files = {k: v for k, v in PROJECT.items() if k != "demo/nn/compile.py"}
     files["tests/test_compile.py"] = WRAPPER
-    root = _write(tmp_path / "tested", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "tested", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert not any(line.startswith("demo/") for line in whole), whole

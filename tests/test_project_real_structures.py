@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 MODELS = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -88,11 +88,11 @@ EXPECTED = {
 
 @pytest.fixture
 def trainer(tmp_path):
-    return _write(tmp_path / "proj", {**MODELS, "trainer.py": TRAINER})
+    return write_project(tmp_path / "proj", {**MODELS, "trainer.py": TRAINER})
 
 
 def test_trainer_attribute_compiled_under_a_flag_compiles_the_factory_models(trainer):
-    whole = _lines(run(["check", ".", "--no-cache"], trainer).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], trainer).output)
     for name, lines in EXPECTED.items():
         found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":")}
         assert found == lines, (name, whole)
@@ -101,13 +101,13 @@ def test_trainer_attribute_compiled_under_a_flag_compiles_the_factory_models(tra
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_trainer_one_file_and_stdin_agree(trainer, name):
-    whole = _lines(run(["check", ".", "--no-cache"], trainer).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], trainer).output)
     mine = {line for line in whole if line.startswith(name + ":")}
-    assert _lines(run(["check", name, "--no-cache"], trainer).output) == mine
-    assert _lines(run(["check", name], trainer).output) == mine
-    assert _lines(run(["check", name], trainer).output) == mine  # warm cache
+    assert finding_lines(run(["check", name, "--no-cache"], trainer).output) == mine
+    assert finding_lines(run(["check", name], trainer).output) == mine
+    assert finding_lines(run(["check", name], trainer).output) == mine  # warm cache
     source = (trainer / name).read_bytes()
-    piped = _lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], trainer, input=source).output)
+    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], trainer, input=source).output)
     assert piped == mine
 
 
@@ -115,8 +115,8 @@ def test_the_same_project_without_a_compile_has_no_finding(tmp_path):
     eager = textwrap.dedent(TRAINER).replace(
         "        if cfg.compile:\n            self.model = torch.compile(self.model)\n", "")
     assert "compile" not in eager.replace("cfg.compile", "")
-    root = _write(tmp_path / "eager", {**MODELS, "trainer.py": eager})
-    assert _lines(run(["check", ".", "--no-cache"], root).output) == set()
+    root = write_project(tmp_path / "eager", {**MODELS, "trainer.py": eager})
+    assert finding_lines(run(["check", ".", "--no-cache"], root).output) == set()
 
 
 # -- Lightning: a LightningModule holding a model from a models/ package that
@@ -166,15 +166,15 @@ LIGHTNING = {
 
 
 def test_lightning_inner_model_compiled_through_a_package_reexport(tmp_path):
-    root = _write(tmp_path / "lit", LIGHTNING)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "lit", LIGHTNING)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("src/pkg/models/schnet.py", 13, "GNN009"),  # compiled through models/__init__.py's re-export
         ("src/pkg/lit.py", 19, "GNN013"),  # the step method runs the compiled model: per step
     }, whole
     assert any("every step of a training loop" in line for line in whole), whole
     mine = {line for line in whole if line.startswith("src/pkg/models/schnet.py:")}
-    assert _lines(run(["check", "src/pkg/models/schnet.py", "--no-cache"], root).output) == mine
+    assert finding_lines(run(["check", "src/pkg/models/schnet.py", "--no-cache"], root).output) == mine
 
 
 def test_lightning_module_compiled_by_a_script_compiles_its_step_methods(tmp_path):
@@ -194,15 +194,15 @@ def test_lightning_module_compiled_by_a_script_compiles_its_step_methods(tmp_pat
                 module = torch.compile(module)
             pl.Trainer().fit(module)
     """
-    root = _write(tmp_path / "lit2", {**LIGHTNING, "src/pkg/lit.py": lit, "src/pkg/train.py": script})
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "lit2", {**LIGHTNING, "src/pkg/lit.py": lit, "src/pkg/train.py": script})
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("src/pkg/models/schnet.py", 13, "GNN009"),
         ("src/pkg/lit.py", 18, "GNN001"),  # training_step is compiled with the module's forward
     }, whole
-    eager = _write(tmp_path / "lit3", {**LIGHTNING, "src/pkg/lit.py": lit,
+    eager = write_project(tmp_path / "lit3", {**LIGHTNING, "src/pkg/lit.py": lit,
                                        "src/pkg/train.py": script.replace("module = torch.compile(module)", "pass")})
-    assert _lines(run(["check", ".", "--no-cache"], eager).output) == set()
+    assert finding_lines(run(["check", ".", "--no-cache"], eager).output) == set()
 
 
 # -- an engine class that compiles the model it is given (``Engine(model,
@@ -259,14 +259,14 @@ ENGINE = {
 def test_engine_class_compiling_its_constructor_argument(tmp_path, compile_line):
     files = dict(ENGINE)
     files["engine.py"] = files["engine.py"].replace("self.model.compile(**cfg.compile_kwargs)", compile_line)
-    root = _write(tmp_path / "engine", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "engine", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("nets/painn.py", 7, "GNN008"),  # NotPassed (line 12) is never handed to Engine
         ("engine.py", 16, "GNN013"),
     }, whole
     mine = {line for line in whole if line.startswith("nets/painn.py:")}
-    assert _lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
+    assert finding_lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
 
 
 # -- a registry filled by a decorator: ``@register_model("painn")`` in one
@@ -321,16 +321,16 @@ REGISTRY = {
 
 
 def test_classes_registered_by_a_decorator_are_compiled(tmp_path):
-    root = _write(tmp_path / "registry", REGISTRY)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "registry", REGISTRY)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("nets/painn.py", 10, "GNN008"),  # Unregistered (line 15) is never in the registry
     }, whole
     mine = {line for line in whole if line.startswith("nets/painn.py:")}
-    assert _lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
-    eager = _write(tmp_path / "eager", {**REGISTRY, "train.py": REGISTRY["train.py"].replace(
+    assert finding_lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
+    eager = write_project(tmp_path / "eager", {**REGISTRY, "train.py": REGISTRY["train.py"].replace(
         "model = torch.compile(model)", "pass")})
-    assert _lines(run(["check", ".", "--no-cache"], eager).output) == set()
+    assert finding_lines(run(["check", ".", "--no-cache"], eager).output) == set()
 
 
 # -- a compiled class runs the modules passed to its constructor: the file
@@ -383,10 +383,10 @@ COMPOSED = {
 
 
 def test_modules_passed_to_a_compiled_constructor_are_compiled(tmp_path):
-    root = _write(tmp_path / "composed", COMPOSED)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "composed", COMPOSED)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     # Head is stored but never called by the compiled forward
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("conds.py", 6, "GNN008"),
     }, whole
-    assert _lines(run(["check", "conds.py", "--no-cache"], root).output) == whole
+    assert finding_lines(run(["check", "conds.py", "--no-cache"], root).output) == whole

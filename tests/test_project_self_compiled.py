@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -97,11 +97,11 @@ PROJECT = {
 
 @pytest.fixture
 def project(tmp_path):
-    return _write(tmp_path / "proj", PROJECT)
+    return write_project(tmp_path / "proj", PROJECT)
 
 
 def test_trainer_of_a_registered_self_compiling_model_drives_compiled_code(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     trainer = {line for line in whole if line.startswith("demo/trainer.py:")}
     assert {int(line.split(":")[1]) for line in trainer} == {10, 11}, whole  # not the .numpy() of the host copy (12)
     assert any("`Fast`, which compiles its own forward when `self.compile` is set" in line
@@ -112,7 +112,7 @@ def test_trainer_of_a_registered_self_compiling_model_drives_compiled_code(proje
 
 
 def test_one_file_agrees_with_the_whole_tree(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     mine = {line for line in whole if line.startswith("demo/trainer.py:")}
-    assert _lines(run(["check", "demo/trainer.py", "--no-cache"], project).output) == mine
-    assert _lines(run(["check", "demo/trainer.py"], project).output) == mine  # cached
+    assert finding_lines(run(["check", "demo/trainer.py", "--no-cache"], project).output) == mine
+    assert finding_lines(run(["check", "demo/trainer.py"], project).output) == mine  # cached

@@ -7,7 +7,7 @@ pass over a loader of its own (``validate``) is not per step of the training
 loop, and the same project without the compile reports nothing."""
 from __future__ import annotations
 
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -127,8 +127,8 @@ PROJECT = {
 
 
 def _findings(tmp_path, files):
-    root = _write(tmp_path / "proj", files)
-    return _lines(run(["check", ".", "--no-cache", "--select", "GNN013"], root).output)
+    root = write_project(tmp_path / "proj", files)
+    return finding_lines(run(["check", ".", "--no-cache", "--select", "GNN013"], root).output)
 
 
 def test_per_step_code_the_trainer_reaches_in_other_files(tmp_path):

@@ -1,13 +1,13 @@
 """Hierarchical config, `extend`, and stdin as editors use it (issue 12)."""
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from gnnlint.cli import main
+from tests.project_files import run
 from gnnlint.config import load_settings
 
 HAZARD = textwrap.dedent("""\
@@ -22,13 +22,6 @@ HAZARD = textwrap.dedent("""\
 """)
 
 
-def run(args, cwd: Path, input: bytes | None = None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 def _codes(output: str, path: str) -> set[str]:
