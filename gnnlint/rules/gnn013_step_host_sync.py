@@ -9,12 +9,10 @@ from gnnlint.context import TENSOR
 from gnnlint.rules._sync import SyncRule
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Valid
 
-_PER = {
-    "batch": "on every batch of {role} loop",
-    "epoch": "every epoch of a full-batch {role} loop (one step per epoch)",
-    "step": "every step of {role} loop",
-}
-_IN = {"batch": "{role} loop", "epoch": "a full-batch {role} loop", "step": "{role} loop"}
+# By the loop's cadence (the drive's ``per``): which loop, how often the sync runs there, and what to add
+_LOOP = {"batch": "{role} loop", "epoch": "a full-batch {role} loop", "step": "{role} loop"}
+_CADENCE = {"batch": "on every batch of", "epoch": "every epoch of", "step": "every step of"}
+_CADENCE_NOTE = {"epoch": " (one step per epoch)"}
 _GUARD_ADVICE = "Keep the values on the device and read them together, or less often."
 _ENTRY_ADVICE = "Keep values on the device, and copy what must leave it in one transfer."
 _ARTICLE = {"training": "a training", "evaluation": "an evaluation", "": "a"}
@@ -934,7 +932,8 @@ def train():
             return
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
-        where = _PER[drive.per].format(role=role).replace("  ", " ")  # role "": not known
+        loop = " ".join(_LOOP[drive.per].format(role=role).split())  # role "": not known
+        where = f"{_CADENCE[drive.per]} {loop}{_CADENCE_NOTE.get(drive.per, '')}"
         advice = _ADVICE[drive.per]
         if drive.where:  # the loop is in another file
             where += f" ({drive.where})"
@@ -947,7 +946,7 @@ def train():
             if drive.entry:
                 where = f"{when} ({drive.entry})"
             else:
-                where = f"{when}, in " + _IN[drive.per].format(role=role).replace("  ", " ")
+                where = f"{when}, in {loop}"
                 where += f" ({drive.where})" if drive.where else ""
             advice = _GUARD_ADVICE
         self.report(node, f"{what} syncs the device {where} that runs {drive.compiled}. {advice}", fix,
