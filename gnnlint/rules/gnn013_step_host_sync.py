@@ -57,6 +57,11 @@ class StepHostSync(SyncRule):
     device tensor (so `t` is on the CPU; in `t.cpu().numpy()` the `.cpu()`
     is the sync). Syncs inside compiled code are GNN001.
 
+    A sync under a step-counter test (`if global_step % 500 == 0:`,
+    `if step <= 100 or step % 50 == 0:`) is reported with that condition:
+    it costs a sync on those steps, not on every one ("syncs the device on
+    the steps where `global_step % 500 == 0` holds, in a training loop").
+
     ## Example
     ```python
     model = torch.compile(model)
