@@ -41,7 +41,6 @@ LIGHTNING_BATCH_HOOKS = {
 }
 _LIGHTNING_PACKAGES = ("lightning", "pytorch_lightning")
 _ASE_CALCULATORS = "ase.calculators"
-_MAX_DEPTH = 4
 _TEST_DIRS = ("tests", "test", "testing", "unittests")
 
 
@@ -137,16 +136,13 @@ class Frameworks:
             self.exported.framework_compiled.append(
                 (ImportRef("", "lightning"), f"`{wrappers[0]}` compiles the model it wraps in its forward"))
 
-    def _derives_from(self, cls: "ClassInfo", packages, last: str, depth: int = 0) -> bool:
+    def _derives_from(self, cls: "ClassInfo", packages, last: str) -> bool:
         """``cls`` derives from a class of ``packages`` whose name ends in ``last``
         (resolved through imports), directly or through local base classes."""
-        packages = (packages,) if isinstance(packages, str) else packages
-        for base in cls.bases:
-            resolved = self.resolve_dotted(base)
-            if resolved.split(".")[-1].endswith(last) and resolved.startswith(tuple(p + "." for p in packages)):
-                return True
-            local = self.classes.get(base.split(".")[-1])
-            if local is not None and local is not cls and depth < _MAX_DEPTH \
-                    and self._derives_from(local, packages, last, depth + 1):
-                return True
+        prefixes = tuple(p + "." for p in ((packages,) if isinstance(packages, str) else packages))
+        for c in self.local_lineage(cls):
+            for base in c.bases:
+                resolved = self.resolve_dotted(base)
+                if resolved.split(".")[-1].endswith(last) and resolved.startswith(prefixes):
+                    return True
         return False

@@ -93,20 +93,11 @@ def _constructed(ctx: "FileContext", name: cst.Name, at: cst.CSTNode, holders: d
 def _imported_base(ctx: "FileContext", cls) -> "str | None":
     """The first base of ``cls`` (or of its local bases) imported from a
     project module -- not torch, not an installed library's dotted name."""
-    seen: set = set()
-    todo = [cls]
-    while todo:
-        current = todo.pop(0)
-        if current.name in seen:
-            continue
-        seen.add(current.name)
+    for current in ctx.local_lineage(cls):
         for base in current.bases:
-            head = base.split(".")[0]
-            local = ctx.classes.get(base.split(".")[-1])
-            if local is not None:
-                todo.append(local)
-                continue
-            ref = ctx.imports.get(head)
+            if ctx.classes.get(base.split(".")[-1]) is not None:
+                continue  # a local base: its own bases come next in the lineage
+            ref = ctx.imports.get(base.split(".")[0])
             if ref is None or "." in base:
                 continue
             root = ref.module.split(".")[0] if ref.module else ref.name

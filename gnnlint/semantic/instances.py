@@ -95,17 +95,12 @@ class Instances:
     def _has_self_compiled(self) -> bool:
         return any(_SELF_COMPILED in why for why in self.compiled_classes.values())
 
-    def _inherited_attr(self, cls: ClassInfo, attr: str, depth: int = 0) -> Optional[str]:
-        for base in cls.bases:
-            name = base.split(".")[-1]
-            why = self.project.compiled_instances.get(f"{name}.{attr}")
-            if why is not None:
-                return why
-            local = self.classes.get(name)
-            if local is not None and local is not cls and depth < 4:
-                found = self._inherited_attr(local, attr, depth + 1)
-                if found is not None:
-                    return found
+    def _inherited_attr(self, cls: ClassInfo, attr: str) -> Optional[str]:
+        for c in self.local_lineage(cls):
+            for base in c.bases:
+                why = self.project.compiled_instances.get(f"{base.split('.')[-1]}.{attr}")
+                if why is not None:
+                    return why
         return None
 
     def _instance_value(self, value: cst.BaseExpression, holder: cst.BaseExpression, depth: int) -> Optional[str]:

@@ -253,20 +253,7 @@ class Names:
     # -- which names hold the compiled object ------------------------------------
     def class_attr_values(self, cls: ClassInfo, attr: str) -> list[cst.BaseExpression]:
         """The values assigned to ``self.<attr>`` in ``cls``, or else in the nearest local base class that assigns it."""
-        seen: set[str] = set()
-        todo = [cls]
-        while todo:
-            current = todo.pop()
-            if current.name in seen:
-                continue
-            seen.add(current.name)
-            if attr in current.attrs:
-                return current.attrs[attr]
-            for base in current.bases:
-                local = self.classes.get(base.split(".")[-1])
-                if local is not None:
-                    todo.append(local)
-        return []
+        return next((c.attrs[attr] for c in self.local_lineage(cls) if attr in c.attrs), [])
 
     def local_callee(self, call: cst.Call):
         """The local FunctionDef/ClassDef info a call targets, when it is one."""
@@ -319,7 +306,9 @@ class Names:
             return self.functions.get(value.args[0].value.value)
         return self.func_info.get(target.node) if target.how == "def" else None  # type: ignore[arg-type]
 
-    def method_of(self, cls: ClassInfo, name: str) -> Optional[FuncInfo]:
+    def local_lineage(self, cls: ClassInfo) -> Iterator[ClassInfo]:
+        """``cls``, then its bases defined in this file, nearest first (each once):
+        where a method lookup searches before leaving the file."""
         seen: set[str] = set()
         todo = [cls]
         while todo:
@@ -327,13 +316,14 @@ class Names:
             if current.name in seen:
                 continue
             seen.add(current.name)
-            if name in current.methods:
-                return current.methods[name]
+            yield current
             for base in current.bases:
                 local = self.classes.get(base.split(".")[-1])
                 if local is not None:
                     todo.append(local)
-        return None
+
+    def method_of(self, cls: ClassInfo, name: str) -> Optional[FuncInfo]:
+        return next((c.methods[name] for c in self.local_lineage(cls) if name in c.methods), None)
 
     def is_module_class(self, cls: ClassInfo, _seen: Optional[set] = None) -> bool:
         seen = _seen or set()

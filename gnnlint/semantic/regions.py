@@ -334,15 +334,8 @@ class Regions:
                         elif isinstance(choice, ImportRef):
                             self._export_choice(choice, why)
 
-    def _is_lightning_module(self, cls: ClassInfo, depth: int = 0) -> bool:
-        for base in cls.bases:
-            last = base.split(".")[-1]
-            if last == "LightningModule":
-                return True
-            local = self.classes.get(last)
-            if local is not None and local is not cls and depth < 4 and self._is_lightning_module(local, depth + 1):
-                return True
-        return False
+    def _is_lightning_module(self, cls: ClassInfo) -> bool:
+        return any(base.split(".")[-1] == "LightningModule" for c in self.local_lineage(cls) for base in c.bases)
 
     def _appended_modules(self, cls: ClassInfo) -> list:
         """What a class's methods append to its containers:
