@@ -21,7 +21,7 @@ import libcst as cst
 
 from gnnlint import config_targets
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo, assigned_targets
 from gnnlint.semantic.vocab import _FEED_MODEL_WRAPPERS, COMPILE_FUNCS
 
 
@@ -198,7 +198,7 @@ class CompileSites:
             return [ref] if ref is not None else []
         holder, parent = self._compile_holder(site_node)
         if isinstance(parent, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            targets = assigned_targets(parent)
             for target in targets:
                 ref = self._ref_for_target(target, site_node)
                 if ref is not None:
@@ -225,7 +225,7 @@ class CompileSites:
         _holder, parent = self._compile_holder(value)
         refs: list[tuple] = []
         if isinstance(parent, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            targets = assigned_targets(parent)
             for target in targets:
                 ref = self._ref_for_target(target, value)
                 if ref is not None:

@@ -12,6 +12,8 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.semantic.model import assigned_targets
+
 
 class Containers:
     """Compiled elements of lists. Mixed into FileContext; reads the SemanticModel."""
@@ -25,7 +27,7 @@ class Containers:
             return []
         if self._compile_never_enabled(site):
             return []
-        targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+        targets = assigned_targets(parent)
         holders = [ref for ref in (self._ref_for_target(t, site) for t in targets) if ref is not None]
         refs: list[tuple] = []
         for loop in self.loops:

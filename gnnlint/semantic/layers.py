@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic import flow
-from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.model import ClassInfo, FuncInfo, assigned_targets
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -95,7 +95,7 @@ def stored_attr(ctx: FileContext, call: cst.Call, depth: int = 0) -> Optional[tu
         if isinstance(parent, cst.AssignTarget):
             return None
         if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            targets = assigned_targets(parent)
             for target in targets:
                 attr = _self_attr(ctx, target)
                 if attr is not None:

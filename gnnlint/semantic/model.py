@@ -129,6 +129,11 @@ def walk(root: cst.CSTNode, enter, leave=None) -> None:
             push((children[i], node, False))
 
 
+def assigned_targets(node: "cst.Assign | cst.AnnAssign") -> list[cst.BaseAssignTargetExpression]:
+    """The targets of ``a = b = value`` / ``a: T = value``."""
+    return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+
+
 def nodes_under(root: cst.CSTNode, into_functions: bool = True):
     """The nodes under ``root``, ``root`` included, in no particular order (a
     plain stack walk: libcst's visitors rebuild every node they pass, ten

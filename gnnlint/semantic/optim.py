@@ -12,6 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.semantic.model import assigned_targets
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
 
@@ -75,7 +76,7 @@ class Optim:
                 out.append(call)
         for node in self.preorder:
             if isinstance(node, (cst.Assign, cst.AugAssign)):
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                targets = assigned_targets(node)
                 for target in targets:
                     if self._lr_slot_of(target, node) is ctor:
                         out.append(node)
