@@ -20,6 +20,8 @@ def train(model, loader, opt, cfg):
             print(float(loss))
         if global_step <= 10 or loss_is_logged(step):
             print(loss.detach().cpu())
+        if self.metrics_logger is not None:
+            logged = loss.item()
 """
 
 
@@ -40,3 +42,5 @@ def test_other_branches_and_other_conditions_keep_every_step(tmp_path):
     messages = _messages(tmp_path)
     assert "on every batch of a training loop" in messages[11]  # the `else:` runs on the other steps
     assert "on every batch of a training loop" in messages[13]  # not a step counter: a setting
+    # a logger's presence is a setting too, however the name reads ("log")
+    assert "on every batch of a training loop" in messages[17], messages[17]

@@ -45,6 +45,8 @@ def _step_test(test: cst.BaseExpression) -> bool:
         current = todo.pop()
         if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Modulo):
             return True
+        if _presence_test(current):
+            continue  # `logger is not None`, `test_iter is None`: the same on every step
         if isinstance(current, cst.Name) and _STEP_WORDS.search(current.value):
             return True
         if isinstance(current, cst.Attribute) and _STEP_WORDS.search(current.attr.value):
@@ -53,6 +55,13 @@ def _step_test(test: cst.BaseExpression) -> bool:
             return True  # cfg["print_every"]
         todo.extend(iter_children(current))
     return False
+
+
+def _presence_test(node: cst.CSTNode) -> bool:
+    """``x is None`` / ``x is not None``: whether something exists, not which step it is."""
+    return isinstance(node, cst.Comparison) and all(
+        isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
+        and c.comparator.value == "None" for c in node.comparisons)
 
 
 def _short(text: str) -> str:
