@@ -110,3 +110,60 @@ def test_submodule_also_run_from_forward_stays_compiled(tmp_path):
                                            "return self.encoder(self.featurise(batch).x)")
     found = _found(_write(tmp_path / "proj", files))
     assert (7, "GNN008") in found, found
+
+
+GRAPH_MODEL = """\
+    import lightning as L
+    import torch
+    from torch_geometric.data import Batch
+
+
+    class GraphModel(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 1)
+
+        def forward(self, batch):
+            return self.lin(batch.x)
+
+        def training_step(self, batch: Batch, batch_idx):
+            return self(batch).sum()
+"""
+
+FINETUNE = """\
+    import hydra
+    import lightning as L
+    import torch
+
+    from demo.graph_model import GraphModel
+
+
+    def main(cfg):
+        datamodule = hydra.utils.instantiate(cfg.datamodule)
+        model: L.LightningModule = GraphModel()
+        model = torch.compile(model)
+        trainer = L.Trainer(max_epochs=1)
+        trainer.fit(model=model, datamodule=datamodule)
+"""
+
+
+def test_trainer_fit_feeds_graph_batches_to_a_compiled_module(tmp_path):
+    files = dict(PROJECT, **{"demo/graph_model.py": GRAPH_MODEL, "demo/finetune.py": FINETUNE})
+    root = _write(tmp_path / "proj", files)
+    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    found = [line for line in whole if line.startswith("demo/finetune.py:") and " GNN007 " in line]
+    assert [int(line.split(":")[1]) for line in found] == [11], whole
+    assert "`trainer.fit(...)` runs the compiled steps" in found[0]
+    assert "`GraphModel.training_step` takes `Batch` (PyG graph batches)" in found[0]
+
+
+def test_dynamic_true_or_no_graph_batches_is_not_reported(tmp_path):
+    files = dict(PROJECT, **{"demo/graph_model.py": GRAPH_MODEL,
+                             "demo/finetune.py": FINETUNE.replace("torch.compile(model)",
+                                                                  "torch.compile(model, dynamic=True)")})
+    whole = _lines(run(["check", ".", "--no-cache"], _write(tmp_path / "a", files)).output)
+    assert not any(" GNN007 " in line for line in whole), whole
+    files["demo/finetune.py"] = FINETUNE
+    files["demo/graph_model.py"] = GRAPH_MODEL.replace("batch: Batch", "batch")
+    whole = _lines(run(["check", ".", "--no-cache"], _write(tmp_path / "b", files)).output)
+    assert not any(" GNN007 " in line for line in whole), whole

@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.semantic import chunks
+from gnnlint.semantic import chunks, lightning_feeds
 from gnnlint.semantic.kinds import BATCH, SCALAR
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
@@ -566,6 +566,11 @@ class Feeds:
         feeds = self._feeds_from_refs(self.compiled_refs(site_node))
         if not feeds and self.project.fed:
             feeds = self._fed_elsewhere(site_node)
+        if not feeds:  # trainer.fit(model, datamodule=...) of a LightningModule whose steps take PyG batches
+            fitted = lightning_feeds.trainer_feed(self, site_node)
+            if fitted is not None:
+                feeds = [LoaderFeed("PyG Batch", fitted[0], fitted[1], self.pipeline_padded(), (),
+                                    bool(self.mark_dynamic_keys()))]
         cache[site_node] = feeds
         return feeds
 

@@ -18,7 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import batch_loops, compile_facts, dispatch, submodule_reach
+from gnnlint.semantic import batch_loops, compile_facts, dispatch, lightning_feeds, submodule_reach
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -648,6 +648,7 @@ class Regions:
             self._forward_reexports()
             self._export_stepped()
             self._export_framework_compiled()
+            lightning_feeds.export(self)
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")
