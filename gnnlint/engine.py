@@ -665,9 +665,11 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
     classes they pass for ``model`` are compiled there. Likewise the
     ``compiled_instances`` of a model that compiles itself: the files naming
     the class, the registry its decorator fills or the base class holding it
-    in an import line are told (semantic/instances.py)."""
+    in an import line are told (semantic/instances.py), and the ``graph_steps``
+    of a LightningModule taking PyG batches (semantic/lightning_feeds.py)."""
     params = [("compiled_params", ref, why) for ref, why in result.exported.compiled_params] + \
-        [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances]
+        [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
+        [("graph_steps", ref, why) for ref, why in result.exported.graph_steps]
     if not params:
         return
     stem = Path(result.path).stem
@@ -800,7 +802,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
-                if kind in ("compiled_params", "compiled_instances", "framework_compiled"):
+                if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

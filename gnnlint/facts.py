@@ -131,7 +131,7 @@ class ImportRef:
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
-              "compiled_passed", "stepped", "compiled_instances", "framework_compiled")
+              "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps")
 
 
 @dataclass
@@ -174,6 +174,9 @@ class ProjectFacts:
     # "lightning" -> what compiled code the project's training under that framework runs (a model
     # class that compiles what it wraps in its forward, in another file): semantic/frameworks.py
     framework_compiled: dict[str, str] = field(default_factory=dict)
+    # "Class" -> why: a LightningModule of another file whose step methods take PyG graph
+    # batches (semantic/lightning_feeds.py): a Trainer fitting it compiled feeds it variable sizes
+    graph_steps: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -209,6 +212,9 @@ class ExportedFacts:
     compiled_instances: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", framework) -> why: told to every file of the project that names the framework
     framework_compiled: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "Class") -> why: this file's LightningModules whose steps take PyG graph
+    # batches, told to the files whose import lines name the class
+    graph_steps: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -17,6 +17,36 @@ _SUPPRESS = "suppress_errors"
 _ENV_SUPPRESS = "TORCHDYNAMO_SUPPRESS_ERRORS"
 
 
+def _names_in(node: cst.CSTNode) -> list:
+    """The variables ``node`` reads: not the functions it calls (``int``, ``max``), not attribute names."""
+    out, todo = [], [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Name):
+            out.append(current)
+        elif isinstance(current, cst.Call):
+            todo.extend(a.value for a in current.args)
+            if not isinstance(current.func, cst.Name):
+                todo.append(current.func)
+        elif isinstance(current, cst.Attribute):
+            todo.append(current.value)
+        else:
+            todo.extend(current.children)
+    return out
+
+
+def _assigns_in(scope: cst.CSTNode) -> list:
+    """The assignments of ``scope``, not those of functions nested in it."""
+    out, todo = [], list(scope.children)
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Assign):
+            out.append(current)
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            todo.extend(current.children)
+    return out
+
+
 class HiddenCompileErrors(Rule):
     """
     ## What it does
@@ -46,8 +76,13 @@ class HiddenCompileErrors(Rule):
 
     Not flagged: `suppress_errors = False`, limits set at or below the
     default (`recompile_limit = 1` with `fail_on_recompile_limit_hit` is a
-    good way to catch regressions). A limit set from an expression gnnlint
-    cannot evaluate is flagged: it is almost always a raise. The names
+    good way to catch regressions; constant expressions are evaluated:
+    `max(8 * 32, 256)` is the default 256). A limit set from an expression gnnlint
+    cannot evaluate is flagged: it is almost always a raise. An accumulated
+    limit computed from the value a per-frame limit set in the same function
+    takes (`cache_size_limit = int(n)`, then `accumulated_cache_size_limit =
+    max(8 * int(n), 256)`) follows it: one setting, reported once, at the
+    per-frame limit. The names
     `recompile_limit` / `accumulated_recompile_limit` exist since torch 2.7
     (pytorch/pytorch#143709); the old `cache_size_limit` names are aliases.
 
@@ -95,6 +130,11 @@ limit = torch._dynamo.config.cache_size_limit
 config = {"suppress_errors": True}
 cache_size_limit = 64
 """),
+        Valid("""
+import torch
+torch._dynamo.config.accumulated_cache_size_limit = max(8 * 32, 256)
+torch._dynamo.config.cache_size_limit = 4 * 2
+"""),
     )
     INVALID = (
         Invalid("""
@@ -122,6 +162,15 @@ with torch._dynamo.config.patch("cache_size_limit", 1024):
 setattr(torch._dynamo.config, "suppress_errors", True)
 model = torch.compile(model, recompile_limit=64)
 """, lines=(5, 7, 11, 13, 14)),
+        Invalid("""
+import torch
+
+def set_limits(limit, floor):
+    torch._dynamo.config.cache_size_limit = int(limit)
+    torch._dynamo.config.accumulated_cache_size_limit = max(8 * int(limit), 256)
+    torch._dynamo.config.accumulated_recompile_limit = max(8 * int(floor), 256)
+    torch._dynamo.config.recompile_limit = 2 * 16
+""", lines=(5, 7, 8)),
     )
 
     # -- assignments ----------------------------------------------------------
@@ -181,10 +230,29 @@ model = torch.compile(model, recompile_limit=64)
     def _limit_check(self, setting: str, value: cst.BaseExpression, spelled: Optional[str] = None) -> Optional[str]:
         literal = self.context.literal_value(value, value)
         if literal is _NO_VALUE:
+            if setting.startswith("accumulated_") and self._follows_per_frame_limit(value):
+                return None  # one setting, reported once: at the per-frame limit it is computed from
             return self._limit_message(setting, None, spelled)
         if isinstance(literal, (int, float)) and not isinstance(literal, bool) and literal > _LIMITS[setting]:
             return self._limit_message(setting, literal, spelled)
         return None
+
+    def _follows_per_frame_limit(self, value: cst.BaseExpression) -> bool:
+        """The accumulated limit is computed from a value that a per-frame
+        limit set in the same function (or module) also takes:
+        ``cache_size_limit = int(n)`` then ``accumulated_cache_size_limit =
+        max(8 * int(n), 256)`` -- it follows the per-frame limit, whose finding
+        names the raise."""
+        names = {n.value for n in _names_in(value)}
+        func = self.context.enclosing_function(value)
+        scope = func.node if func is not None else self.context.module
+        for node in _assigns_in(scope):
+            for target in node.targets:
+                setting = self._setting(target.target)
+                if setting in _LIMITS and not setting.startswith("accumulated_") \
+                        and names & {n.value for n in _names_in(node.value)}:
+                    return True
+        return False
 
     @staticmethod
     def _suppress_message(env: bool = False) -> str:

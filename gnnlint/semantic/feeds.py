@@ -17,6 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.semantic import chunks, lightning_feeds
 from gnnlint.semantic.kinds import BATCH, SCALAR
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
@@ -415,6 +416,10 @@ class Feeds:
             for loop, target, iterable in comp_fors:
                 loader = self._loader_or_guess(iterable, loop)
                 if not loader:
+                    chunked = chunks.range_chunks(self, loop, target, iterable, call, func)
+                    if chunked:  # `for start in range(0, n, size)`: x[start:end], a shorter last chunk
+                        return LoaderFeed("range", call, chunked, False, tuple(self._unmarked_args(call)),
+                                          bool(self.mark_dynamic_keys()))
                     continue
                 tainted = self._tainted(func, self.names_in(target))
                 if not self._call_mentions(call, tainted):
@@ -561,6 +566,11 @@ class Feeds:
         feeds = self._feeds_from_refs(self.compiled_refs(site_node))
         if not feeds and self.project.fed:
             feeds = self._fed_elsewhere(site_node)
+        if not feeds:  # trainer.fit(model, datamodule=...) of a LightningModule whose steps take PyG batches
+            fitted = lightning_feeds.trainer_feed(self, site_node)
+            if fitted is not None:
+                feeds = [LoaderFeed("PyG Batch", fitted[0], fitted[1], self.pipeline_padded(), (),
+                                    bool(self.mark_dynamic_keys()))]
         cache[site_node] = feeds
         return feeds
 

@@ -35,6 +35,9 @@ LIGHTNING_BATCH_HOOKS = {
     "on_train_batch_start": "training", "on_train_batch_end": "training",
     "on_before_backward": "training", "on_after_backward": "training",
     "on_before_optimizer_step": "training", "on_before_zero_grad": "training",
+    # LightningModule hooks the training loop calls once per step (automatic optimization):
+    # `backward(loss)` runs `loss.backward()`, `optimizer_step` / `optimizer_zero_grad` the optimizer
+    "backward": "training", "optimizer_step": "training", "optimizer_zero_grad": "training",
     "on_validation_batch_start": "evaluation", "on_validation_batch_end": "evaluation",
     "on_test_batch_start": "evaluation", "on_test_batch_end": "evaluation",
     "on_predict_batch_start": "evaluation", "on_predict_batch_end": "evaluation",

@@ -18,7 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import batch_loops, compile_facts, dispatch
+from gnnlint.semantic import batch_loops, compile_facts, dispatch, lightning_feeds, submodule_reach
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -317,8 +317,9 @@ class Regions:
                     self._mark_compiled_func(method, f"compiled `{cls.name}.{hook}` (Lightning compiles the step "
                                                      f"methods of a compiled LightningModule)")
         # submodules built in __init__ run inside the compiled forward too,
-        # also inside ModuleList / Sequential / ModuleDict containers
-        for values in list(cls.attrs.values()) + [self._appended_modules(cls)]:
+        # also inside ModuleList / Sequential / ModuleDict containers (not one only eager methods run)
+        attrs = [v for a, v in cls.attrs.items() if not submodule_reach.eager_only_submodule(self, cls, a)]
+        for values in attrs + [self._appended_modules(cls)]:
             for value in self._container_elements(values):
                 sub = self.class_of(value, value)
                 if isinstance(sub, ClassInfo) and sub is not cls:
@@ -640,6 +641,7 @@ class Regions:
             self._forward_reexports()
             self._export_stepped()
             self._export_framework_compiled()
+            lightning_feeds.export(self)
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")

@@ -1,0 +1,108 @@
+"""What does a Lightning Trainer feed a compiled LightningModule?
+
+``trainer.fit(model, datamodule=dm)`` (``validate`` / ``test`` / ``predict``
+too) runs the module's step methods on the batches of the data module's
+loaders; Lightning compiles the step methods of a compiled module with its
+``forward`` (``bench/evidence/e20_lightning_compiled_hooks.py``). When those
+steps take PyG graph batches -- the batch parameter of a step method (or of
+``forward``) annotated with PyG's ``Batch`` / ``Data`` / ``HeteroData``, also
+inside ``Union[...]`` / ``Optional[...]`` -- every batch holds another number
+of nodes and edges: the compiled module is fed variable-size batches (GNN007),
+also when the data module comes from a config and its loaders are not known
+in the file that compiles and fits.
+
+- ``graph_steps_why(ctx, cls)``: why the step methods of a local
+  LightningModule class take graph batches, or None. Exported as
+  ``graph_steps`` facts ("Class" -> why), pulled by the files whose import
+  lines name the class (the engine, as ``compiled_instances``).
+- ``trainer_feed(ctx, site_node)``: ``(call, how)`` when the object compiled
+  at ``site_node`` is such a module (local, or imported with a ``graph_steps``
+  fact) and a ``.fit(...)`` / ``.validate(...)`` / ``.test(...)`` /
+  ``.predict(...)`` call receives it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+from gnnlint.semantic.model import ClassInfo
+from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
+
+if TYPE_CHECKING:
+    from gnnlint.context import FileContext
+
+_LIGHTNING = ("lightning", "pytorch_lightning")
+_GRAPH_BATCHES = {"torch_geometric.data.Batch", "torch_geometric.data.Data", "torch_geometric.data.HeteroData",
+                  "torch_geometric.data.batch.Batch", "torch_geometric.data.data.Data",
+                  "torch_geometric.data.hetero_data.HeteroData"}
+_TRAINER_CALLS = ("fit", "validate", "test", "predict")
+
+
+def graph_steps_why(ctx: FileContext, cls: ClassInfo) -> Optional[str]:
+    """Why the step methods of LightningModule ``cls`` take PyG graph batches, or None."""
+    if not ctx._derives_from(cls, _LIGHTNING, "LightningModule"):
+        return None
+    for hook in LIGHTNING_STEP_HOOKS + ("forward",):
+        method = ctx.method_of(cls, hook)
+        if method is None:
+            continue
+        params = [p for name, p in method.params.items() if name not in ("self", "cls")]
+        if not params or params[0].annotation is None:
+            continue
+        annotation = params[0].annotation.annotation
+        if _names_graph_batch(ctx, annotation):
+            text = ctx.module.code_for_node(annotation)
+            return f"`{cls.name}.{hook}` takes `{text}` (PyG graph batches)"
+    return None
+
+
+def _names_graph_batch(ctx: FileContext, annotation: cst.BaseExpression) -> bool:
+    todo = [annotation]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)) and (ctx.resolve(node) or "") in _GRAPH_BATCHES:
+            return True
+        if isinstance(node, cst.SimpleString):  # "Batch" as a forward reference
+            try:
+                node = cst.parse_expression(node.evaluated_value)
+            except Exception:  # noqa: BLE001 -- not an expression: not a type
+                continue
+            if (ctx.resolve(node) or "") in _GRAPH_BATCHES:
+                return True
+            continue
+        todo.extend(node.children)
+    return False
+
+
+def export(ctx: FileContext) -> None:
+    """Tell the files importing a local LightningModule that its steps take graph batches."""
+    for cls in ctx.class_info.values():
+        why = graph_steps_why(ctx, cls)
+        if why is not None:
+            ctx.exported.graph_steps.append((ImportRef("", cls.name), why))
+
+
+def trainer_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst.Call, str]]:
+    """The trainer call that feeds the LightningModule compiled at ``site_node``
+    graph batches, and how (for messages); None when there is none."""
+    cls = ctx.compile_targets.get(site_node)
+    if isinstance(cls, ClassInfo):
+        why = graph_steps_why(ctx, cls)
+    elif isinstance(cls, ImportRef):
+        why = ctx.project.graph_steps.get(cls.name)
+    else:
+        return None
+    if not why:
+        return None
+    names = {ref[1] for ref in ctx.compiled_refs(site_node) if ref[0] == "name"}
+    for call in ctx.all_calls():
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _TRAINER_CALLS):
+            continue
+        given = [a.value for a in call.args if a.keyword is None][:1] + \
+            [a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"]
+        if any(isinstance(v, cst.Name) and v.value in names for v in given):
+            return call, f"`{ctx.module.code_for_node(func)}(...)` runs the compiled steps; {why}"
+    return None
