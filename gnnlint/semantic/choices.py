@@ -59,7 +59,9 @@ class Choices:
                     out += self._instance_choices(binding.value, binding.value, depth + 1,
                                                   self._binding_cond(binding, cond))
                 elif binding.how == "param" and func is not None:
-                    for arg in self._args_for_param(binding.node, func) or []:
+                    # callers' arguments; for ``__init__``, what this file's constructions pass
+                    for arg in (self._args_for_param(binding.node, func) or []) \
+                            + self.constructor_args(func, binding.node):
                         out += self._instance_choices(arg, arg, depth + 1, cond)
             return out
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":

@@ -47,7 +47,8 @@ class Regions:
 
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
-        if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node):
+        if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
+                or self.none_filled_unreached(node):
             return None
         func = self.enclosing_function(node)
         while func is not None:

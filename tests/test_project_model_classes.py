@@ -1,0 +1,133 @@
+"""Models of unknown class at the compile site: the classes a factory builds
+and hands to a wrapper's constructor (``self.encoder = encoder`` in
+``__init__``) run compiled when the wrapper does -- but only those the
+project's constructions really pass (semantic/ctor_args.py)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.test_project_facts import _lines, _write, run
+
+PROJECT = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "pkg/__init__.py": "",
+    "pkg/encoders.py": """\
+        import torch
+
+
+        class EncoderA(torch.nn.Module):
+            def forward(self, x):
+                return x[x > 0]
+
+
+        class EncoderB(torch.nn.Module):
+            def forward(self, x):
+                return torch.nonzero(x)
+
+
+        class NeverBuilt(torch.nn.Module):
+            def forward(self, x):
+                return x[x > 0]
+    """,
+    "pkg/wrappers.py": """\
+        import torch
+
+
+        class Filter(torch.nn.Module):
+            def __init__(self, model, keep):
+                super().__init__()
+                self.model = model
+                self.keep = keep
+
+            def forward(self, x):
+                x = self.model(x)
+                return x[x > self.keep]
+
+
+        class Unused(torch.nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, x):
+                return x[x > 0]
+    """,
+    "pkg/heads.py": """\
+        import torch
+
+
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return x.sum()
+    """,
+    "pkg/model.py": """\
+        import torch
+        from pkg.encoders import EncoderA, EncoderB
+        from pkg.heads import Head
+        from pkg.wrappers import Filter
+
+
+        def create_model(args):
+            if args["model"] == "a":
+                encoder = EncoderA()
+            elif args["model"] == "b":
+                encoder = EncoderB()
+            else:
+                raise ValueError(args["model"])
+            if args["filter"]:
+                encoder = Filter(encoder, args["filter"])
+            return Net(encoder, head=Head())
+
+
+        def load_model(path):
+            args = torch.load(path)
+            model = create_model(args)
+            return model.to("cpu")
+
+
+        class Net(torch.nn.Module):
+            def __init__(self, representation, head=None):
+                super().__init__()
+                self.representation = representation.to(dtype=torch.float32)
+                self.head = head
+
+            def forward(self, x):
+                return self.head(self.representation(x))
+    """,
+    "pkg/calculator.py": """\
+        import torch
+        from pkg.model import load_model
+
+
+        class Calculator:
+            def __init__(self, path):
+                self.model = load_model(path)
+                self.compiled = torch.compile(self.model)
+
+            def energy(self, x):
+                return self.compiled(x)
+    """,
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    return _write(tmp_path / "proj", PROJECT)
+
+
+def test_constructor_argument_classes_of_a_factory_built_model_run_compiled(project):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    assert any(line.startswith("pkg/encoders.py:6:") and "GNN008" in line for line in whole), whole
+    assert any(line.startswith("pkg/encoders.py:11:") for line in whole), whole
+    assert any(line.startswith("pkg/wrappers.py:12:") and "GNN008" in line for line in whole), whole
+    # no construction passes these: not compiled
+    assert not any(line.startswith("pkg/encoders.py:16:") for line in whole), whole
+    assert not any(line.startswith("pkg/wrappers.py:21:") for line in whole), whole
+
+
+@pytest.mark.parametrize("name", ["pkg/encoders.py", "pkg/wrappers.py"])
+def test_one_file_agrees_with_the_whole_tree(project, name):
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    mine = {line for line in whole if line.startswith(name + ":")}
+    assert mine
+    assert _lines(run(["check", name, "--no-cache"], project).output) == mine
