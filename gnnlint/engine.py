@@ -632,7 +632,7 @@ def _facts_only_hit(cache, key: str, path: str) -> Optional[FileResult]:
     return cache.get(key, path, findings=False) or cache.get_facts_only(key, path)
 
 
-_FACT_ROUNDS = 6  # a chain of files a compiled model reaches through (train -> models -> layers -> ...,
+_FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train -> models -> layers -> ...,
 # and back: a compiled class tells the file constructing it which arguments it runs compiled)
 
 
@@ -645,7 +645,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
     the class, the registry its decorator fills or the base class holding it
     in an import line are told (semantic/instances.py)."""
     params = [("compiled_params", ref, why) for ref, why in result.exported.compiled_params] + \
-        [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances]
+        [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
+        [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks]
     if not params:
         return
     stem = Path(result.path).stem
@@ -672,7 +673,7 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             for key in keys:
                 if key not in known:
                     # a fact handed on (Trainer.model, from the model's file) keeps where it began
-                    known[key] = why if kind == "compiled_instances" and ", from " in why \
+                    known[key] = why if kind in ("compiled_instances", "compiled_hooks") and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
 
@@ -777,7 +778,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
-                if kind in ("compiled_params", "compiled_instances", "framework_compiled"):
+                if kind in ("compiled_params", "compiled_instances", "framework_compiled", "compiled_hooks"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

@@ -118,7 +118,7 @@ class ImportRef:
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
-              "compiled_passed", "stepped", "compiled_instances", "framework_compiled")
+              "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "compiled_hooks")
 
 
 @dataclass
@@ -161,6 +161,9 @@ class ProjectFacts:
     # "lightning" -> what compiled code the project's training under that framework runs (a model
     # class that compiles what it wraps in its forward, in another file): semantic/frameworks.py
     framework_compiled: dict[str, str] = field(default_factory=dict)
+    # "Base" -> "_embedding,_conv_args: why": a base class in another file whose forward a compiled
+    # subclass inherits calls these methods on self; a subclass's overrides run compiled (semantic/inherited.py)
+    compiled_hooks: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -196,6 +199,8 @@ class ExportedFacts:
     compiled_instances: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", framework) -> why: told to every file of the project that names the framework
     framework_compiled: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "Base") -> "_embedding,_conv_args: why", told to the files naming ``Base`` in an import line
+    compiled_hooks: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -131,3 +131,118 @@ def test_one_file_agrees_with_the_whole_tree(project, name):
     mine = {line for line in whole if line.startswith(name + ":")}
     assert mine
     assert _lines(run(["check", name, "--no-cache"], project).output) == mine
+
+
+# a factory returning a tuple (``model, config = load(...)``), model classes whose forward
+# is a base class's in another file, and the hooks that forward calls on self
+STACKS = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "hydra/__init__.py": "",
+    "hydra/models/__init__.py": "",
+    "hydra/models/base.py": """\
+        import torch
+
+
+        class Base(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = None
+
+            def _embedding(self, data):
+                return data.x
+
+            def _pool(self, x_graph, data):
+                if self.proj is None or self.proj.weight.device != data.device:
+                    return x_graph
+                return x_graph[: x_graph.size(0)]
+
+            def forward(self, data):
+                x = self._embedding(data)
+                return self._pool(x[x > 0], data)
+
+            def energy_loss(self, pred, data):
+                return float(pred.sum())
+    """,
+    "hydra/models/stack_a.py": """\
+        import torch
+        from hydra.models.base import Base
+
+
+        class StackA(Base):
+            def _embedding(self, data):
+                if torch.any(data.x < 0):
+                    raise ValueError("negative")
+                return data.x
+
+            def energy_loss(self, pred, data):
+                return pred.sum().item()
+    """,
+    "hydra/models/stack_b.py": """\
+        import torch
+        from hydra.models.base import Base
+
+
+        class StackB(Base):
+            pass
+
+
+        class NeverBuilt(Base):
+            def _embedding(self, data):
+                return data.x[data.x > 0]
+    """,
+    "hydra/models/create.py": """\
+        from hydra.models.stack_a import StackA
+        from hydra.models.stack_b import StackB
+
+
+        def create_model(kind):
+            if kind == "a":
+                model = StackA()
+            else:
+                model = StackB()
+            return model.to("cpu")
+    """,
+    "scripts/load.py": """\
+        from hydra.models.create import create_model
+
+
+        def load_config_and_model(path):
+            config = {"kind": path}
+            model = create_model(config["kind"])
+            return model, config
+    """,
+    "scripts/infer.py": """\
+        import torch
+        from load import load_config_and_model
+
+
+        def run(model, loader):
+            model = torch.compile(model)
+            return [model(batch) for batch in loader]
+
+
+        def main():
+            model, config = load_config_and_model("ckpt")
+            run(model, [])
+    """,
+}
+
+
+@pytest.fixture
+def stacks(tmp_path):
+    return _write(tmp_path / "proj", STACKS)
+
+
+def test_a_tuple_returning_factory_an_inherited_forward_and_its_hooks(stacks):
+    whole = _lines(run(["check", ".", "--no-cache"], stacks).output)
+    # Base.forward runs compiled for StackA / StackB instances
+    assert any(line.startswith("hydra/models/base.py:19:") and "GNN008" in line for line in whole), whole
+    # StackA's override of the hook Base.forward calls runs compiled; its loss does not
+    assert any(line.startswith("hydra/models/stack_a.py:7:") and "GNN001" in line
+               and "`Base.forward` calls `self._embedding`" in line for line in whole), whole
+    assert not any(line.startswith("hydra/models/stack_a.py:12:") for line in whole), whole
+    # never built by the factory
+    assert not any(line.startswith("hydra/models/stack_b.py:11:") for line in whole), whole
+    # `x_graph` is a tensor (no GNN016), a batch's `.device` is no tensor (no GNN001)
+    assert not any(line.startswith("hydra/models/base.py:13:") for line in whole), whole
+    assert not any(line.startswith("hydra/models/base.py:15:") for line in whole), whole

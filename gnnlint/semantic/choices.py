@@ -58,6 +58,10 @@ class Choices:
                 if binding.how == "assign":
                     out += self._instance_choices(binding.value, binding.value, depth + 1,
                                                   self._binding_cond(binding, cond))
+                elif binding.how == "unpack" and binding.index >= 0 and isinstance(binding.value, cst.Call):
+                    # model, config = load_model(path): element `index` of what the factory returns
+                    out += self._element_choices(binding.value, binding.index, depth + 1,
+                                                 self._binding_cond(binding, cond))
                 elif binding.how == "param" and func is not None:
                     # callers' arguments; for ``__init__``, what this file's constructions pass
                     for arg in (self._args_for_param(binding.node, func) or []) \
@@ -129,6 +133,30 @@ class Choices:
         if factory is not None:
             return [(factory, cond)]
         return self._single(self.class_of(call, at), cond)
+
+    def _element_choices(self, call: cst.Call, index: int, depth: int, cond: Optional[str]) -> list:
+        """``a, b = factory(...)``: the classes element ``index`` of a local
+        factory's returned tuples may be; for an imported factory,
+        ``ImportRef(module, "factory()[index]")`` (its file answers)."""
+        local = self.local_callee(call)
+        if isinstance(local, FuncInfo) and not local.is_async:
+            out = []
+            for ret in local.returns:
+                element = self._tuple_element(ret.value, index)
+                if element is not None:
+                    out += self._instance_choices(element, element, depth + 1, self._binding_cond_at(ret, cond))
+            return out
+        factory = self._imported_factory(call.func, call)
+        if factory is not None:
+            return [(ImportRef(factory.module, f"{factory.name}[{index}]", factory.level), cond)]
+        return []
+
+    @staticmethod
+    def _tuple_element(value, index: int):
+        if isinstance(value, (cst.Tuple, cst.List)) and index < len(value.elements) \
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements[:index + 1]):
+            return value.elements[index].value
+        return None
 
     def _imported_factory(self, func, call) -> Optional[ImportRef]:
         """``build_model(cfg)`` imported from a project module: the function,
@@ -321,15 +349,18 @@ class Choices:
                 if local[:1].isupper() and (ref.level or ref.module.split(".")[0] not in _LIBRARIES):
                     self.exported.compiled.append((ref, why))
             return
-        func = self.functions.get(name[:-2])
+        name, _, element = name.partition("()")  # "build()" / "load()[0]" (element 0 of the returned tuple)
+        index = int(element[1:-1]) if element[1:-1].isdigit() else None
+        func = self.functions.get(name)
         if func is None:
-            ref = self.imports.get(name[:-2])  # re-exported factory
+            ref = self.imports.get(name)  # re-exported factory
             if ref is not None:
-                self.exported.compiled.append((ImportRef(ref.module, f"{ref.name}()", ref.level), why))
+                self.exported.compiled.append((ImportRef(ref.module, f"{ref.name}(){element}", ref.level), why))
             return
         source = why.split(", from ")[1] if ", from " in why else None
         for ret in func.returns:
-            for cls, when in self.model_choices(ret.value, ret.value) if ret.value is not None else ():
+            value = ret.value if index is None else self._tuple_element(ret.value, index)
+            for cls, when in self.model_choices(value, value) if value is not None else ():
                 text = f"compiled forward of `{cls.name}`" + (f" (when {when})" if when else "") \
                     + (f", compiled in {source}" if source else "")
                 if isinstance(cls, ClassInfo):

@@ -20,7 +20,8 @@ from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import batch_loops, compile_facts, dispatch
 from gnnlint.semantic.compile_sites import CompileSite
-from gnnlint.semantic.inherited import inherited_compiled_calls
+from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_compiled_calls, inherited_forward_base,
+                                        mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
@@ -198,7 +199,7 @@ class Regions:
         # classes/functions compiled in other files
         self._mark_passed_to_compiling()
         for name, why in self.project.compiled.items():
-            if name == "*" or name.endswith("()"):
+            if name == "*" or name.endswith("()") or (name.endswith("]") and "()[" in name):
                 self._mark_compiled_choices(name, why)
             elif name in self.classes:
                 self._mark_class(self.classes[name], why)
@@ -208,6 +209,7 @@ class Regions:
             elif name in self.imports and name[:1].isupper() and CONFIG_CLASS_MARK in why:
                 # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
                 self.exported.compiled.append((self.imports[name], why))
+        mark_compiled_hooks(self)  # a subclass's overrides an imported base's compiled forward calls
 
     def _mark_compiled_target(self, target: cst.BaseExpression, call: cst.Call, text: str) -> str:
         # optimizer.step / opt.step
@@ -289,8 +291,9 @@ class Regions:
             return f"compiled forward of {CONFIG_CLASS}" + (f" (when {when})" if when else "")
         if name == "*":  # getattr(module, name): any class of that module
             return f"compiled forward of a class of `{cls.module or '.'}` chosen by name at run time"
-        if name.endswith("()"):  # what an imported factory returns
-            return f"compiled forward of a model `{name[:-2]}()` returns" + (f" (when {when})" if when else "")
+        if name.endswith("()") or (name.endswith("]") and "()[" in name):  # what an imported factory returns
+            return f"compiled forward of a model `{name.partition('()')[0]}()` returns" \
+                + (f" (when {when})" if when else "")
         return f"compiled forward of `{name}`" + (f" (when {when})" if when else "")
 
     def _mark_class_target(self, cls) -> None:
@@ -309,6 +312,9 @@ class Regions:
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
                                          if why.startswith("compiled") and "(when " not in why else why)
+        base = inherited_forward_base(self, cls)  # the forward is a base class's, in another file
+        if base is not None and base.name[:1].isupper():
+            self.exported.compiled.append((base, f"compiled forward of `{cls.name}` (inherited from `{base.name}`)"))
         if "(submodule of" not in why and self._is_lightning_module(cls):
             # Lightning's Trainer compiles a compiled LightningModule's step
             # methods with its forward (lightning.pytorch.utilities.compile.from_compiled)
@@ -648,6 +654,7 @@ class Regions:
             self._forward_reexports()
             self._export_stepped()
             self._export_framework_compiled()
+            export_compiled_hooks(self)
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")
@@ -662,7 +669,7 @@ class Regions:
         for kind in self._REEXPORTED_KINDS:
             for name, why in getattr(self.project, kind).items():
                 head, dot, rest = name.partition(".")
-                if name == "*" or name.endswith("()") or head in self.classes or head in self.functions:
+                if name == "*" or "()" in name or head in self.classes or head in self.functions:
                     continue  # answered here (choices.py answers "*" and "build()")
                 ref = self.imports.get(head)
                 if ref is None and kind in self._STAR_REEXPORTED_KINDS:
