@@ -646,7 +646,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
     in an import line are told (semantic/instances.py)."""
     params = [("compiled_params", ref, why) for ref, why in result.exported.compiled_params] + \
         [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
-        [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks]
+        [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks] + \
+        [("returns", ref, why) for ref, why in result.exported.returns]
     if not params:
         return
     stem = Path(result.path).stem
@@ -654,13 +655,13 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         stem = Path(result.path).parent.name
     for kind, ref, why in params:
         # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
-        function = (ref.name.split(":")[0] if kind == "compiled_params" else
+        function = (ref.name.split(":")[0] if kind in ("compiled_params", "returns") else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
         # `from citation import run` where citation/__init__.py says `from .train_eval import run`:
         # the importer names the package, not the defining module
         stems = [stem] + (_reexporting_package(result.path, stem, function, contents)
-                          if kind == "compiled_params" else [])
+                          if kind in ("compiled_params", "returns") else [])
         for path in every:
             if path == result.path:
                 continue
@@ -668,12 +669,13 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             if data is None or function not in data or not pattern.search(data):
                 continue
             facts = incoming.setdefault(path, ProjectFacts())
-            keys = [f"{name}.{ref.name}" for name in stems] if kind == "compiled_params" else [ref.name]
+            keys = [f"{name}.{ref.name}" for name in stems] if kind in ("compiled_params", "returns") else [ref.name]
             known = getattr(facts, kind)
             for key in keys:
                 if key not in known:
                     # a fact handed on (Trainer.model, from the model's file) keeps where it began
-                    known[key] = why if kind in ("compiled_instances", "compiled_hooks") and ", from " in why \
+                    known[key] = why if kind == "returns" or kind in ("compiled_instances", "compiled_hooks") \
+                        and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
 
@@ -778,7 +780,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
-                if kind in ("compiled_params", "compiled_instances", "framework_compiled", "compiled_hooks"):
+                if kind in ("compiled_params", "compiled_instances", "framework_compiled", "compiled_hooks", "returns"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

@@ -118,7 +118,7 @@ class ImportRef:
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
-              "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "compiled_hooks")
+              "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "compiled_hooks", "returns")
 
 
 @dataclass
@@ -164,6 +164,9 @@ class ProjectFacts:
     # "Base" -> "_embedding,_conv_args: why": a base class in another file whose forward a compiled
     # subclass inherits calls these methods on self; a subclass's overrides run compiled (semantic/inherited.py)
     compiled_hooks: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>" -> "torch_geometric.nn.global_max_pool,...": the library
+    # functions a function this file imports returns (``get_aggregation("max")``; semantic/callables.py)
+    returns: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -201,6 +204,8 @@ class ExportedFacts:
     framework_compiled: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "Base") -> "_embedding,_conv_args: why", told to the files naming ``Base`` in an import line
     compiled_hooks: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>") -> "dotted,dotted": this file's functions returning library functions
+    returns: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -246,3 +246,51 @@ def test_a_tuple_returning_factory_an_inherited_forward_and_its_hooks(stacks):
     # `x_graph` is a tensor (no GNN016), a batch's `.device` is no tensor (no GNN001)
     assert not any(line.startswith("hydra/models/base.py:13:") for line in whole), whole
     assert not any(line.startswith("hydra/models/base.py:15:") for line in whole), whole
+
+
+# a readout picked by name through a factory of another file
+READOUT = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "pw/__init__.py": "",
+    "pw/utils.py": """\
+        from torch_geometric.nn import global_add_pool, global_max_pool
+
+
+        def get_aggregation(name):
+            if name == "max":
+                return global_max_pool
+            elif name == "sum":
+                return global_add_pool
+            raise ValueError(name)
+
+
+        def get_activation(name):
+            import torch
+            return torch.relu
+    """,
+    "pw/encoder.py": """\
+        import torch
+        from pw.utils import get_activation, get_aggregation
+
+
+        class Encoder(torch.nn.Module):
+            def __init__(self, readout):
+                super().__init__()
+                self.readout = get_aggregation(readout)
+                self.act = get_activation("relu")
+
+            def forward(self, x, batch):
+                return self.readout(self.act(x), batch)
+
+
+        model = torch.compile(Encoder("max"))
+    """,
+}
+
+
+def test_a_readout_chosen_by_an_imported_factory(tmp_path):
+    project = _write(tmp_path / "proj", READOUT)
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    found = [line for line in whole if line.startswith("pw/encoder.py:12:") and "GNN009" in line]
+    assert found and "(`global_add_pool` / `global_max_pool`)" in found[0], whole
+    assert _lines(run(["check", "pw/encoder.py", "--no-cache"], project).output) == set(found)

@@ -655,6 +655,7 @@ class Regions:
             self._export_stepped()
             self._export_framework_compiled()
             export_compiled_hooks(self)
+            self.export_returned_functions()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")
