@@ -117,7 +117,8 @@ def project(tmp_path):
 
 def test_constructor_argument_classes_of_a_factory_built_model_run_compiled(project):
     whole = _lines(run(["check", ".", "--no-cache"], project).output)
-    assert any(line.startswith("pkg/encoders.py:6:") and "GNN008" in line for line in whole), whole
+    assert any(line.startswith("pkg/encoders.py:6:") and "GNN008" in line
+               and "when `args[\"model\"] == \"a\"`" in line for line in whole), whole
     assert any(line.startswith("pkg/encoders.py:11:") for line in whole), whole
     assert any(line.startswith("pkg/wrappers.py:12:") and "GNN008" in line for line in whole), whole
     # no construction passes these: not compiled
@@ -294,3 +295,51 @@ def test_a_readout_chosen_by_an_imported_factory(tmp_path):
     found = [line for line in whole if line.startswith("pw/encoder.py:12:") and "GNN009" in line]
     assert found and "(`global_add_pool` / `global_max_pool`)" in found[0], whole
     assert _lines(run(["check", "pw/encoder.py", "--no-cache"], project).output) == set(found)
+
+
+# a trainer compiling what a model class holds (`make_fx(model.module)`, `model: Wrapper` annotated)
+HELD = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "sp/__init__.py": "",
+    "sp/model.py": """\
+        import torch
+
+
+        class Inner(torch.nn.Module):
+            def forward(self, r, cutoff):
+                return r[r < cutoff]
+
+
+        class Unheld(torch.nn.Module):
+            def forward(self, r, cutoff):
+                return r[r < cutoff]
+
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.module = Inner()
+                self.other = Unheld()
+
+            def forward(self, r):
+                return self.module(r, 1.0) + self.other(r, 1.0)
+    """,
+    "sp/trainer.py": """\
+        import torch
+        from torch.fx.experimental.proxy_tensor import make_fx
+        from sp.model import Wrapper
+
+
+        def compile_model(model: Wrapper, r):
+            traced = make_fx(model.module, tracing_mode="symbolic")(r, 1.0)
+            model.module = torch.compile(traced, dynamic=True)
+    """,
+}
+
+
+def test_a_class_attribute_compiled_through_make_fx_in_another_file(tmp_path):
+    project = _write(tmp_path / "proj", HELD)
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    assert any(line.startswith("sp/model.py:6:") and "GNN008" in line
+               and "compiled forward of `Inner`" in line for line in whole), whole
+    assert not any(line.startswith("sp/model.py:11:") for line in whole), whole

@@ -74,8 +74,22 @@ class Choices:
             return out + [(ref, cond) for ref in self.self_attr_builds(expr, at) if (ref, cond) not in out]
         single = self._single(self.class_of(expr, at), cond)
         if not single and isinstance(expr, cst.Attribute):
-            return [(ref, cond) for ref in self.self_attr_builds(expr, at)]
+            return [(ref, cond) for ref in self.self_attr_builds(expr, at)] or self._held_choices(expr, at, depth, cond)
         return single
+
+    def _held_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
+        """``model.module`` with ``model`` an instance of a local class: what
+        that class stores in ``self.module``; of an imported class:
+        ``ImportRef(module, "SPACE:module")`` (its file answers, regions.py)."""
+        owner = self.class_of(expr.value, at) or self._annotated_class(expr.value, at)
+        if isinstance(owner, ClassInfo):
+            out = []
+            for value in self.class_attr_values(owner, expr.attr.value):
+                out += self._instance_choices(value, value, depth + 1, cond)
+            return out
+        if isinstance(owner, ImportRef) and owner.name[:1].isupper() and "." not in owner.name:
+            return [(ImportRef(owner.module, f"{owner.name}:{expr.attr.value}", owner.level), cond)]
+        return []
 
     def _attr_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
         """``self.model``: every value the class stores there (``self.model =
@@ -109,6 +123,8 @@ class Choices:
         if self.compile_api(func):
             first = call.args[0].value if call.args else None
             return self._instance_choices(first, at, depth + 1, cond)
+        if isinstance(func, cst.Call) and (self.resolve(func.func) or "").endswith(".make_fx") and func.args:
+            return self._instance_choices(func.args[0].value, at, depth + 1, cond)  # make_fx(model)(inputs)
         built = self.instantiated_choice(call)  # hydra.utils.instantiate(cfg.encoder): the configs' classes
         if built is not None:
             return [(built, cond)]
@@ -157,6 +173,18 @@ class Choices:
                 and not any(isinstance(e, cst.StarredElement) for e in value.elements[:index + 1]):
             return value.elements[index].value
         return None
+
+    def _annotated_class(self, expr, at):
+        """``def compile_model(model: SPACE, ...)``: the class a parameter is annotated with."""
+        if not isinstance(expr, cst.Name):
+            return None
+        binding, _func = self.lookup(expr.value, at)
+        param = binding.node if binding is not None and binding.how == "param" else None
+        if not isinstance(param, cst.Param) or param.annotation is None \
+                or not isinstance(param.annotation.annotation, cst.Name):
+            return None
+        name = param.annotation.annotation.value
+        return self.classes.get(name) or (self.imports.get(name) if name[:1].isupper() else None)
 
     def _imported_factory(self, func, call) -> Optional[ImportRef]:
         """``build_model(cfg)`` imported from a project module: the function,

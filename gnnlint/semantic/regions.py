@@ -203,6 +203,8 @@ class Regions:
                 self._mark_compiled_choices(name, why)
             elif name in self.classes:
                 self._mark_class(self.classes[name], why)
+            elif name.partition(":")[0] in self.classes:  # "SPACE:module": what the class stores there
+                self._mark_held(self.classes[name.partition(":")[0]], name.partition(":")[2], why)
             elif name in self.functions:
                 self._fact_roots.add(self.functions[name])
                 self._mark_compiled_func(self.functions[name], why)
@@ -210,6 +212,12 @@ class Regions:
                 # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
                 self.exported.compiled.append((self.imports[name], why))
         mark_compiled_hooks(self)  # a subclass's overrides an imported base's compiled forward calls
+
+    def _mark_held(self, cls: ClassInfo, attr: str, why: str) -> None:
+        for value in self.class_attr_values(cls, attr):
+            for choice, when in self.model_choices(value, value):
+                text = self._choice_why(choice, when) + f" (held in `{cls.name}.{attr}`)"
+                self._mark_class(choice, text) if isinstance(choice, ClassInfo) else self._export_choice(choice, text)
 
     def _mark_compiled_target(self, target: cst.BaseExpression, call: cst.Call, text: str) -> str:
         # optimizer.step / opt.step
@@ -294,7 +302,7 @@ class Regions:
         if name.endswith("()") or (name.endswith("]") and "()[" in name):  # what an imported factory returns
             return f"compiled forward of a model `{name.partition('()')[0]}()` returns" \
                 + (f" (when {when})" if when else "")
-        return f"compiled forward of `{name}`" + (f" (when {when})" if when else "")
+        return f"compiled forward of `{name.replace(':', '.')}`" + (f" (when {when})" if when else "")
 
     def _mark_class_target(self, cls) -> None:
         if isinstance(cls, ClassInfo):
@@ -333,8 +341,8 @@ class Regions:
                 elif isinstance(sub, ImportRef):
                     self.exported.compiled.append((sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)"))
                 elif sub is None:  # chosen at run time: getattr(encoders, cfg.name)(...), ENCODERS[name](...)
-                    for choice, _when in self.model_choices(value, value):
-                        why = self._choice_why(choice, None) \
+                    for choice, when in self.model_choices(value, value):  # a factory's choice: when it builds it
+                        why = self._choice_why(choice, when) \
                             + f" (submodule of `{cls.name}`)"
                         if isinstance(choice, ClassInfo) and choice is not cls:
                             self._mark_class(choice, why)
