@@ -654,7 +654,7 @@ def _facts_only_hit(cache, key: str, path: str) -> Optional[FileResult]:
     return cache.get(key, path, findings=False) or cache.get_facts_only(key, path)
 
 
-_FACT_ROUNDS = 6  # a chain of files a compiled model reaches through (train -> models -> layers -> ...,
+_FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train -> models -> layers -> ...,
 # and back: a compiled class tells the file constructing it which arguments it runs compiled)
 
 
@@ -669,7 +669,9 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
     of a LightningModule taking PyG batches (semantic/lightning_feeds.py)."""
     params = [("compiled_params", ref, why) for ref, why in result.exported.compiled_params] + \
         [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
-        [("graph_steps", ref, why) for ref, why in result.exported.graph_steps]
+        [("graph_steps", ref, why) for ref, why in result.exported.graph_steps] + \
+        [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks] + \
+        [("returns", ref, why) for ref, why in result.exported.returns]
     if not params:
         return
     stem = Path(result.path).stem
@@ -677,13 +679,13 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         stem = Path(result.path).parent.name
     for kind, ref, why in params:
         # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
-        function = (ref.name.split(":")[0] if kind == "compiled_params" else
+        function = (ref.name.split(":")[0] if kind in ("compiled_params", "returns") else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
         # `from citation import run` where citation/__init__.py says `from .train_eval import run`:
         # the importer names the package, not the defining module
         stems = [stem] + (_reexporting_package(result.path, stem, function, contents)
-                          if kind == "compiled_params" else [])
+                          if kind in ("compiled_params", "returns") else [])
         for path in every:
             if path == result.path:
                 continue
@@ -691,12 +693,13 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             if data is None or function not in data or not pattern.search(data):
                 continue
             facts = incoming.setdefault(path, ProjectFacts())
-            keys = [f"{name}.{ref.name}" for name in stems] if kind == "compiled_params" else [ref.name]
+            keys = [f"{name}.{ref.name}" for name in stems] if kind in ("compiled_params", "returns") else [ref.name]
             known = getattr(facts, kind)
             for key in keys:
                 if key not in known:
                     # a fact handed on (Trainer.model, from the model's file) keeps where it began
-                    known[key] = why if kind == "compiled_instances" and ", from " in why \
+                    known[key] = why if kind == "returns" or kind in ("compiled_instances", "compiled_hooks") \
+                        and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
 
@@ -802,7 +805,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
-                if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps"):
+                if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
+                            "compiled_hooks", "returns"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

@@ -131,7 +131,8 @@ class ImportRef:
 # What files tell each other: a class/function compiled, run every step, or
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
-              "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps")
+              "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
+              "compiled_hooks", "returns")
 
 
 @dataclass
@@ -177,6 +178,12 @@ class ProjectFacts:
     # "Class" -> why: a LightningModule of another file whose step methods take PyG graph
     # batches (semantic/lightning_feeds.py): a Trainer fitting it compiled feeds it variable sizes
     graph_steps: dict[str, str] = field(default_factory=dict)
+    # "Base" -> "_embedding,_conv_args: why": a base class in another file whose forward a compiled
+    # subclass inherits calls these methods on self; a subclass's overrides run compiled (semantic/inherited.py)
+    compiled_hooks: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>" -> "torch_geometric.nn.global_max_pool,...": the library
+    # functions a function this file imports returns (``get_aggregation("max")``; semantic/callables.py)
+    returns: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -215,6 +222,10 @@ class ExportedFacts:
     # ImportRef("", "Class") -> why: this file's LightningModules whose steps take PyG graph
     # batches, told to the files whose import lines name the class
     graph_steps: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "Base") -> "_embedding,_conv_args: why", told to the files naming ``Base`` in an import line
+    compiled_hooks: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>") -> "dotted,dotted": this file's functions returning library functions
+    returns: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -206,10 +206,49 @@ class Lit(pl.LightningModule):
         # the `dim_size is None` branch of a helper never runs compiled: every
         # compiled call passes a size (a parameter annotated `int`)
         Valid(_SCATTER_HELPERS),
+        # a later `else` of `if dim_size is not None:` after `if dim_size is None: dim_size = ...`:
+        # the name was filled, that branch never runs (the fill itself does: INVALID below)
+        Valid("""
+import torch
+def scatter(src, index, dim_size=None):
+    if dim_size is not None:
+        size = dim_size
+    else:
+        size = int(index.max()) + 1
+    return src.new_zeros(size)
+def scatter_filled(src, index, dim_size=None):
+    if dim_size is None:
+        dim_size = index.shape[0] + 1
+    if dim_size is not None:
+        size = dim_size
+    else:
+        size = int(index.max()) + 1
+    return src.new_zeros(size)
+class Net(torch.nn.Module):
+    def forward(self, x, i):
+        return scatter_filled(x, i)
+model = torch.compile(Net())
+"""),
     )
     INVALID = (
         # ... but it does when a compiled caller may pass None
         Invalid(_SCATTER_HELPERS + "other = torch.compile(Other())\n", lines=(9,)),
+        # the fill itself runs compiled when a caller leaves the size None
+        Invalid("""
+import torch
+def scatter(src, index, dim_size=None):
+    if dim_size is None:
+        dim_size = index.max().item() + 1
+    if dim_size is not None:
+        size = dim_size
+    else:
+        size = int(index.max()) + 1
+    return src.new_zeros(size)
+class Net(torch.nn.Module):
+    def forward(self, x, i):
+        return scatter(x, i)
+model = torch.compile(Net())
+""", lines=(5,)),
         # a compiled LightningModule: the Trainer compiles its step methods too
         Invalid("""
 import torch

@@ -152,6 +152,22 @@ def main(args):
 """),
     )
     INVALID = (
+        # the readout a factory picks by name: `self.readout` holds a PyG pool
+        Invalid("""
+import torch
+from torch_geometric.nn import global_max_pool, global_mean_pool
+def get_aggregation(name):
+    if name == "max":
+        return global_max_pool
+    return global_mean_pool
+class Net(torch.nn.Module):
+    def __init__(self, readout):
+        super().__init__()
+        self.readout = get_aggregation(readout)
+    def forward(self, x, batch):
+        return self.readout(x, batch)
+model = torch.compile(Net("max"))
+""", lines=(13,)),
         # the model runs inside a compiled train step: step = torch.compile(fn)
         # and @functools.partial(torch.compile, ...) bodies are compiled regions,
         # and so is the forward of the model their callers pass in
@@ -349,6 +365,7 @@ model = torch.compile(Knn())
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.context
+        self._held = ""
         entry = self._entry(node)
         if entry is None:
             self._basic_gnn_norm(node)
@@ -369,7 +386,8 @@ model = torch.compile(Knn())
             return
         callee = ctx.module.code_for_node(node.func)
         names = " / ".join(f"`{m}=`" for m in missing)
-        self.report(node, f"`{callee}(...)` without {names} syncs the device and breaks the graph in the "
+        shown = f"`{callee}(...)`" + (f" ({self._held})" if self._held else "")  # what `self.readout` holds
+        self.report(node, f"{shown} without {names} syncs the device and breaks the graph in the "
                           f"{region}. It computes the {entry.what} from the data (`int(index.max()) + 1`); "
                           f"pass the size you already know.")
 
@@ -469,4 +487,10 @@ model = torch.compile(Knn())
                 cls = ctx.resolve_dotted(cls)
             if cls:
                 return pyg_sizes.lookup(cls, module=True)
+        targets = ctx.callable_targets(func, node)  # self.readout = get_aggregation(name)
+        for dotted in targets:
+            entry = pyg_sizes.lookup(dotted)
+            if entry is not None:
+                self._held = " / ".join(f"`{d.split('.')[-1]}`" for d in sorted(set(targets)))
+                return entry
         return None

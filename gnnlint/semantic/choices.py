@@ -58,8 +58,14 @@ class Choices:
                 if binding.how == "assign":
                     out += self._instance_choices(binding.value, binding.value, depth + 1,
                                                   self._binding_cond(binding, cond))
+                elif binding.how == "unpack" and binding.index >= 0 and isinstance(binding.value, cst.Call):
+                    # model, config = load_model(path): element `index` of what the factory returns
+                    out += self._element_choices(binding.value, binding.index, depth + 1,
+                                                 self._binding_cond(binding, cond))
                 elif binding.how == "param" and func is not None:
-                    for arg in self._args_for_param(binding.node, func) or []:
+                    # callers' arguments; for ``__init__``, what this file's constructions pass
+                    for arg in (self._args_for_param(binding.node, func) or []) \
+                            + self.constructor_args(func, binding.node):
                         out += self._instance_choices(arg, arg, depth + 1, cond)
             return out
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
@@ -68,8 +74,22 @@ class Choices:
             return out + [(ref, cond) for ref in self.self_attr_builds(expr, at) if (ref, cond) not in out]
         single = self._single(self.class_of(expr, at), cond)
         if not single and isinstance(expr, cst.Attribute):
-            return [(ref, cond) for ref in self.self_attr_builds(expr, at)]
+            return [(ref, cond) for ref in self.self_attr_builds(expr, at)] or self._held_choices(expr, at, depth, cond)
         return single
+
+    def _held_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
+        """``model.module`` with ``model`` an instance of a local class: what
+        that class stores in ``self.module``; of an imported class:
+        ``ImportRef(module, "SPACE:module")`` (its file answers, regions.py)."""
+        owner = self.class_of(expr.value, at) or self._annotated_class(expr.value, at)
+        if isinstance(owner, ClassInfo):
+            out = []
+            for value in self.class_attr_values(owner, expr.attr.value):
+                out += self._instance_choices(value, value, depth + 1, cond)
+            return out
+        if isinstance(owner, ImportRef) and owner.name[:1].isupper() and "." not in owner.name:
+            return [(ImportRef(owner.module, f"{owner.name}:{expr.attr.value}", owner.level), cond)]
+        return []
 
     def _attr_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
         """``self.model``: every value the class stores there (``self.model =
@@ -103,6 +123,8 @@ class Choices:
         if self.compile_api(func):
             first = call.args[0].value if call.args else None
             return self._instance_choices(first, at, depth + 1, cond)
+        if isinstance(func, cst.Call) and (self.resolve(func.func) or "").endswith(".make_fx") and func.args:
+            return self._instance_choices(func.args[0].value, at, depth + 1, cond)  # make_fx(model)(inputs)
         built = self.instantiated_choice(call)  # hydra.utils.instantiate(cfg.encoder): the configs' classes
         if built is not None:
             return [(built, cond)]
@@ -127,6 +149,42 @@ class Choices:
         if factory is not None:
             return [(factory, cond)]
         return self._single(self.class_of(call, at), cond)
+
+    def _element_choices(self, call: cst.Call, index: int, depth: int, cond: Optional[str]) -> list:
+        """``a, b = factory(...)``: the classes element ``index`` of a local
+        factory's returned tuples may be; for an imported factory,
+        ``ImportRef(module, "factory()[index]")`` (its file answers)."""
+        local = self.local_callee(call)
+        if isinstance(local, FuncInfo) and not local.is_async:
+            out = []
+            for ret in local.returns:
+                element = self._tuple_element(ret.value, index)
+                if element is not None:
+                    out += self._instance_choices(element, element, depth + 1, self._binding_cond_at(ret, cond))
+            return out
+        factory = self._imported_factory(call.func, call)
+        if factory is not None:
+            return [(ImportRef(factory.module, f"{factory.name}[{index}]", factory.level), cond)]
+        return []
+
+    @staticmethod
+    def _tuple_element(value, index: int):
+        if isinstance(value, (cst.Tuple, cst.List)) and index < len(value.elements) \
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements[:index + 1]):
+            return value.elements[index].value
+        return None
+
+    def _annotated_class(self, expr, at):
+        """``def compile_model(model: SPACE, ...)``: the class a parameter is annotated with."""
+        if not isinstance(expr, cst.Name):
+            return None
+        binding, _func = self.lookup(expr.value, at)
+        param = binding.node if binding is not None and binding.how == "param" else None
+        if not isinstance(param, cst.Param) or param.annotation is None \
+                or not isinstance(param.annotation.annotation, cst.Name):
+            return None
+        name = param.annotation.annotation.value
+        return self.classes.get(name) or (self.imports.get(name) if name[:1].isupper() else None)
 
     def _imported_factory(self, func, call) -> Optional[ImportRef]:
         """``build_model(cfg)`` imported from a project module: the function,
@@ -319,15 +377,18 @@ class Choices:
                 if local[:1].isupper() and (ref.level or ref.module.split(".")[0] not in _LIBRARIES):
                     self.exported.compiled.append((ref, why))
             return
-        func = self.functions.get(name[:-2])
+        name, _, element = name.partition("()")  # "build()" / "load()[0]" (element 0 of the returned tuple)
+        index = int(element[1:-1]) if element[1:-1].isdigit() else None
+        func = self.functions.get(name)
         if func is None:
-            ref = self.imports.get(name[:-2])  # re-exported factory
+            ref = self.imports.get(name)  # re-exported factory
             if ref is not None:
-                self.exported.compiled.append((ImportRef(ref.module, f"{ref.name}()", ref.level), why))
+                self.exported.compiled.append((ImportRef(ref.module, f"{ref.name}(){element}", ref.level), why))
             return
         source = why.split(", from ")[1] if ", from " in why else None
         for ret in func.returns:
-            for cls, when in self.model_choices(ret.value, ret.value) if ret.value is not None else ():
+            value = ret.value if index is None else self._tuple_element(ret.value, index)
+            for cls, when in self.model_choices(value, value) if value is not None else ():
                 text = f"compiled forward of `{cls.name}`" + (f" (when {when})" if when else "") \
                     + (f", compiled in {source}" if source else "")
                 if isinstance(cls, ClassInfo):

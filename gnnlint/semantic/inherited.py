@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gnnlint.facts import ImportRef
 from gnnlint.semantic.vocab import MODULE_HOUSEKEEPING
 
 if TYPE_CHECKING:
@@ -114,3 +115,50 @@ _LIBRARIES = ("torch", "torch_geometric", "lightning", "pytorch_lightning", "dgl
 
 def _installed_library(root: str) -> bool:
     return root in _LIBRARIES
+
+
+def inherited_forward_base(ctx: "FileContext", cls):
+    """``class MACEStack(Base)`` with ``Base`` imported from another project
+    file and no ``forward`` here: the ImportRef of that base, whose file
+    holds the forward a compiled instance runs (asked by ``_mark_class``)."""
+    if any(ctx.method_of(cls, entry) is not None for entry in ("forward", "__call__")):
+        return None
+    base = _imported_base(ctx, cls)
+    return ctx.imports.get(base) if base is not None else None
+
+
+def export_compiled_hooks(ctx: "FileContext") -> None:
+    """A class of this file compiled because a subclass in another file
+    inherits its forward: the methods its compiled code calls on ``self``
+    (``self._embedding(data)``), told to the files importing it, where a
+    subclass's override of them runs compiled too (``mark_compiled_hooks``)."""
+    for cls in ctx.classes.values():
+        why = ctx.compiled_classes.get(cls.name)
+        if why is None or "(inherited from" not in ctx.project.compiled.get(cls.name, ""):
+            continue
+        names = sorted({call.func.attr.value for func in ctx.compiled_funcs if func.cls is cls
+                        for call in func.calls
+                        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                        and call.func.value.value == "self" and ctx.enclosing_function(call) is func})
+        if names:
+            ctx.exported.compiled_hooks.append((ImportRef("", cls.name), f"{','.join(names)}: {why}"))
+
+
+def mark_compiled_hooks(ctx: "FileContext") -> None:
+    """A compiled class of this file whose forward is an imported base's:
+    its own methods that base's compiled code calls on ``self`` (the hooks
+    the base told, ``export_compiled_hooks``) run compiled."""
+    if not ctx.project.compiled_hooks:
+        return
+    for cls in list(ctx.classes.values()):
+        if cls.name not in ctx.compiled_classes:
+            continue
+        base = _imported_base(ctx, cls)
+        told = ctx.project.compiled_hooks.get(base or "")
+        if told is None:
+            continue
+        for name in told.split(":", 1)[0].split(","):
+            method = ctx.method_of(cls, name)
+            if method is not None:
+                ctx._mark_compiled_func(method, f"compiled forward of `{cls.name}` (`{base}.forward` calls "
+                                                f"`self.{name}`)")

@@ -82,7 +82,7 @@ _BATCH_ATTRS_NON_TENSOR = {
     "num_edge_features", "keys", "node_types", "edge_types", "metadata", "is_directed",
     "is_undirected", "has_isolated_nodes", "has_self_loops", "stores", "node_stores",
     "edge_stores", "num_node_types", "num_edge_types", "x_dict", "edge_index_dict",
-    "edge_attr_dict", "y_dict", "collect", "to_dict", "to_namedtuple", "input_id",
+    "edge_attr_dict", "y_dict", "collect", "to_dict", "to_namedtuple", "input_id", "device", "dtype", "is_cuda",
 }
 
 
@@ -112,7 +112,8 @@ _MODEL_METHODS_SELF = {"to", "eval", "train", "cuda", "cpu", "float", "double", 
                        "compile", "to_empty", "jittable", "type"}
 
 
-_BATCH_NAMES = re.compile(r"^(batch|data|graph|sample|mini_?batch|hetero_data|(\w+_)?(data|batch|graph))$")
+# `x_graph`, `h_batch`: features per graph / the batch vector of `x`, tensors, not a Data batch
+_BATCH_NAMES = re.compile(r"^(batch|data|graph|sample|mini_?batch|hetero_data|(?!(?:x|h|z|e)_)(\w+_)?(data|batch|graph))$")
 
 
 _MODEL_NAMES = re.compile(r"^(model|net|encoder|decoder|gnn|classifier|module|(\w+_)?(model|net|gnn|encoder|decoder))$")

@@ -20,7 +20,8 @@ from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import batch_loops, compile_facts, dispatch, lightning_feeds, submodule_reach
 from gnnlint.semantic.compile_sites import CompileSite
-from gnnlint.semantic.inherited import inherited_compiled_calls
+from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_compiled_calls, inherited_forward_base,
+                                        mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
@@ -47,7 +48,8 @@ class Regions:
 
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
-        if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node):
+        if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
+                or self.none_filled_unreached(node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -197,16 +199,25 @@ class Regions:
         # classes/functions compiled in other files
         self._mark_passed_to_compiling()
         for name, why in self.project.compiled.items():
-            if name == "*" or name.endswith("()"):
+            if name == "*" or name.endswith("()") or (name.endswith("]") and "()[" in name):
                 self._mark_compiled_choices(name, why)
             elif name in self.classes:
                 self._mark_class(self.classes[name], why)
+            elif name.partition(":")[0] in self.classes:  # "SPACE:module": what the class stores there
+                self._mark_held(self.classes[name.partition(":")[0]], name.partition(":")[2], why)
             elif name in self.functions:
                 self._fact_roots.add(self.functions[name])
                 self._mark_compiled_func(self.functions[name], why)
             elif name in self.imports and name[:1].isupper() and CONFIG_CLASS_MARK in why:
                 # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
                 self.exported.compiled.append((self.imports[name], why))
+        mark_compiled_hooks(self)  # a subclass's overrides an imported base's compiled forward calls
+
+    def _mark_held(self, cls: ClassInfo, attr: str, why: str) -> None:
+        for value in self.class_attr_values(cls, attr):
+            for choice, when in self.model_choices(value, value):
+                text = self._choice_why(choice, when) + f" (held in `{cls.name}.{attr}`)"
+                self._mark_class(choice, text) if isinstance(choice, ClassInfo) else self._export_choice(choice, text)
 
     def _mark_compiled_target(self, target: cst.BaseExpression, call: cst.Call, text: str) -> str:
         # optimizer.step / opt.step
@@ -288,9 +299,10 @@ class Regions:
             return f"compiled forward of {CONFIG_CLASS}" + (f" (when {when})" if when else "")
         if name == "*":  # getattr(module, name): any class of that module
             return f"compiled forward of a class of `{cls.module or '.'}` chosen by name at run time"
-        if name.endswith("()"):  # what an imported factory returns
-            return f"compiled forward of a model `{name[:-2]}()` returns" + (f" (when {when})" if when else "")
-        return f"compiled forward of `{name}`" + (f" (when {when})" if when else "")
+        if name.endswith("()") or (name.endswith("]") and "()[" in name):  # what an imported factory returns
+            return f"compiled forward of a model `{name.partition('()')[0]}()` returns" \
+                + (f" (when {when})" if when else "")
+        return f"compiled forward of `{name.replace(':', '.')}`" + (f" (when {when})" if when else "")
 
     def _mark_class_target(self, cls) -> None:
         if isinstance(cls, ClassInfo):
@@ -308,6 +320,9 @@ class Regions:
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
                                          if why.startswith("compiled") and "(when " not in why else why)
+        base = inherited_forward_base(self, cls)  # the forward is a base class's, in another file
+        if base is not None and base.name[:1].isupper():
+            self.exported.compiled.append((base, f"compiled forward of `{cls.name}` (inherited from `{base.name}`)"))
         if "(submodule of" not in why and self._is_lightning_module(cls):
             # Lightning's Trainer compiles a compiled LightningModule's step
             # methods with its forward (lightning.pytorch.utilities.compile.from_compiled)
@@ -327,8 +342,8 @@ class Regions:
                 elif isinstance(sub, ImportRef):
                     self.exported.compiled.append((sub, f"compiled forward of `{sub.name}` (submodule of `{cls.name}`)"))
                 elif sub is None:  # chosen at run time: getattr(encoders, cfg.name)(...), ENCODERS[name](...)
-                    for choice, _when in self.model_choices(value, value):
-                        why = self._choice_why(choice, None) \
+                    for choice, when in self.model_choices(value, value):  # a factory's choice: when it builds it
+                        why = self._choice_why(choice, when) \
                             + f" (submodule of `{cls.name}`)"
                         if isinstance(choice, ClassInfo) and choice is not cls:
                             self._mark_class(choice, why)
@@ -642,6 +657,8 @@ class Regions:
             self._export_stepped()
             self._export_framework_compiled()
             lightning_feeds.export(self)
+            export_compiled_hooks(self)
+            self.export_returned_functions()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")
@@ -656,7 +673,7 @@ class Regions:
         for kind in self._REEXPORTED_KINDS:
             for name, why in getattr(self.project, kind).items():
                 head, dot, rest = name.partition(".")
-                if name == "*" or name.endswith("()") or head in self.classes or head in self.functions:
+                if name == "*" or "()" in name or head in self.classes or head in self.functions:
                     continue  # answered here (choices.py answers "*" and "build()")
                 ref = self.imports.get(head)
                 if ref is None and kind in self._STAR_REEXPORTED_KINDS:

@@ -1,0 +1,78 @@
+"""Library functions held in a value: "which function does ``self.readout(x, batch)`` call?"
+
+A model picks its readout by name through a factory (``self.readout =
+get_aggregation(cfg.readout)`` with ``def get_aggregation(name): if name ==
+"max": return global_max_pool ...``), so the call site names no function.
+``callable_targets(func, at)`` answers with the dotted library names the
+callee may be: through ``self.<attr>`` values stored by the class, a local
+factory's ``return`` statements, or -- for a factory imported from another
+project file -- the ``returns`` facts that file tells its importers
+(``export_returned_functions``: a top-level function whose every ``return``
+names a torch / PyG function).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+from gnnlint.semantic.model import FuncInfo
+
+_LIBRARY_ROOTS = ("torch", "torch_geometric", "torch_scatter", "torch_cluster", "torch_sparse")
+_EXPORTED_ROOTS = ("torch_geometric", "torch_scatter")  # told across files: PyG's pools and scatters
+_MAX_DEPTH = 3
+
+
+class Callables:
+    """The library functions a callable value may be. Mixed into FileContext."""
+
+    def callable_targets(self, func: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
+        """Dotted library names ``func`` (a callee) may stand for; [] when unknown."""
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls = self.enclosing_class(at)
+            if cls is None:
+                return []
+            out: list[str] = []
+            for value in self.class_attr_values(cls, func.attr.value):
+                out += self._function_values(value, 0)
+            return out
+        return []
+
+    def _function_values(self, value: Optional[cst.BaseExpression], depth: int) -> list[str]:
+        if value is None or depth > _MAX_DEPTH:
+            return []
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            dotted = self.resolve(value) or ""
+            return [dotted] if dotted.split(".")[0] in _LIBRARY_ROOTS else []
+        if isinstance(value, cst.IfExp):
+            return self._function_values(value.body, depth + 1) + self._function_values(value.orelse, depth + 1)
+        if not isinstance(value, cst.Call):
+            return []
+        local = self.local_callee(value)
+        if isinstance(local, FuncInfo):
+            return [d for ret in local.returns for d in self._function_values(ret.value, depth + 1)]
+        if isinstance(value.func, cst.Name) and value.func.value in self.imports:
+            ref: ImportRef = self.imports[value.func.value]
+            stem = (ref.module or "").split(".")[-1]
+            told = self.project.returns.get(f"{stem}.{ref.name}")
+            return told.split(",") if told else []
+        return []
+
+    def export_returned_functions(self) -> None:
+        """This file's top-level functions whose every ``return`` names a
+        torch / PyG function: told to the files importing them."""
+        for name, func in self.functions.items():
+            if not func.returns or func.parent is not None:
+                continue
+            dotted = []
+            for ret in func.returns:
+                value = ret.value
+                found = self._function_values(value, _MAX_DEPTH) if isinstance(value, (cst.Name, cst.Attribute)) \
+                    else []
+                if not found:
+                    dotted = []
+                    break
+                dotted += found
+            if dotted and all(d.split(".")[0] in _EXPORTED_ROOTS for d in dotted):
+                self.exported.returns.append((ImportRef("", name), ",".join(sorted(set(dotted)))))

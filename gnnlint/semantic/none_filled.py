@@ -1,0 +1,63 @@
+"""Dead None branches: "is this line in a branch a parameter filled earlier can no longer take?"
+
+``if dim_size is None: dim_size = index.max().item() + 1`` and, further down
+the same function, ``if dim_size is not None: ... else: size = int(index.max())``:
+after the fill the name is never None, so the ``else`` never runs (the first
+branch may; the second may not). ``none_filled_unreached(node)`` says so, and
+``compiled_region`` (regions.py) leaves such lines out.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+
+class NoneFilled:
+    """Branches needing a name None after it was filled. Mixed into FileContext."""
+
+    def none_filled_unreached(self, node: cst.CSTNode) -> bool:
+        func = self.enclosing_function(node)
+        if func is None:
+            return False
+        child = node
+        for anc in self.ancestors(node):
+            if anc is func.node:
+                return False
+            if isinstance(anc, cst.If):
+                name, is_none = self._none_test(anc.test)
+                needs_none = (child is anc.body and is_none) or (child is anc.orelse and not is_none)
+                if name is not None and needs_none and self._filled_before(name, anc):
+                    return True
+            child = anc
+        return False
+
+    def _filled_before(self, name: str, test_if: cst.If) -> bool:
+        """An earlier ``if name is None: name = <never None>`` in the same block,
+        and every definition of ``name`` reaching ``test_if`` is the parameter
+        (or first binding) or that fill."""
+        block = self.parent.get(test_if)
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or test_if not in body:
+            return False
+        fills = []
+        for stmt in body[:body.index(test_if)]:
+            fill = self._none_fill(stmt, name)
+            if fill is not None:
+                fills.append(fill)
+        if not fills:
+            return False
+        reaching = self.reaching(name, test_if.test)
+        inside = [b for b, _f in reaching if any(b.node is f for f in fills)]
+        return bool(inside) and len(reaching) - len(inside) <= 1
+
+    def _none_fill(self, stmt: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+        """``if name is None: name = <never None>`` (no else): the assignment statement."""
+        if not isinstance(stmt, cst.If) or stmt.orelse is not None or self._none_test(stmt.test) != (name, True):
+            return None
+        assigns = [s for line in stmt.body.body for s in getattr(line, "body", ())
+                   if isinstance(s, cst.Assign) and len(s.targets) == 1
+                   and isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value == name]
+        if len(assigns) != 1 or not self._never_none(assigns[0].value, assigns[0], 0):
+            return None
+        return assigns[0]
