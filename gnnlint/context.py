@@ -69,6 +69,7 @@ from gnnlint.semantic.kinds import (  # noqa: F401
     Kinds,
 )
 from gnnlint.semantic.containers import Containers
+from gnnlint.semantic.holders import Holders
 from gnnlint.semantic.frameworks import Frameworks
 from gnnlint.semantic.lazy import Lazy
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, SemanticModel, iter_children, walk  # noqa: F401
@@ -97,7 +98,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
-                  Containers):
+                  Containers, Holders):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

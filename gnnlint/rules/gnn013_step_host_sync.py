@@ -133,6 +133,18 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # the model is called before the helper compiles its submodule: eager
+        Valid("""
+import torch
+def compile_model(model):
+    model.module = torch.compile(model.module, dynamic=True)
+def train(model, loader):
+    for batch in loader:
+        loss = model(batch.to("cuda")).sum()
+        loss.backward()
+        print(loss.item())
+    compile_model(model)
+"""),
         # a graph straight from the loader (never moved to the device): its `.cpu()` copies nothing
         Valid("""
 import torch
@@ -439,6 +451,20 @@ class Trainer:
 """),
     )
     INVALID = (
+        # a helper compiles a submodule of the model it is handed (`model.module = compiled`): the caller's
+        # loop runs the compiled module through `model(...)` from then on
+        Invalid("""
+import torch
+def compile_model(model, loader):
+    compiled_module = torch.compile(model.module, dynamic=True)
+    model.module = compiled_module
+def train(model, loader):
+    compile_model(model, loader)
+    for batch in loader:
+        loss = model(batch.to("cuda")).sum()
+        loss.backward()
+        print(loss.item())
+""", lines=(11,)),
         # a rollout keeps every step's graph: the graph was moved to the device, its `.cpu()` copies it back
         Invalid("""
 import torch
@@ -938,14 +964,15 @@ def train():
         advice = _ADVICE[drive.per]
         if drive.where:  # the loop is in another file
             where += f" ({drive.where})"
+        entry = drive.entry + (f"; {drive.where}" if drive.where else "")  # the step's file, through a call
         if drive.entry:  # no loop of the project's: a framework calls the step
-            where = f"every step ({drive.entry})"
+            where = f"every step ({entry})"
             advice = _ENTRY_ADVICE
         guard = ctx.logging_guard(node, drive.loop)
         if guard is not None:  # conditional logging: a sync on those steps, not on every one
             when = f"on the steps where `{guard}` holds"
             if drive.entry:
-                where = f"{when} ({drive.entry})"
+                where = f"{when} ({entry})"
             else:
                 where = f"{when}, in " + _IN[drive.per].format(role=role).replace("  ", " ")
                 where += f" ({drive.where})" if drive.where else ""

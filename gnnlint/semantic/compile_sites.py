@@ -203,6 +203,8 @@ class CompileSites:
                 ref = self._ref_for_target(target, site_node)
                 if ref is not None:
                     refs.append(ref)
+                refs.extend(self.handed_holder_refs(target, site_node))  # `model.module = ...` (holders.py)
+            refs.extend(self.stored_holder_refs(refs))
             refs.extend(self._returned_to_callers(site_node, targets, _depth))
         elif isinstance(parent, cst.ListComp) and parent.elt is holder:
             refs.extend(self.element_refs(parent, site_node))  # [torch.compile(m) for m in models] (containers.py)
@@ -245,6 +247,11 @@ class CompileSites:
             cls = self.enclosing_class(at)
             if cls is not None:
                 return ("self", target.attr.value, cls)
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute):
+            # `self.potential.model.forward = torch.compile(...)`: the attribute of a local class's instance
+            holder = self.holder_class(target.value, at)  # holders.py
+            if isinstance(holder, ClassInfo):
+                return ("self", target.attr.value, holder)
         return None
 
     def _instance_refs(self, cls: ClassInfo) -> list[tuple]:
