@@ -78,10 +78,10 @@ def project(tmp_path):
 
 def test_method_assignment_compile_makes_calculate_drive_compiled_code(project):
     whole = _lines(run(["check", ".", "--no-cache"], project).output)
-    calc = [line for line in whole if line.startswith("demo/calculator.py:")]
+    calc = [line for line in whole if line.startswith("demo/calculator.py:") and "GNN013" in line]
     assert [int(line.split(":")[1]) for line in calc] == [34], whole
     assert "GNN013" in calc[0] and "ASE calls `Calc.calculate` once per MD / optimisation step" in calc[0], calc
-    assert "compiled `self.model` of `Potential`" in calc[0], calc
+    assert "compiled `self.potential.model.forward`" in calc[0], calc
 
 
 def test_helpers_called_every_calculate_step_carry_per_step_syncs(project):
@@ -99,3 +99,38 @@ def test_no_compile_no_finding(tmp_path):
         "self.potential.model.forward = torch.compile(self.potential.model.forward)", "pass")
     whole = _lines(run(["check", ".", "--no-cache"], _write(tmp_path / "proj", files)).output)
     assert not [line for line in whole if "GNN013" in line or "GNN001" in line], whole
+
+
+def test_the_compiled_holder_is_fed_the_calculators_structures(project):
+    """GNN007: the compile site is fed what `calculate()` builds from each step's atoms
+    (through `self.potential.forward`), not what other users of `Potential` feed it."""
+    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    site = [line for line in whole if line.startswith("demo/calculator.py:26:") and "GNN007" in line]
+    assert len(site) == 1 and "ASE structures" in site[0] and "`Calc.calculate()`" in site[0], whole
+
+
+LAMMPS = """\
+    import torch
+    from lammps.mliap.mliap_unified_abc import MLIAPUnified
+
+
+    class Wrapper(MLIAPUnified):
+        def __init__(self, model):
+            self.model = torch.compile(model)
+
+        def compute_forces(self, data):
+            if data.nlocal == 0:  # a LAMMPS count: a host int
+                return
+            rij = torch.as_tensor(data.rij, device="cuda")
+            energy = self.model(rij)
+            data.energy = energy.item()
+"""
+
+
+def test_lammps_mliap_compute_forces_is_a_per_step_entry(tmp_path):
+    files = {"pyproject.toml": PROJECT["pyproject.toml"], "demo/__init__.py": "", "demo/mliap.py": LAMMPS}
+    whole = _lines(run(["check", ".", "--no-cache"], _write(tmp_path / "proj", files)).output)
+    syncs = [line for line in whole if "GNN013" in line]
+    assert [int(line.split(":")[1]) for line in syncs] == [14], whole
+    assert "LAMMPS calls `Wrapper.compute_forces` once per MD step" in syncs[0], syncs
+    assert any("GNN007" in line and "LAMMPS structures" in line for line in whole), whole

@@ -41,7 +41,16 @@ class StepHostSync(SyncRule):
     (`on_train_batch_end`, `on_after_backward`, `on_before_optimizer_step`,
     ...) once per step (they drive compiled code when the project's Lightning
     training does: a compiled LightningModule, or a model class of the project
-    that compiles the model it wraps in its forward).
+    that compiles the model it wraps in its forward). The compiled model may
+    be reached through the objects that hold it: a helper that stores a
+    compiled module on the model it is handed (`model.module =
+    torch.compile(...)`) compiles what the caller's `model(batch)` runs; a
+    compile assigned to a held object's method (`self.potential.model.forward
+    = torch.compile(...)`) compiles what that object's class calls. A
+    training function's validation pass (`for batch in val_loader:` calling
+    the compiled model) runs once per batch too. Helpers those steps call in
+    other files (metric accumulators' `update`, graph building) carry the
+    step's per-step syncs, and say which loop or framework step calls them.
 
     ## Why is this bad?
     Each one blocks the host until the device has finished all queued work —
@@ -451,6 +460,22 @@ class Trainer:
 """),
     )
     INVALID = (
+        # the validation pass of each epoch runs the compiled model on every batch: per-step too;
+        # the loop over the same loader that runs no model is not
+        Invalid("""
+import torch
+model = torch.compile(model, dynamic=True)
+def train(loader, val_loader, optimizer):
+    for epoch in range(10):
+        for batch in loader:
+            model(batch.to("cuda")).sum().backward()
+            optimizer.step()
+        val_loss = 0.0
+        for batch in val_loader:
+            val_loss += model(batch.to("cuda")).sum().item()
+        for batch in val_loader:
+            print(batch.to("cuda").x.sum().item())
+""", lines=(11,)),
         # a helper compiles a submodule of the model it is handed (`model.module = compiled`): the caller's
         # loop runs the compiled module through `model(...)` from then on
         Invalid("""

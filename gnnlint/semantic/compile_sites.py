@@ -247,11 +247,6 @@ class CompileSites:
             cls = self.enclosing_class(at)
             if cls is not None:
                 return ("self", target.attr.value, cls)
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute):
-            # `self.potential.model.forward = torch.compile(...)`: the attribute of a local class's instance
-            holder = self.holder_class(target.value, at)  # holders.py
-            if isinstance(holder, ClassInfo):
-                return ("self", target.attr.value, holder)
         return None
 
     def _instance_refs(self, cls: ClassInfo) -> list[tuple]:
@@ -295,7 +290,8 @@ class CompileSites:
             return [c for c in self.all_calls() if self.local_callee(c) is ref[1]]
         if ref[0] == "arg":
             return []
-        return [c for c in self.all_calls() if self._is_ref_expr(c.func, ref, c)]
+        return [c for c in self.all_calls() if self._is_ref_expr(c.func, ref, c) or (  # `model.forward(x)` too
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "forward" and self._is_ref_expr(c.func.value, ref, c))]
 
     def _ref_passes(self, ref: tuple) -> Iterator[tuple[str, object, cst.Call]]:
         """Where the compiled object is passed on: ("ref", new ref, call) for a

@@ -11,15 +11,11 @@ adds those two, for the holder of a nested compiled attribute (compile_sites.py
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import libcst as cst
 
 from gnnlint.semantic.model import ClassInfo
-
-if TYPE_CHECKING:
-    pass
-
 
 class Holders:
     """Mixed into FileContext; reads the SemanticModel."""
@@ -94,4 +90,48 @@ class Holders:
                 if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Name) and stmt.value.value == ref[1]:
                     for target in stmt.targets:
                         found.extend(self.handed_holder_refs(target.target, stmt.value))
+        return found
+
+    def holder_callers(self, func) -> list[cst.Call]:
+        """``self.potential.forward(x)`` calls of the method ``func`` that ``callers_of``
+        does not see (the holder's class known only from ``holder_class``)."""
+        if func.cls is None:
+            return []
+        key = (id(func), "holder_callers")
+
+        def compute():
+            found = []
+            for call in self.all_calls():
+                f = call.func
+                if isinstance(f, cst.Attribute) and f.attr.value == func.name and isinstance(f.value, cst.Attribute) \
+                        and self.class_of(f.value, call) is None and self.holder_class(f.value, call) is func.cls:
+                    found.append(call)
+            return found
+        return self._memoised(key, compute, [])
+
+    def held_compile_calls(self, site_node: cst.CSTNode) -> Optional[list[cst.Call]]:
+        """For a compile of a held object's module (``self.potential.model.forward =
+        torch.compile(...)`` in a calculator): the compiling class's calls of that
+        holder (``self.potential.forward(x)``, ``self.potential(x)``) -- where the
+        compiled instance is run (the holder's class may run other, uncompiled
+        instances elsewhere). None for any other compile site."""
+        if not isinstance(site_node, cst.Call) or not site_node.args:
+            return None
+        target = site_node.args[0].value
+        if isinstance(target, cst.Attribute) and target.attr.value == "forward":
+            target = target.value
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute)
+                and isinstance(target.value.value, cst.Name) and target.value.value.value == "self"):
+            return None
+        holder = target.value
+        if self.holder_class(holder, site_node) is None:
+            return None
+        cls = self.enclosing_class(site_node)
+        text = self.module.code_for_node(holder)
+        found = []
+        for call in self.all_calls():
+            func = call.func.value if isinstance(call.func, cst.Attribute) else call.func
+            if isinstance(func, cst.Attribute) and self.enclosing_class(call) is cls \
+                    and self.module.code_for_node(func) == text:
+                found.append(call)
         return found

@@ -91,6 +91,10 @@ class StepAnalysis:
                             # `VGAE(encoder)`: what wraps the compiled module runs it
                             todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
                                      if wrapped[0] != "arg"]
+        # `self.potential.model.forward = torch.compile(...)`: the holder's calls run it (holders.py)
+        for site_node, site in ctx.compile_sites:
+            for call in ctx.held_compile_calls(site_node) or ():
+                calls.setdefault(id(call), f"compiled `{site.target}`")
         # instances of classes compiled here or in another file (project index)
         for name, why in ctx.compiled_classes.items():
             if "assume-compiled" in why or "submodule of" in why:
