@@ -71,6 +71,7 @@ from gnnlint.semantic.kinds import (  # noqa: F401
 from gnnlint.semantic.containers import Containers
 from gnnlint.semantic.callables import Callables
 from gnnlint.semantic.ctor_args import ConstructorArgs
+from gnnlint.semantic.holders import Holders
 from gnnlint.semantic.none_filled import NoneFilled
 from gnnlint.semantic.frameworks import Frameworks
 from gnnlint.semantic.lazy import Lazy
@@ -100,7 +101,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
-                  Containers, ConstructorArgs, NoneFilled, Callables):
+                  Containers, ConstructorArgs, NoneFilled, Callables, Holders):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
@@ -32,6 +34,10 @@ class ReduceOverheadDynamic(Rule):
     `cudagraph_dynamic_shape_warn_limit` (8) distinct sizes. This holds for
     every torch 2.x release.
 
+    Without a PyG loader gnnlint cannot see the batch sizes, but a compile
+    with `dynamic=True` says its input shapes change: such a site whose
+    result runs on every batch of a loop over a loader is flagged too.
+
     Not flagged: full-batch training on one fixed graph (one shape — the
     case CUDA graphs are for), batches padded to fixed sizes (PyG's
     `T.Pad`/`T.ToDense`, or a `pad…` call on the batch in the loop), a
@@ -40,7 +46,8 @@ class ReduceOverheadDynamic(Rule):
 
     `options={"triton.cudagraphs": True}` is exactly what
     `mode="reduce-overhead"` sets (inductor's `list_mode_options("reduce-overhead")`
-    is `{"triton.cudagraphs": True}`, read on torch 2.13), so it costs the same.
+    is `{"triton.cudagraphs": True}`, read on torch 2.13), so it costs the same;
+    `mode="max-autotune"` sets it too (`bench/evidence/e20_max_autotune_cudagraphs.py`).
 
     ## Example
     ```python
@@ -133,6 +140,14 @@ for data in loader:
 import torch
 model = torch.compile(model, mode="max-autotune-no-cudagraphs")
 """),
+        # `dynamic=True` on a full-batch loop: one graph, one shape
+        Valid("""
+import torch
+model = torch.compile(model, mode="reduce-overhead", dynamic=True)
+for epoch in range(100):
+    model(data.x, data.edge_index).sum().backward()
+    optimizer.step()
+"""),
         # a mode gnnlint cannot read (a config object): nothing said
         Valid("""
 import torch
@@ -143,6 +158,29 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
 """),
     )
     INVALID = (
+        # no PyG loader, but `dynamic=True` says the shapes change, and the helper's caller runs
+        # the compiled module on every batch
+        Invalid("""
+import torch
+def compile_model(model):
+    compiled = torch.compile(model.module, dynamic=True, mode="max-autotune")
+    model.module = compiled
+def train(model, loader, optimizer):
+    compile_model(model)
+    for batch in loader:
+        model(batch).sum().backward()
+        optimizer.step()
+""", lines=(4,), expected_fix="""
+import torch
+def compile_model(model):
+    compiled = torch.compile(model.module, dynamic=True)
+    model.module = compiled
+def train(model, loader, optimizer):
+    compile_model(model)
+    for batch in loader:
+        model(batch).sum().backward()
+        optimizer.step()
+"""),
         Invalid("""
 import torch
 from torch_geometric.loader import NeighborLoader
@@ -267,18 +305,38 @@ for data in loader:
             # padded batches, or fixed-size examples (`T.SamplePoints(n)`): one shape, or two with the
             # last partial batch -- two recordings, not one per batch
             feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded and not f.fixed]
-            if not feeds:
+            batch_loop = None if feeds else self._dynamic_batch_loop(site_node)
+            if not feeds and batch_loop is None:
                 continue
-            feed = feeds[0]
             source = ctx.compile_option_source(site_node, "mode") if how != "options" else None
             setting = {"reduce-overhead": '`mode="reduce-overhead"`',
                        "max-autotune": '`mode="max-autotune"` (which turns on CUDA graphs)',
                        "options": '`options={"triton.cudagraphs": True}`'}[how] + (f" ({source})" if source else "")
-            message = (f"`{site.target}` is compiled with {setting} but fed variable-size batches: nearly every "
-                       f"batch re-records a CUDA graph and keeps its memory pool. CUDA graphs are recorded per "
-                       f"distinct input shape, even with `dynamic=True`; the batches come from `{feed.loader}` "
-                       f"({feed.via}). Use the default mode or pad batches to fixed sizes (`T.Pad`).")
+            if feeds:
+                message = (f"`{site.target}` is compiled with {setting} but fed variable-size batches: nearly every "
+                           f"batch re-records a CUDA graph and keeps its memory pool. CUDA graphs are recorded per "
+                           f"distinct input shape, even with `dynamic=True`; the batches come from "
+                           f"`{feeds[0].loader}` ({feeds[0].via}). Use the default mode or pad batches to fixed "
+                           f"sizes (`T.Pad`).")
+            else:  # no PyG loader, but `dynamic=True` says the shapes of the batches it runs on change
+                message = (f"`{site.target}` is compiled with {setting} and `dynamic=True` (its input shapes are "
+                           f"expected to change) and runs on every batch of {batch_loop}: CUDA graphs are recorded "
+                           f"per distinct input shape, even with `dynamic=True`, so each new batch shape re-records "
+                           f"a graph and keeps its memory pool. Use the default mode or pad batches to fixed sizes.")
             self.report(compile_report_node(site_node), message, None if source else self._fix(site_node))
+
+    def _dynamic_batch_loop(self, site_node) -> Optional[str]:
+        """A site compiled with ``dynamic=True`` whose result runs on every batch of a
+        loop over a loader (not a full-batch loop: one graph, one shape): the loop's role."""
+        ctx = self.context
+        if ctx.compile_dynamic(site_node) is not True:
+            return None
+        for ref in ctx.compiled_refs(site_node):
+            for call in ctx.ref_calls(ref):
+                drive = ctx.step_drive(call)
+                if drive is not None and drive.per == "batch" and drive.loop is not None:
+                    return {"training": "a training loop", "evaluation": "an evaluation loop"}.get(drive.role, "a loop")
+        return None
 
     def _fix(self, site_node):
         ctx = self.context

@@ -39,7 +39,16 @@ class StepHostSync(SyncRule):
     (`on_train_batch_end`, `on_after_backward`, `on_before_optimizer_step`,
     ...) once per step (they drive compiled code when the project's Lightning
     training does: a compiled LightningModule, or a model class of the project
-    that compiles the model it wraps in its forward).
+    that compiles the model it wraps in its forward). The compiled model may
+    be reached through the objects that hold it: a helper that stores a
+    compiled module on the model it is handed (`model.module =
+    torch.compile(...)`) compiles what the caller's `model(batch)` runs; a
+    compile assigned to a held object's method (`self.potential.model.forward
+    = torch.compile(...)`) compiles what that object's class calls. A
+    training function's validation pass (`for batch in val_loader:` calling
+    the compiled model) runs once per batch too. Helpers those steps call in
+    other files (metric accumulators' `update`, graph building) carry the
+    step's per-step syncs, and say which loop or framework step calls them.
 
     ## Why is this bad?
     Each one blocks the host until the device has finished all queued work —
@@ -136,6 +145,18 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # the model is called before the helper compiles its submodule: eager
+        Valid("""
+import torch
+def compile_model(model):
+    model.module = torch.compile(model.module, dynamic=True)
+def train(model, loader):
+    for batch in loader:
+        loss = model(batch.to("cuda")).sum()
+        loss.backward()
+        print(loss.item())
+    compile_model(model)
+"""),
         # a graph straight from the loader (never moved to the device): its `.cpu()` copies nothing
         Valid("""
 import torch
@@ -442,6 +463,36 @@ class Trainer:
 """),
     )
     INVALID = (
+        # the validation pass of each epoch runs the compiled model on every batch: per-step too;
+        # the loop over the same loader that runs no model is not
+        Invalid("""
+import torch
+model = torch.compile(model, dynamic=True)
+def train(loader, val_loader, optimizer):
+    for epoch in range(10):
+        for batch in loader:
+            model(batch.to("cuda")).sum().backward()
+            optimizer.step()
+        val_loss = 0.0
+        for batch in val_loader:
+            val_loss += model(batch.to("cuda")).sum().item()
+        for batch in val_loader:
+            print(batch.to("cuda").x.sum().item())
+""", lines=(11,)),
+        # a helper compiles a submodule of the model it is handed (`model.module = compiled`): the caller's
+        # loop runs the compiled module through `model(...)` from then on
+        Invalid("""
+import torch
+def compile_model(model, loader):
+    compiled_module = torch.compile(model.module, dynamic=True)
+    model.module = compiled_module
+def train(model, loader):
+    compile_model(model, loader)
+    for batch in loader:
+        loss = model(batch.to("cuda")).sum()
+        loss.backward()
+        print(loss.item())
+""", lines=(11,)),
         # a rollout keeps every step's graph: the graph was moved to the device, its `.cpu()` copies it back
         Invalid("""
 import torch
@@ -942,14 +993,15 @@ def train():
         advice = _ADVICE[drive.per]
         if drive.where:  # the loop is in another file
             where += f" ({drive.where})"
+        entry = drive.entry + (f"; {drive.where}" if drive.where else "")  # the step's file, through a call
         if drive.entry:  # no loop of the project's: a framework calls the step
-            where = f"every step ({drive.entry})"
+            where = f"every step ({entry})"
             advice = _ENTRY_ADVICE
         guard = ctx.logging_guard(node, drive.loop)
         if guard is not None:  # conditional logging: a sync on those steps, not on every one
             when = f"on the steps where `{guard}` holds"
             if drive.entry:
-                where = f"{when} ({drive.entry})"
+                where = f"{when} ({entry})"
             else:
                 where = f"{when}, in {loop}"
                 where += f" ({drive.where})" if drive.where else ""

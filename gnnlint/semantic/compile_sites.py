@@ -203,6 +203,8 @@ class CompileSites:
                 ref = self._ref_for_target(target, site_node)
                 if ref is not None:
                     refs.append(ref)
+                refs.extend(self.handed_holder_refs(target, site_node))  # `model.module = ...` (holders.py)
+            refs.extend(self.stored_holder_refs(refs))
             refs.extend(self._returned_to_callers(site_node, targets, _depth))
         elif isinstance(parent, cst.ListComp) and parent.elt is holder:
             refs.extend(self.element_refs(parent, site_node))  # [torch.compile(m) for m in models] (containers.py)
@@ -288,7 +290,8 @@ class CompileSites:
             return [c for c in self.all_calls() if self.local_callee(c) is ref[1]]
         if ref[0] == "arg":
             return []
-        return [c for c in self.all_calls() if self._is_ref_expr(c.func, ref, c)]
+        return [c for c in self.all_calls() if self._is_ref_expr(c.func, ref, c) or (  # `model.forward(x)` too
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "forward" and self._is_ref_expr(c.func.value, ref, c))]
 
     def _ref_passes(self, ref: tuple) -> Iterator[tuple[str, object, cst.Call]]:
         """Where the compiled object is passed on: ("ref", new ref, call) for a

@@ -447,7 +447,7 @@ class Feeds:
         tainted = self._tainted(func, params)
         if not self._call_mentions(call, tainted):
             return None
-        for caller in self.callers_of(func):
+        for caller in self.callers_of(func) + self.holder_callers(func):  # `self.potential.forward(x)` (holders.py)
             feed = self._batch_source(caller, depth + 1)
             if feed is not None:
                 return LoaderFeed(feed.loader, call, feed.via, feed.padded, tuple(self._unmarked_args(call)),
@@ -563,7 +563,11 @@ class Feeds:
             cache = self._feed_cache = {}
         if site_node in cache:
             return cache[site_node]
-        feeds = self._feeds_from_refs(self.compiled_refs(site_node))
+        held = self.held_compile_calls(site_node)  # a calculator compiling `self.potential.model` (holders.py)
+        if held is not None:
+            feeds = [feed for feed in (self._batch_source(call) for call in held) if feed is not None]
+        else:
+            feeds = self._feeds_from_refs(self.compiled_refs(site_node))
         if not feeds and self.project.fed:
             feeds = self._fed_elsewhere(site_node)
         if not feeds:  # trainer.fit(model, datamodule=...) of a LightningModule whose steps take PyG batches

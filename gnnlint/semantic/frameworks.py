@@ -9,6 +9,9 @@ runs the loop and calls the project's code once per step.
   that step's structure: what a compiled model gets from ``atoms`` is a graph
   whose atom and edge counts vary between structures (and edge counts between
   steps) -- the compile site is fed variable-size graphs (GNN007).
+- **LAMMPS ML-IAP**: the ``compute_forces(data)`` method of a model deriving
+  from ``lammps.mliap.mliap_unified_abc.MLIAPUnified``: LAMMPS calls it once
+  per MD step with that step's atoms and neighbour pairs (counts vary, as for ASE).
 - **Lightning**: the batch hooks of a ``Callback`` (``on_train_batch_end``,
   ``on_after_backward``, ``on_before_optimizer_step``, ...) and of a
   ``LightningModule``. Lightning calls them once per training / evaluation
@@ -44,6 +47,7 @@ LIGHTNING_BATCH_HOOKS = {
 }
 _LIGHTNING_PACKAGES = ("lightning", "pytorch_lightning")
 _ASE_CALCULATORS = "ase.calculators"
+_LAMMPS_MLIAP = "lammps.mliap"  # ML-IAP unified models: LAMMPS calls `compute_forces(data)` every MD step
 _TEST_DIRS = ("tests", "test", "testing", "unittests")
 
 
@@ -51,7 +55,7 @@ _TEST_DIRS = ("tests", "test", "testing", "unittests")
 class StepEntry:
     """A method a framework calls once per step."""
 
-    framework: str  # "ase" | "lightning"
+    framework: str  # "ase" | "lammps" | "lightning"
     role: str  # "training" | "evaluation"
     why: str  # for messages: "ASE calls `Calc.calculate` once per MD / optimisation step"
     varying_inputs: bool  # its parameters carry a new variable-size structure every step (ASE atoms)
@@ -68,11 +72,23 @@ class Frameworks:
         if func.name == "calculate" and self._derives_from(cls, _ASE_CALCULATORS, "Calculator"):
             return StepEntry("ase", "evaluation",
                              f"ASE calls `{cls.name}.calculate` once per MD / optimisation step", True)
+        if func.name == "compute_forces" and self._derives_from(cls, _LAMMPS_MLIAP, "MLIAPUnified"):
+            return StepEntry("lammps", "evaluation",
+                             f"LAMMPS calls `{cls.name}.compute_forces` once per MD step", True)
         role = LIGHTNING_BATCH_HOOKS.get(func.name)
         if role is not None and (self._derives_from(cls, _LIGHTNING_PACKAGES, "Callback")
                                  or self._derives_from(cls, _LIGHTNING_PACKAGES, "LightningModule")):
             return StepEntry("lightning", role, f"Lightning calls `{cls.name}.{func.name}` once per step", False)
         return None
+
+    def framework_host_param(self, func: "FuncInfo", name: str) -> bool:
+        """``data`` of LAMMPS's ``compute_forces(self, data)``, ``atoms`` of ASE's
+        ``calculate``: what the simulation engine hands the step is a host object
+        (its counts and arrays are Python / numpy values), not a device batch."""
+        if name in ("self", "cls"):
+            return False
+        entry = self.framework_step_entry(func)
+        return entry is not None and entry.framework in ("ase", "lammps")
 
     def framework_step_entries(self) -> dict:
         """Every method of this file a framework calls once per step: FuncInfo -> StepEntry."""

@@ -346,6 +346,8 @@ class Kinds:
             return MODEL
         if name in ("optimizer", "opt", "optim"):
             return OPTIMIZER
+        if func is not None and self.framework_host_param(func, name):
+            return UNKNOWN  # what ASE / LAMMPS hand a step is a host object (frameworks.py)
         if _BATCH_NAMES.match(name):
             return BATCH
         if "loader" in name:

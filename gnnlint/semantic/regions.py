@@ -20,6 +20,7 @@ from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import batch_loops, compile_facts, dispatch, lightning_feeds, submodule_reach
 from gnnlint.semantic.compile_sites import CompileSite
+from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_compiled_calls, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -554,6 +555,8 @@ class Regions:
             if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees) \
                     and not batch_loops.hands_batch_to_step(self, calls, runs_step, with_hot_loop):
                 del self.hot_loops[loop]
+        for loop in evaluation_loops(self, self.hot_loops):  # a validation pass running the model (eval_loops.py)
+            self.hot_loops[loop] = "inside the evaluation loop over batches"
         # Lightning-style step hooks run once per batch.
         for cls in self.class_info.values():
             for hook in LIGHTNING_STEP_HOOKS:

@@ -92,6 +92,10 @@ class StepAnalysis:
                             # `VGAE(encoder)`: what wraps the compiled module runs it
                             todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
                                      if wrapped[0] != "arg"]
+        # `self.potential.model.forward = torch.compile(...)`: the holder's calls run it (holders.py)
+        for site_node, site in ctx.compile_sites:
+            for call in ctx.held_compile_calls(site_node) or ():
+                calls.setdefault(id(call), f"compiled `{site.target}`")
         # instances of classes compiled here or in another file (project index)
         for name, why in ctx.compiled_classes.items():
             if "assume-compiled" in why or "submodule of" in why:
@@ -168,6 +172,10 @@ class StepAnalysis:
                 cls = ctx.class_of(func, call)
                 if isinstance(cls, ClassInfo):
                     callee = ctx.method_of(cls, "forward")
+                elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+                    # `self.potential.forward(x)`: a method of the class `self.potential` holds (holders.py)
+                    holder = ctx.holder_class(func.value, call)
+                    callee = ctx.method_of(holder, func.attr.value) if holder is not None else None
         self._memo[key] = callee
         return callee
 
@@ -303,11 +311,12 @@ class StepAnalysis:
             if ctx.stepped_function(key) is func:
                 payload, _, origin = why.partition(", from ")
                 parts = payload.split("|")
-                if len(parts) == 4 and parts[0] in ("batch", "epoch", "step") and origin:
-                    per, role, what, callee = parts
+                if len(parts) in (4, 5) and parts[0] in ("batch", "epoch", "step") and origin:
+                    per, role, what, callee = parts[:4]
                     if role == "?":  # a runner's entry point (entry_points.py): the function tells
                         role = "training" if ctx._updates_when_called(func) else "evaluation"
-                    return StepDrive(what, None, role, per, f"{origin.split(', ')[0]}, through `{callee}`")
+                    entry = parts[4] if len(parts) == 5 else ""  # a framework's per-step entry there
+                    return StepDrive(what, None, role, per, f"{origin.split(', ')[0]}, through `{callee}`", entry)
         if depth < _MAX_DEPTH:
             for caller in self._callers(func):
                 outer = ctx.enclosing_function(caller)
@@ -335,14 +344,15 @@ class StepAnalysis:
             if drive is None:
                 continue
             calls = [c for c in func.calls if ctx.enclosing_function(c) is func]
+            entry = f"|{drive.entry}" if drive.entry else ""  # a framework's step: the message names it
             if drive.where:  # passed on: keep the loop's file and the call it makes
                 origin, _, callee = drive.where.partition(", through `")
                 self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}",
-                                   f"|{callee.rstrip('`')}, from {origin}")
+                                   f"|{callee.rstrip('`')}{entry}, from {origin}")
             else:
-                self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "")
+                self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "", entry)
 
-    def _export_calls(self, calls, payload: str, tail: str) -> None:
+    def _export_calls(self, calls, payload: str, tail: str, entry: str = "") -> None:
         from gnnlint.facts import ImportRef
         from gnnlint.semantic.batch_loops import handed_fresh_batch
 
@@ -352,7 +362,7 @@ class StepAnalysis:
             if ref is not None and not handed_fresh_batch(ctx, call):
                 callee = ctx.module.code_for_node(call.func)
                 payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
-                ctx.exported.stepped.append((ref, payload + (tail or f"|{callee}")))
+                ctx.exported.stepped.append((ref, payload + (tail or f"|{callee}{entry}")))
 
     def _function_drives(self, func: "FuncInfo", depth: int):
         """(what, the caller's loop) when a hot function drives compiled code."""
