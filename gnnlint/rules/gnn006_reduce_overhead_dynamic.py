@@ -47,7 +47,7 @@ class ReduceOverheadDynamic(Rule):
     `options={"triton.cudagraphs": True}` is exactly what
     `mode="reduce-overhead"` sets (inductor's `list_mode_options("reduce-overhead")`
     is `{"triton.cudagraphs": True}`, read on torch 2.13), so it costs the same;
-    `mode="max-autotune"` sets it too (`bench/evidence/e20_max_autotune_cudagraphs.py`).
+    `mode="max-autotune"` sets it too (`bench/evidence/e21_max_autotune_cudagraphs.py`).
 
     ## Example
     ```python

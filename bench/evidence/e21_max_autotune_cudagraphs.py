@@ -9,7 +9,7 @@ distinct input shape, even with `dynamic=True` (https://pytorch.org/docs/stable/
 `mode="max-autotune-no-cudagraphs"` is the same tuning without them. The cost itself needs a GPU and is not
 measured here.
 
-Run: python bench/evidence/e20_max_autotune_cudagraphs.py  (needs torch). Output: out/e20_max_autotune_cudagraphs.txt
+Run: python bench/evidence/e21_max_autotune_cudagraphs.py  (needs torch). Output: out/e21_max_autotune_cudagraphs.txt
 """
 import torch
 import torch._inductor
