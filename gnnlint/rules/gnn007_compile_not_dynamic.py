@@ -25,7 +25,11 @@ class CompileNotDynamic(Rule):
     through the local functions it is passed to (`train(model, loader)`), or
     from the step hooks of a Lightning-style module whose `*_dataloader()`
     returns such a loader, or from an ASE calculator's `calculate()`, which
-    ASE calls with a new structure every MD / optimisation step. A compiled train step (`@torch.compile def
+    ASE calls with a new structure every MD / optimisation step; a compiled
+    LightningModule given to `trainer.fit(...)` whose step methods take PyG
+    `Batch`/`Data` (annotated), wherever its data module comes from; the
+    slices `x[start:end]` of a chunked `for start in range(0, n, size)` loop
+    (the last chunk is shorter). A compiled train step (`@torch.compile def
     train_step(batch, ...)`, `step = torch.compile(fn)`,
     `@functools.partial(torch.compile, ...)`) called once per batch
     is a compile site like a compiled model; the loader may be built by a
@@ -250,21 +254,6 @@ model = torch.compile(model)
 for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
     batch = mark(batch)
     model(batch.x, batch.edge_index)
-"""),
-        # a compiled step fed fixed-size chunks from a range loop, not a loader
-        Valid("""
-import torch
-import dgl.graphbolt as gb
-from tqdm import trange
-
-@torch.compile
-def predictions_step(model, h_src, h_dst):
-    return model.predictor(h_src * h_dst).squeeze()
-
-def compute_predictions(model, node_emb, seeds):
-    for start in trange(0, seeds.shape[0], 4096):
-        end = min(start + 4096, seeds.shape[0])
-        predictions_step(model, node_emb[seeds[start:end, 0]], node_emb[seeds[start:end, 1]])
 """),
         # the loop does not feed the batch to the compiled model
         Valid("""
@@ -617,6 +606,21 @@ infer = torch.compile(net)
 for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64, input_nodes=test_idx):
     infer(batch.x, batch.edge_index)
 """, lines=(11,)),
+        # a compiled step fed the chunks of a range loop: the last chunk is shorter, a second size
+        Invalid("""
+import torch
+import dgl.graphbolt as gb
+from tqdm import trange
+
+@torch.compile
+def predictions_step(model, h_src, h_dst):
+    return model.predictor(h_src * h_dst).squeeze()
+
+def compute_predictions(model, node_emb, seeds):
+    for start in trange(0, seeds.shape[0], 4096):
+        end = min(start + 4096, seeds.shape[0])
+        predictions_step(model, node_emb[seeds[start:end, 0]], node_emb[seeds[start:end, 1]])
+""", lines=(6,)),
     )
 
     def visit_Module(self, node: cst.Module) -> None:

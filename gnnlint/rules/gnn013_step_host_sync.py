@@ -37,7 +37,8 @@ class StepHostSync(SyncRule):
     MD / optimisation step (it drives compiled code when the calculator
     compiles its models), and Lightning calls a `Callback`'s batch hooks
     (`on_train_batch_end`, `on_after_backward`, `on_before_optimizer_step`,
-    ...) once per step (they drive compiled code when the project's Lightning
+    ...) and a LightningModule's `backward` / `optimizer_step` /
+    `optimizer_zero_grad` once per step (they drive compiled code when the project's Lightning
     training does: a compiled LightningModule, or a model class of the project
     that compiles the model it wraps in its forward). The compiled model may
     be reached through the objects that hold it: a helper that stores a
