@@ -30,10 +30,11 @@ def evaluation_loops(ctx: "FileContext", hot_loops) -> list:
                   and ctx._looks_like_loader(loop.iter) and not _inside(ctx, loop, hot_loops)]
     if not candidates:
         return []
-    from gnnlint.semantic.steps import StepAnalysis, _calls_under
+    from gnnlint.semantic.model import calls_under
+    from gnnlint.semantic.steps import StepAnalysis
 
     calls = StepAnalysis(ctx)._compiled_calls()  # a throwaway analysis: the hot regions are not known yet
-    return [loop for loop in candidates if any(id(call) in calls for call in _calls_under(loop.body))]
+    return [loop for loop in candidates if any(id(call) in calls for call in calls_under(loop.body))]
 
 
 def _inside(ctx: "FileContext", loop: cst.CSTNode, hot_loops) -> bool:
