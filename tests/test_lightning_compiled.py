@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 MODEL = """\
     import lightning as L
@@ -76,11 +76,11 @@ PROJECT = {
 
 @pytest.fixture
 def project(tmp_path):
-    return _write(tmp_path / "proj", PROJECT)
+    return write_project(tmp_path / "proj", PROJECT)
 
 
 def _found(project) -> dict:
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     return {(int(line.split(":")[1]), line.split(" ")[1]): line for line in whole
             if line.startswith("demo/model.py:")}
 
@@ -108,7 +108,7 @@ def test_submodule_also_run_from_forward_stays_compiled(tmp_path):
     files = dict(PROJECT)
     files["demo/model.py"] = MODEL.replace("return self.encoder(batch.x)",
                                            "return self.encoder(self.featurise(batch).x)")
-    found = _found(_write(tmp_path / "proj", files))
+    found = _found(write_project(tmp_path / "proj", files))
     assert (7, "GNN008") in found, found
 
 
@@ -149,8 +149,8 @@ FINETUNE = """\
 
 def test_trainer_fit_feeds_graph_batches_to_a_compiled_module(tmp_path):
     files = dict(PROJECT, **{"demo/graph_model.py": GRAPH_MODEL, "demo/finetune.py": FINETUNE})
-    root = _write(tmp_path / "proj", files)
-    whole = _lines(run(["check", ".", "--no-cache"], root).output)
+    root = write_project(tmp_path / "proj", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
     found = [line for line in whole if line.startswith("demo/finetune.py:") and " GNN007 " in line]
     assert [int(line.split(":")[1]) for line in found] == [11], whole
     assert "`trainer.fit(...)` runs the compiled steps" in found[0]
@@ -161,9 +161,9 @@ def test_dynamic_true_or_no_graph_batches_is_not_reported(tmp_path):
     files = dict(PROJECT, **{"demo/graph_model.py": GRAPH_MODEL,
                              "demo/finetune.py": FINETUNE.replace("torch.compile(model)",
                                                                   "torch.compile(model, dynamic=True)")})
-    whole = _lines(run(["check", ".", "--no-cache"], _write(tmp_path / "a", files)).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "a", files)).output)
     assert not any(" GNN007 " in line for line in whole), whole
     files["demo/finetune.py"] = FINETUNE
     files["demo/graph_model.py"] = GRAPH_MODEL.replace("batch: Batch", "batch")
-    whole = _lines(run(["check", ".", "--no-cache"], _write(tmp_path / "b", files)).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "b", files)).output)
     assert not any(" GNN007 " in line for line in whole), whole

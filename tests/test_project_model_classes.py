@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_project_facts import _lines, _write, run
+from tests.project_files import finding_lines, run, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -112,11 +112,11 @@ PROJECT = {
 
 @pytest.fixture
 def project(tmp_path):
-    return _write(tmp_path / "proj", PROJECT)
+    return write_project(tmp_path / "proj", PROJECT)
 
 
 def test_constructor_argument_classes_of_a_factory_built_model_run_compiled(project):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     assert any(line.startswith("pkg/encoders.py:6:") and "GNN008" in line
                and "when `args[\"model\"] == \"a\"`" in line for line in whole), whole
     assert any(line.startswith("pkg/encoders.py:11:") for line in whole), whole
@@ -128,10 +128,10 @@ def test_constructor_argument_classes_of_a_factory_built_model_run_compiled(proj
 
 @pytest.mark.parametrize("name", ["pkg/encoders.py", "pkg/wrappers.py"])
 def test_one_file_agrees_with_the_whole_tree(project, name):
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     mine = {line for line in whole if line.startswith(name + ":")}
     assert mine
-    assert _lines(run(["check", name, "--no-cache"], project).output) == mine
+    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
 
 
 # a factory returning a tuple (``model, config = load(...)``), model classes whose forward
@@ -231,11 +231,11 @@ STACKS = {
 
 @pytest.fixture
 def stacks(tmp_path):
-    return _write(tmp_path / "proj", STACKS)
+    return write_project(tmp_path / "proj", STACKS)
 
 
 def test_a_tuple_returning_factory_an_inherited_forward_and_its_hooks(stacks):
-    whole = _lines(run(["check", ".", "--no-cache"], stacks).output)
+    whole = finding_lines(run(["check", ".", "--no-cache"], stacks).output)
     # Base.forward runs compiled for StackA / StackB instances
     assert any(line.startswith("hydra/models/base.py:19:") and "GNN008" in line for line in whole), whole
     # StackA's override of the hook Base.forward calls runs compiled; its loss does not
@@ -290,11 +290,11 @@ READOUT = {
 
 
 def test_a_readout_chosen_by_an_imported_factory(tmp_path):
-    project = _write(tmp_path / "proj", READOUT)
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    project = write_project(tmp_path / "proj", READOUT)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     found = [line for line in whole if line.startswith("pw/encoder.py:12:") and "GNN009" in line]
     assert found and "(`global_add_pool` / `global_max_pool`)" in found[0], whole
-    assert _lines(run(["check", "pw/encoder.py", "--no-cache"], project).output) == set(found)
+    assert finding_lines(run(["check", "pw/encoder.py", "--no-cache"], project).output) == set(found)
 
 
 # a trainer compiling what a model class holds (`make_fx(model.module)`, `model: Wrapper` annotated)
@@ -338,8 +338,8 @@ HELD = {
 
 
 def test_a_class_attribute_compiled_through_make_fx_in_another_file(tmp_path):
-    project = _write(tmp_path / "proj", HELD)
-    whole = _lines(run(["check", ".", "--no-cache"], project).output)
+    project = write_project(tmp_path / "proj", HELD)
+    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
     assert any(line.startswith("sp/model.py:6:") and "GNN008" in line
                and "compiled forward of `Inner`" in line for line in whole), whole
     assert not any(line.startswith("sp/model.py:11:") for line in whole), whole
