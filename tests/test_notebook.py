@@ -4,16 +4,14 @@ notebooks are written with nbformat and validated with it after a fix."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import nbformat
 import pytest
-from click.testing import CliRunner
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from gnnlint.cli import main
 from gnnlint.notebook import Notebook, NotebookError, python_lines, split_lines
+from tests.project_files import run
 
 MODELS = """\
 import torch
@@ -40,15 +38,6 @@ LOOP = (
     "    print(loss.item())  # noqa: GNN013\n"
     "    total = loss.item()"
 )
-
-
-def run(args, cwd: Path, input: bytes | None = None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 def make_notebook(cells, language="python"):

@@ -9,9 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gnnlint.cli import main
+from tests.project_files import run
 
 HAZARD = textwrap.dedent("""\
     import torch
@@ -23,15 +22,6 @@ HAZARD = textwrap.dedent("""\
     model = GCN()
     torch.compile(model)
 """)
-
-
-def run(args, cwd: Path, input: bytes | None = None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 @pytest.fixture

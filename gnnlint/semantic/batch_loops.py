@@ -16,22 +16,10 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from gnnlint.semantic.model import calls_under
+from gnnlint.semantic.model import calls_under, wrapped_iterables
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext, FuncInfo
-
-
-def _iterables(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """``expr`` and the positional arguments of the calls around it
-    (``tqdm(enumerate(self.loader), total=...)`` -> ..., ``self.loader``)."""
-    out, stack = [], [expr]
-    while stack and len(out) < 12:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, cst.Call):
-            stack.extend(a.value for a in node.args if a.keyword is None and not a.star)
-    return out
 
 
 def iterates_batches(ctx: "FileContext", info: "FuncInfo") -> bool:
@@ -40,7 +28,7 @@ def iterates_batches(ctx: "FileContext", info: "FuncInfo") -> bool:
     for loop in ctx.loops:
         if not isinstance(loop, cst.For) or ctx.enclosing_function(loop) is not info:
             continue
-        if any(ctx._looks_like_loader(it) for it in _iterables(loop.iter)):
+        if any(ctx._looks_like_loader(it) for it in wrapped_iterables(loop.iter, containers=False)):
             return True
     return False
 
@@ -154,7 +142,7 @@ def fresh_loader_batch(ctx: "FileContext", expr: cst.BaseExpression) -> Optional
     name = var.value
     loop = next((a for a in ctx.ancestors(expr) if isinstance(a, cst.For) and _binds(a.target, name)), None)
     if loop is None or ctx.enclosing_function(loop) is not ctx.enclosing_function(expr) \
-            or not any(ctx._looks_like_loader(it) for it in _iterables(loop.iter)):
+            or not any(ctx._looks_like_loader(it) for it in wrapped_iterables(loop.iter, containers=False)):
         return None
     reaching = ctx.reaching(name, expr)
     if not reaching or any(b.order != ctx.order.get(loop) for b, _f in reaching):

@@ -147,6 +147,22 @@ def nodes_under(root: cst.CSTNode, into_functions: bool = True):
             todo.extend(iter_children(node))
 
 
+def wrapped_iterables(expr: cst.BaseExpression, containers: bool = True) -> list[cst.BaseExpression]:
+    """``expr`` and what it wraps: the positional arguments of the calls around
+    it (``tqdm(enumerate(self.loader))`` -> ..., ``self.loader``) and, with
+    ``containers``, the container a subscript takes an item of
+    (``loaders[split]`` -> ``loaders``). Bounded: a loop header, not a program."""
+    out, stack = [], [expr]
+    while stack and len(out) < 16:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, cst.Call):
+            stack.extend(a.value for a in node.args if a.keyword is None and not a.star)
+        elif containers and isinstance(node, cst.Subscript):
+            stack.append(node.value)
+    return out
+
+
 def calls_under(block: cst.CSTNode):
     """The calls under ``block`` in source order, not inside nested defs,
     classes or lambdas (what runs when the block runs)."""

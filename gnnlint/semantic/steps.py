@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic.inherited import inherited_compiled_calls
-from gnnlint.semantic.model import calls_under
+from gnnlint.semantic.model import calls_under, wrapped_iterables
 from gnnlint.semantic.vocab import MODULE_HOUSEKEEPING
 
 if TYPE_CHECKING:
@@ -429,7 +429,7 @@ class StepAnalysis:
     def _per(self, loop: cst.CSTNode) -> str:
         ctx = self.ctx
         if isinstance(loop, cst.For):
-            iterables = _wrapped_iterables(loop.iter)
+            iterables = wrapped_iterables(loop.iter)
             if any(ctx._looks_like_loader(it) for it in iterables):
                 return "batch"
             # the names that say what is iterated -- not strings or keyword
@@ -439,21 +439,6 @@ class StepAnalysis:
             if any("epoch" in name.lower() for name in names):
                 return "epoch"
         return "step"
-
-
-def _wrapped_iterables(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """``expr`` and what it wraps: the positional arguments of the calls around
-    it (tqdm(prefetch_map(loaders[split], fn)) -> ..., loaders[split], fn) and
-    the container a subscript takes an item of (loaders[split] -> loaders)."""
-    out, stack = [], [expr]
-    while stack and len(out) < 16:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, cst.Call):
-            stack.extend(a.value for a in node.args if a.keyword is None and not a.star)
-        elif isinstance(node, cst.Subscript):
-            stack.append(node.value)
-    return out
 
 
 def _imported_target(ctx, call: cst.Call, import_ref):
