@@ -54,6 +54,18 @@ _CALL_RE = re.compile(rb"(?<![\w.])([a-z_]\w*)\(")
 _SWEEP_LINES = 12
 
 
+def from_imports(data: bytes) -> list[tuple[str, int, str, bytes]]:
+    """Cheap byte test: each ``from <dots><module> import name [as bound]``
+    of the file, as (module, relative-import level, name, bound name)."""
+    out = []
+    for match in _FROM_IMPORT_RE.finditer(data):
+        module, level = match.group("module").decode("ascii", "replace"), len(match.group("dots"))
+        for name, alias in _IMPORTED_NAME_RE.findall(match.group("names")):
+            if name != b"as":
+                out.append((module, level, name.decode("ascii", "replace"), (alias or name).decode("ascii", "replace")))
+    return out
+
+
 def sweep_modules(data: bytes) -> list[tuple[str, int, str]]:
     """Cheap byte test: the ``from ... import`` names this file may call once
     per loop iteration with the loop's variable, as (module, relative-import

@@ -76,3 +76,48 @@ def test_a_sweep_names_the_module_it_would_tell():
     # a sweep matters only to a file that compiles: told none, the file need not be parsed for it
     assert may_export_sweep(code, lambda module, level, name: False) is False
     assert may_export_sweep(code, lambda module, level, name: name == "helper") is True
+
+
+def _compiling(tmp_path, files: dict):
+    from gnnlint.compiling_files import CompilingImports
+
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(str(path))
+    return CompilingImports(paths, lambda p: Path(p).read_bytes()).for_importer(str(tmp_path / "sweep.py"))
+
+
+def test_a_package_init_answers_for_the_file_it_re_exports_a_name_from(tmp_path):
+    # `from pkg import run` lands on pkg/__init__.py, which hands a fact about
+    # `run` on to pkg/train.py: that file decides, not "any __init__ may"
+    compiles = _compiling(tmp_path, {
+        "sweep.py": "",
+        "pkg/__init__.py": "from .train import run, other as alias\nfrom .eager import plain\n",
+        "pkg/train.py": "import torch\ndef run(h):\n    return torch.compile(Net(h))\n",
+        "pkg/eager.py": "def plain(h):\n    return Net(h)\n",
+        "pkg/sub/__init__.py": "",
+        "pkg/leaf.py": "def f(h):\n    return h\n",
+    })
+    assert compiles("pkg", 0, "run") is True
+    assert compiles("pkg", 0, "alias") is True  # bound as `alias`, defined as `other` in train.py
+    assert compiles("pkg", 0, "plain") is False
+    assert compiles("pkg", 0, "undefined_here") is False  # nothing binds it: no file would receive the fact
+    assert compiles("pkg", 0, "leaf") is False  # a submodule: its own bytes
+    assert compiles("pkg", 0, "sub") is True  # a subpackage: may be anything
+    assert compiles("elsewhere", 0, "run") is False  # not one of the run's files
+
+
+def test_a_re_export_chain_through_plain_modules_is_followed(tmp_path):
+    compiles = _compiling(tmp_path, {
+        "sweep.py": "",
+        "api.py": "from impl import run\n",
+        "impl.py": "from core import run\n",
+        "core.py": "import torch\nrun = torch.compile(step)\n",
+        "cycle_a.py": "from cycle_b import f\n",
+        "cycle_b.py": "from cycle_a import f\n",
+    })
+    assert compiles("api", 0, "run") is True
+    assert compiles("cycle_a", 0, "f") is False  # a cycle ends, it does not loop
