@@ -811,6 +811,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))
                 for ref, why in _config_built(result.path, kind, facts_of_kind):
+                    if kind == "swept" and not compiling.compiles(result.path, ref.module, ref.level, ref.name):
+                        continue  # a sweep matters only to a function that compiles (GNN015)
                     target = modules.resolve(result.path, ref)
                     if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
                         continue

@@ -17,7 +17,10 @@ _COMPILED_RE = re.compile(
 # something named like a model: `for batch in loader: out = model(batch)`.
 _HOT_TOKENS = (b".backward(", b".step(", b"_step(",
                # methods a framework calls once per step (semantic/frameworks.py): ASE, Lightning hooks
-               b"def calculate(", b"_batch_start(", b"_batch_end(", b"_backward(", b"on_before_zero_grad(")
+               b"def calculate(", b"_batch_start(", b"_batch_end(", b"on_before_zero_grad(")
+# `self._backward(loss)`, `manual_backward(loss)`, `on_after_backward(self)`; not an
+# autograd Function's `ctx.save_for_backward(...)` (common in library code, never a step)
+_BACKWARD_RE = re.compile(rb"(?<!save_for)_backward\(")
 _LOOP_HEADER_RE = re.compile(
     rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
     rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
@@ -119,7 +122,7 @@ def possible_regions(data: bytes, assume_compiled: str = "detected") -> frozense
         return BOTH_REGIONS
     if assume_compiled == "modules" and any(t in data for t in _LIBRARY_TOKENS):
         return BOTH_REGIONS
-    if any(t in data for t in _HOT_TOKENS):
+    if any(t in data for t in _HOT_TOKENS) or (b"_backward(" in data and _BACKWARD_RE.search(data)):
         return HOT_ONLY
     if _loop_calls_model(data):
         return HOT_ONLY

@@ -121,3 +121,13 @@ def test_a_re_export_chain_through_plain_modules_is_followed(tmp_path):
     })
     assert compiles("api", 0, "run") is True
     assert compiles("cycle_a", 0, "f") is False  # a cycle ends, it does not loop
+
+
+@pytest.mark.parametrize("code, hot", [
+    (b"class F(torch.autograd.Function):\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n", False),
+    (b"class M(L.LightningModule):\n    def training_step(self, b, i):\n        self.manual_backward(loss)\n", True),
+    (b"class T(Base):\n    def fit(self):\n        for b in data:\n            self._backward(loss)\n", True),
+    (b"class C(Callback):\n    def on_after_backward(self, trainer, module):\n        pass\n", True),
+])
+def test_an_autograd_functions_save_for_backward_is_no_step(code, hot):
+    assert ("compiled_or_hot" in possible_regions(code)) is hot

@@ -264,6 +264,32 @@ def test_a_sweep_of_a_file_that_compiles_nothing_follows_that_file_when_it_start
     assert warm == {x for x in cold if x.startswith("train_utils.py:")}
 
 
+def test_a_sweep_of_an_eager_helper_does_not_make_its_file_parsed(tmp_path):
+    # sweep.py is parsed (it compiles), and its loop calls helpers imported
+    # from files that compile nothing, one of them through a package
+    # __init__: a sweep matters only to a function that compiles (GNN015),
+    # so neither file is parsed for it; the compiling one still hears of it
+    files = dict(SWEEP_PROJECT)
+    files["sweep.py"] = """\
+        import torch
+        from pkg import normalize
+        from train_utils import run_config
+
+        model = torch.compile(Net(16))
+        for hidden in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096):
+            normalize(hidden)
+            run_config(hidden, data)
+    """
+    files["pkg/__init__.py"] = "from .norm import normalize\n"
+    files["pkg/norm.py"] = "def normalize(x):\n    return x / 2\n"
+    root = write_project(tmp_path / "sweep", files)
+    result = run(["check", ".", "--no-cache", "--verbose", "--output-format", "concise"], root)
+    assert any("on every call of `run_config` (called in every iteration of `for hidden in ...`, from sweep.py)" in x
+               for x in finding_lines(result.output)), result.output
+    # parsed: sweep.py, train_utils.py (told of the sweep), models.py (told it is compiled); not pkg/*
+    assert "5 files checked, 3 parsed" in result.stderr, result.stderr
+
+
 STEPPED_PROJECT = {
     "pkg/__init__.py": "",
     "pkg/util.py": """\
