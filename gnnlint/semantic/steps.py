@@ -363,6 +363,7 @@ class StepAnalysis:
                 callee = ctx.module.code_for_node(call.func)
                 payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
                 ctx.exported.stepped.append((ref, payload + (tail or f"|{callee}{entry}")))
+                ctx.exported.stepped_args.append((ref, ctx.step_args_spec(call)))  # semantic/step_args.py
 
     def _function_drives(self, func: "FuncInfo", depth: int):
         """(what, the caller's loop) when a hot function drives compiled code."""
