@@ -12,7 +12,9 @@
 """
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+import pytest
+
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 CALCULATOR = """\
     import torch
@@ -188,3 +190,10 @@ def test_a_local_caller_keeps_the_branch(tmp_path):
         return radius_graph(pos, 5.0, max_neighbors=32)
 """
     assert _neighbor_lines(dict(STEP_PROJECT, **{"demo/neighbors.py": neighbors}), tmp_path) == [5, 13]
+
+
+@pytest.mark.parametrize("files", [PROJECT, STEP_PROJECT], ids=["compile-flag", "step-args"])
+def test_one_file_agrees_with_the_whole_tree(tmp_path, files):
+    root = write_project(tmp_path / "proj", files)
+    for name in sorted(n for n in files if n.endswith(".py")):
+        assert_one_file_agrees(root, name)
