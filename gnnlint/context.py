@@ -46,6 +46,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
 )
 from gnnlint.semantic import compile_facts, entry_points, flow, keys, layers, shapes
 from gnnlint.semantic.choices import Choices
+from gnnlint.semantic.compile_flags import CompileFlags
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
 from gnnlint.semantic.devices import Devices
 from gnnlint.semantic.eager import EagerOnly
@@ -81,6 +82,7 @@ from gnnlint.semantic.narrowing import Narrowing
 from gnnlint.semantic.optim import Optim
 from gnnlint.semantic.optional_inputs import OptionalInputs
 from gnnlint.semantic.regions import Regions
+from gnnlint.semantic.step_args import StepArgs
 from gnnlint.semantic.syntax import (  # noqa: F401 - call-argument helpers rules use
     arg_of,
     has_star_args,
@@ -101,7 +103,8 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
-                  Containers, ConstructorArgs, NoneFilled, Callables, Holders):
+                  Containers, ConstructorArgs, NoneFilled, Callables, Holders, CompileFlags,
+                  StepArgs):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is
@@ -210,6 +213,13 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         from gnnlint.semantic.step_guards import logging_guard
 
         return logging_guard(self, node, loop)
+
+    def step_unreached(self, node: cst.CSTNode) -> bool:
+        """``node`` runs only in a branch that the compiled per-step path never takes: the
+        class's compile flag is off there (semantic/compile_flags.py), or a test of a parameter
+        fails for every value the per-step calls from other files pass (semantic/step_args.py).
+        ``hot_region``, ``step_drive`` and the per-step calls told to other files leave it out."""
+        return self.compile_flag_unreached(node) or self.step_arg_unreached(node)
 
     def _export_stepped(self) -> None:
         """The imported functions this file calls every step of a loop that drives compiled code."""

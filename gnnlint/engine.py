@@ -817,13 +817,13 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                     if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
                         continue
                     why = why.removesuffix(config_targets.SAME_FILE)
-                    if kind == "stepped" and "." in ref.name:  # a method: `Evaluator.eval`
+                    if kind in ("stepped", "stepped_args") and "." in ref.name:  # a method: `Evaluator.eval`
                         target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
                     facts = incoming.setdefault(target[0], ProjectFacts())
                     known = getattr(facts, kind).get(target[1])
-                    if kind == "compiled_passed":  # every compiled call counts: joined, not first-wins
+                    if kind in ("compiled_passed", "stepped_args"):  # every call counts: joined, not first-wins
                         if known is None or why not in known.split("|"):
-                            facts.compiled_passed[target[1]] = why if known is None else f"{known}|{why}"
+                            getattr(facts, kind)[target[1]] = why if known is None else f"{known}|{why}"
                             changed.add(target[0])
                         continue
                     if known is None or (kind == "fullgraph" and why.endswith("False")

@@ -21,7 +21,7 @@ _PARAM = re.compile(r"\*{0,2}[A-Za-z_]\w*")
 
 def delivered(importer: str, kind: str, facts: list, every, read: Callable[[str], Optional[bytes]]) -> list:
     """``facts`` with each entry-point ref replaced by refs to the files that define it."""
-    if kind != "stepped" or not any(ref.module.startswith(ENTRY_POINT) for ref, _ in facts):
+    if kind not in ("stepped", "stepped_args") or not any(ref.module.startswith(ENTRY_POINT) for ref, _ in facts):
         return facts
     out = []
     for ref, why in facts:

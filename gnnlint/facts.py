@@ -147,7 +147,7 @@ class ImportRef:
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
-              "compiled_hooks", "returns")
+              "compiled_hooks", "returns", "stepped_args")
 
 
 @dataclass
@@ -183,6 +183,9 @@ class ProjectFacts:
     # another file calls it on every step of a loop that drives compiled code
     # (``StepAnalysis``, GNN013)
     stepped: dict[str, str] = field(default_factory=dict)
+    # "<function>" -> what each of those per-step calls passes ("threshold=0,1=?"; "*" unknown),
+    # calls joined by "|" (semantic/step_args.py)
+    stepped_args: dict[str, str] = field(default_factory=dict)
     # "Net" / "@registry.register_model" / "Trainer.model" -> why: instances of
     # that class, classes registered through that decorator, that attribute of
     # the class hold a model that compiles itself (semantic/instances.py)
@@ -229,6 +232,8 @@ class ExportedFacts:
     # imported functions / methods (ImportRef(module, "Class.method")) this file
     # calls on every step of a loop that drives compiled code
     stepped: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # the same calls: what each passes (semantic/step_args.py)
+    stepped_args: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", key) with the keys of ProjectFacts.compiled_instances, told
     # to the files whose import lines name the key's class / registry
     compiled_instances: list[tuple[ImportRef, str]] = field(default_factory=list)

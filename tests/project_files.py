@@ -33,3 +33,29 @@ def write_project(root: Path, files: dict) -> Path:
 def finding_lines(output: str) -> set[str]:
     """The finding lines of a concise/full report."""
     return {line for line in output.splitlines() if line.count(":") >= 3 and " GNN" in line}
+
+
+def whole_tree_lines(root: Path) -> set[str]:
+    """The finding lines of ``gnnlint check . --no-cache`` in ``root``."""
+    return finding_lines(run(["check", ".", "--no-cache"], root).output)
+
+
+def assert_one_file_agrees(root: Path, name: str, *, whole: set[str] | None = None, cached: int = 0,
+                           stdin: bool = False, nonempty: bool = False) -> set[str]:
+    """Checking the project file ``name`` alone (the project's facts read from ``root``)
+    reports exactly the lines a check of the whole tree reports for it: without the
+    cache, then ``cached`` times with it (a cold, then warm cache), and with ``stdin``
+    also when the file is piped in (``--stdin-filename``). ``nonempty``: the file has
+    findings (the premise of a cross-file test). Returns those lines."""
+    whole = whole_tree_lines(root) if whole is None else whole
+    mine = {line for line in whole if line.startswith(name + ":")}
+    if nonempty:
+        assert mine, (name, whole)
+    assert finding_lines(run(["check", name, "--no-cache"], root).output) == mine, name
+    for _ in range(cached):
+        assert finding_lines(run(["check", name], root).output) == mine, (name, "cached")
+    if stdin:
+        source = (root / name).read_bytes()
+        piped = run(["check", "-", "--stdin-filename", name, "--no-cache"], root, input=source)
+        assert finding_lines(piped.output) == mine, (name, "stdin")
+    return mine

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gnnlint import config_targets
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 ENCODERS = """\
     import torch
@@ -93,13 +93,7 @@ def test_config_targeted_encoders_of_a_compiled_model_are_compiled(project):
 
 @pytest.mark.parametrize("name", ["pkg/encoders.py", "pkg/heads.py"])
 def test_one_file_and_stdin_agree_with_the_whole_tree(project, name):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
-    mine = {line for line in whole if line.startswith(name + ":")}
-    assert mine
-    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
-    source = (project / name).read_bytes()
-    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
-    assert piped == mine
+    assert_one_file_agrees(project, name, stdin=True, nonempty=True)
 
 
 def test_nothing_compiled_nothing_reported(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -130,13 +130,7 @@ def test_dict_of_imported_classes_compiles_each_sibling_class(project):
 
 @pytest.mark.parametrize("name", ["benchmark/kernel/gcn.py", "benchmark/kernel/gin.py"])
 def test_one_file_and_stdin_agree_with_the_whole_tree(project, name):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
-    mine = {line for line in whole if line.startswith(name + ":")}
-    assert mine
-    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
-    source = (project / name).read_bytes()
-    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
-    assert piped == mine
+    assert_one_file_agrees(project, name, stdin=True, nonempty=True)
 
 
 HANDED = {
@@ -155,13 +149,7 @@ def test_compiled_model_handed_to_another_files_function(project):
 
 @pytest.mark.parametrize("name", sorted(HANDED))
 def test_handed_model_one_file_and_stdin_agree(project, name):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
-    mine = {line for line in whole if line.startswith(name + ":")}
-    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
-    assert finding_lines(run(["check", name], project).output) == mine  # cached
-    source = (project / name).read_bytes()
-    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=source).output)
-    assert piped == mine
+    assert_one_file_agrees(project, name, cached=1, stdin=True)
 
 
 # -- item 2 across files: a function that compiles its parameter, an imported
@@ -274,11 +262,4 @@ def test_classes_chosen_in_another_file_are_compiled(chosen):
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_chosen_one_file_and_stdin_agree(chosen, name):
-    whole = finding_lines(run(["check", ".", "--no-cache"], chosen).output)
-    mine = {line for line in whole if line.startswith(name + ":")}
-    assert finding_lines(run(["check", name, "--no-cache"], chosen).output) == mine
-    assert finding_lines(run(["check", name], chosen).output) == mine
-    assert finding_lines(run(["check", name], chosen).output) == mine  # warm cache
-    source = (chosen / name).read_bytes()
-    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], chosen, input=source).output)
-    assert piped == mine
+    assert_one_file_agrees(chosen, name, cached=2, stdin=True)

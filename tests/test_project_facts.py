@@ -14,7 +14,7 @@ import pytest
 from gnnlint.config import load_settings
 from gnnlint.discover import discover
 from gnnlint.engine import apply_noqa, check_project, lint_source
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, whole_tree_lines, write_project
 
 LABELLED = Path(__file__).parent / "data" / "labelled"
 SUITES = sorted(p.name for p in LABELLED.iterdir() if (p / "labels.json").is_file())
@@ -80,19 +80,16 @@ def test_every_file_alone_equals_the_whole_run(project, cache):
     whole = finding_lines(run(["check", ".", *cache], project).output)
     files = sorted(str(p.relative_to(project)) for p in project.rglob("*.py"))
     for name in files:
-        alone = finding_lines(run(["check", name, *cache], project).output)
-        assert alone == {line for line in whole if line.startswith(name + ":")}, name
+        assert_one_file_agrees(project, name, whole=whole, cached=0 if cache else 1)
     staged = ["pkg/models.py", "tools/unrelated.py"]  # a pre-commit subset
     assert finding_lines(run(["check", *staged, *cache], project).output) == {
         line for line in whole if line.split(":")[0] in staged}
 
 
 def test_stdin_gets_the_project_facts(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     for name in ("pkg/models.py", "pkg/layers.py", "train.py"):
-        data = (project / name).read_bytes()
-        out = run(["check", "-", "--stdin-filename", name, "--no-cache"], project, input=data)
-        assert finding_lines(out.output) == {line for line in whole if line.startswith(name + ":")}, name
+        assert_one_file_agrees(project, name, whole=whole, stdin=True)
 
 
 def test_stdin_buffer_replaces_the_file_on_disk(project):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 WRAPPER = """\
     import torch
@@ -82,9 +82,7 @@ def test_callback_batch_hooks_drive_the_projects_compiled_models(project):
 
 
 def test_one_file_agrees_with_the_whole_tree(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
-    mine = {line for line in whole if line.startswith("demo/train/callbacks.py:")}
-    assert finding_lines(run(["check", "demo/train/callbacks.py", "--no-cache"], project).output) == mine
+    assert_one_file_agrees(project, "demo/train/callbacks.py")
 
 
 def test_a_project_that_never_compiles_gets_no_per_step_finding(tmp_path):

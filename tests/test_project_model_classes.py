@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -128,10 +128,7 @@ def test_constructor_argument_classes_of_a_factory_built_model_run_compiled(proj
 
 @pytest.mark.parametrize("name", ["pkg/encoders.py", "pkg/wrappers.py"])
 def test_one_file_agrees_with_the_whole_tree(project, name):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
-    mine = {line for line in whole if line.startswith(name + ":")}
-    assert mine
-    assert finding_lines(run(["check", name, "--no-cache"], project).output) == mine
+    assert_one_file_agrees(project, name, nonempty=True)
 
 
 # a factory returning a tuple (``model, config = load(...)``), model classes whose forward

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 MODELS = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -101,14 +101,7 @@ def test_trainer_attribute_compiled_under_a_flag_compiles_the_factory_models(tra
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_trainer_one_file_and_stdin_agree(trainer, name):
-    whole = finding_lines(run(["check", ".", "--no-cache"], trainer).output)
-    mine = {line for line in whole if line.startswith(name + ":")}
-    assert finding_lines(run(["check", name, "--no-cache"], trainer).output) == mine
-    assert finding_lines(run(["check", name], trainer).output) == mine
-    assert finding_lines(run(["check", name], trainer).output) == mine  # warm cache
-    source = (trainer / name).read_bytes()
-    piped = finding_lines(run(["check", "-", "--stdin-filename", name, "--no-cache"], trainer, input=source).output)
-    assert piped == mine
+    assert_one_file_agrees(trainer, name, cached=2, stdin=True)
 
 
 def test_the_same_project_without_a_compile_has_no_finding(tmp_path):

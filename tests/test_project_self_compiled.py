@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -112,7 +112,4 @@ def test_trainer_of_a_registered_self_compiling_model_drives_compiled_code(proje
 
 
 def test_one_file_agrees_with_the_whole_tree(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
-    mine = {line for line in whole if line.startswith("demo/trainer.py:")}
-    assert finding_lines(run(["check", "demo/trainer.py", "--no-cache"], project).output) == mine
-    assert finding_lines(run(["check", "demo/trainer.py"], project).output) == mine  # cached
+    assert_one_file_agrees(project, "demo/trainer.py", cached=1)

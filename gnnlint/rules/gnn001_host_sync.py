@@ -31,6 +31,22 @@ class Other(torch.nn.Module):
         return scatter_mean(x, index)
 model = torch.compile(Net())
 """
+# a compiled helper that fills `dim_size` when None (`{fill}`), then sizes its output from it:
+# the `else` needing it None never runs; the fill itself runs compiled (VALID / INVALID contrast)
+_FILLED_SIZE = """\
+def {name}(src, index, dim_size=None):
+    if dim_size is None:
+        dim_size = {fill}
+    if dim_size is not None:
+        size = dim_size
+    else:
+        size = int(index.max()) + 1
+    return src.new_zeros(size)
+class Net(torch.nn.Module):
+    def forward(self, x, i):
+        return {name}(x, i)
+model = torch.compile(Net())
+"""
 
 class HostSync(SyncRule):
     """
@@ -216,39 +232,13 @@ def scatter(src, index, dim_size=None):
     else:
         size = int(index.max()) + 1
     return src.new_zeros(size)
-def scatter_filled(src, index, dim_size=None):
-    if dim_size is None:
-        dim_size = index.shape[0] + 1
-    if dim_size is not None:
-        size = dim_size
-    else:
-        size = int(index.max()) + 1
-    return src.new_zeros(size)
-class Net(torch.nn.Module):
-    def forward(self, x, i):
-        return scatter_filled(x, i)
-model = torch.compile(Net())
-"""),
+""" + _FILLED_SIZE.format(name="scatter_filled", fill="index.shape[0] + 1")),
     )
     INVALID = (
         # ... but it does when a compiled caller may pass None
         Invalid(_SCATTER_HELPERS + "other = torch.compile(Other())\n", lines=(9,)),
         # the fill itself runs compiled when a caller leaves the size None
-        Invalid("""
-import torch
-def scatter(src, index, dim_size=None):
-    if dim_size is None:
-        dim_size = index.max().item() + 1
-    if dim_size is not None:
-        size = dim_size
-    else:
-        size = int(index.max()) + 1
-    return src.new_zeros(size)
-class Net(torch.nn.Module):
-    def forward(self, x, i):
-        return scatter(x, i)
-model = torch.compile(Net())
-""", lines=(5,)),
+        Invalid("\nimport torch\n" + _FILLED_SIZE.format(name="scatter", fill="index.max().item() + 1"), lines=(5,)),
         # a compiled LightningModule: the Trainer compiles its step methods too
         Invalid("""
 import torch

@@ -7,6 +7,23 @@ import libcst as cst
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 from gnnlint.rules._compile_site import compile_report_node
 
+# a compiled train step called once per GraphBolt minibatch (the INVALID example and, without the mode, its fix)
+_GRAPHBOLT_STEP = """
+import torch
+import dgl.graphbolt as gb
+from tqdm import tqdm
+
+@torch.compile(mode="reduce-overhead")
+def train_step(minibatch, model):
+    return model(minibatch.sampled_subgraphs, minibatch.node_features["feat"]).sum()
+
+def train(dataloader, model):
+    for minibatch in tqdm(dataloader):
+        train_step(minibatch, model).backward()
+
+train(gb.DataLoader(datapipe), model)
+"""
+
 
 class ReduceOverheadDynamic(Rule):
     """
@@ -248,35 +265,8 @@ for batch in NeighborLoader(data, num_neighbors=[10], batch_size=64):
     model(batch.x, batch.edge_index)
 """),
         # a compiled train step called once per GraphBolt minibatch
-        Invalid("""
-import torch
-import dgl.graphbolt as gb
-from tqdm import tqdm
-
-@torch.compile(mode="reduce-overhead")
-def train_step(minibatch, model):
-    return model(minibatch.sampled_subgraphs, minibatch.node_features["feat"]).sum()
-
-def train(dataloader, model):
-    for minibatch in tqdm(dataloader):
-        train_step(minibatch, model).backward()
-
-train(gb.DataLoader(datapipe), model)
-""", lines=(6,), expected_fix="""
-import torch
-import dgl.graphbolt as gb
-from tqdm import tqdm
-
-@torch.compile()
-def train_step(minibatch, model):
-    return model(minibatch.sampled_subgraphs, minibatch.node_features["feat"]).sum()
-
-def train(dataloader, model):
-    for minibatch in tqdm(dataloader):
-        train_step(minibatch, model).backward()
-
-train(gb.DataLoader(datapipe), model)
-"""),
+        Invalid(_GRAPHBOLT_STEP, lines=(6,),
+                expected_fix=_GRAPHBOLT_STEP.replace('@torch.compile(mode="reduce-overhead")', "@torch.compile()")),
         Invalid("""
 import torch
 from torch_geometric.loader import DataLoader

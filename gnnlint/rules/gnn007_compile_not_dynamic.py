@@ -10,6 +10,42 @@ from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Rule, Valid
 from gnnlint.versions import matches, recompile_limit_name, torch_label
 
 
+# a compiled train step that GraphBolt minibatches reach through two helpers (the INVALID example and,
+# with `dynamic=True`, its fix)
+_GRAPHBOLT_TRAIN = """
+import torch
+import dgl.graphbolt as gb
+from tqdm import tqdm
+
+def create_dataloader(itemset, graph, features):
+    datapipe = gb.ItemSampler(itemset, batch_size=1024, shuffle=True)
+    datapipe = datapipe.sample_neighbor(graph, [10, 10])
+    return gb.DataLoader(datapipe.fetch_feature(features, node_feature_keys=["feat"]))
+
+@torch.compile
+def train_step(minibatch, optimizer, model):
+    out = model(minibatch.sampled_subgraphs, minibatch.node_features["feat"])
+    loss = torch.nn.functional.cross_entropy(out, minibatch.labels)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+def train_helper(dataloader, model, optimizer):
+    dataloader = tqdm(dataloader, "Training")
+    for step, minibatch in enumerate(dataloader):
+        train_step(minibatch, optimizer, model)
+
+def train(train_dataloader, model, optimizer):
+    for epoch in range(10):
+        train_helper(train_dataloader, model, optimizer)
+
+def main(graph, features, train_set, valid_set, model, optimizer):
+    train_dataloader, valid_dataloader = (
+        create_dataloader(itemset, graph, features) for itemset in (train_set, valid_set)
+    )
+    train(train_dataloader, model, optimizer)
+"""
+
 class CompileNotDynamic(Rule):
     """
     ## What it does
@@ -390,71 +426,8 @@ for batch in HGTLoader(data, num_samples=[512] * 2, batch_size=128, input_nodes=
         # a compiled train step fed GraphBolt minibatches: the loader is built
         # by a helper, unpacked from a generator, passed down two functions and
         # wrapped in tqdm/enumerate
-        Invalid("""
-import torch
-import dgl.graphbolt as gb
-from tqdm import tqdm
-
-def create_dataloader(itemset, graph, features):
-    datapipe = gb.ItemSampler(itemset, batch_size=1024, shuffle=True)
-    datapipe = datapipe.sample_neighbor(graph, [10, 10])
-    return gb.DataLoader(datapipe.fetch_feature(features, node_feature_keys=["feat"]))
-
-@torch.compile
-def train_step(minibatch, optimizer, model):
-    out = model(minibatch.sampled_subgraphs, minibatch.node_features["feat"])
-    loss = torch.nn.functional.cross_entropy(out, minibatch.labels)
-    loss.backward()
-    optimizer.step()
-    return loss.detach()
-
-def train_helper(dataloader, model, optimizer):
-    dataloader = tqdm(dataloader, "Training")
-    for step, minibatch in enumerate(dataloader):
-        train_step(minibatch, optimizer, model)
-
-def train(train_dataloader, model, optimizer):
-    for epoch in range(10):
-        train_helper(train_dataloader, model, optimizer)
-
-def main(graph, features, train_set, valid_set, model, optimizer):
-    train_dataloader, valid_dataloader = (
-        create_dataloader(itemset, graph, features) for itemset in (train_set, valid_set)
-    )
-    train(train_dataloader, model, optimizer)
-""", lines=(11,), expected_fix="""
-import torch
-import dgl.graphbolt as gb
-from tqdm import tqdm
-
-def create_dataloader(itemset, graph, features):
-    datapipe = gb.ItemSampler(itemset, batch_size=1024, shuffle=True)
-    datapipe = datapipe.sample_neighbor(graph, [10, 10])
-    return gb.DataLoader(datapipe.fetch_feature(features, node_feature_keys=["feat"]))
-
-@torch.compile(dynamic=True)
-def train_step(minibatch, optimizer, model):
-    out = model(minibatch.sampled_subgraphs, minibatch.node_features["feat"])
-    loss = torch.nn.functional.cross_entropy(out, minibatch.labels)
-    loss.backward()
-    optimizer.step()
-    return loss.detach()
-
-def train_helper(dataloader, model, optimizer):
-    dataloader = tqdm(dataloader, "Training")
-    for step, minibatch in enumerate(dataloader):
-        train_step(minibatch, optimizer, model)
-
-def train(train_dataloader, model, optimizer):
-    for epoch in range(10):
-        train_helper(train_dataloader, model, optimizer)
-
-def main(graph, features, train_set, valid_set, model, optimizer):
-    train_dataloader, valid_dataloader = (
-        create_dataloader(itemset, graph, features) for itemset in (train_set, valid_set)
-    )
-    train(train_dataloader, model, optimizer)
-"""),
+        Invalid(_GRAPHBOLT_TRAIN, lines=(11,),
+                expected_fix=_GRAPHBOLT_TRAIN.replace("@torch.compile\n", "@torch.compile(dynamic=True)\n", 1)),
         # step = torch.compile(fn), called per batch of DGL's GraphDataLoader
         Invalid("""
 import torch

@@ -9,6 +9,63 @@ from gnnlint.context import TENSOR
 from gnnlint.rules._sync import SyncRule
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Valid
 
+# Programs the VALID and INVALID examples share, each a contrast of one change:
+# optimizer steps compiled in a list only when a construction passes `compile_kwargs`
+_COMBINED_STEPS = """
+import torch
+class Combined:
+    def __init__(self, optimizers, compile_kwargs=None):
+        self.optimizers = optimizers
+        if compile_kwargs is None:
+            self.step_fns = [opt.step for opt in optimizers]
+        else:
+            self.step_fns = [torch.compile(opt.step, **compile_kwargs) for opt in optimizers]
+    def step(self):
+        for step_fn in self.step_fns:
+            step_fn()
+def train(model, loader, opts):
+    optimizer = Combined(opts)
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+"""
+# a Lightning Callback's per-step hook (and, where the example compiles the module, an epoch hook)
+_GRAD_STATS_CALLBACK = """
+import torch
+import lightning
+from lightning.pytorch.callbacks import Callback
+class Lit(lightning.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+    def training_step(self, batch, batch_idx):
+        return self.model(batch).sum()
+class GradStats(Callback):
+    def on_after_backward(self, trainer, pl_module):
+        for name, p in pl_module.named_parameters():
+            pl_module.log(name, p.grad.abs().max().item())
+"""
+
+# accumulators a fix cannot move out of the loop (the INVALID example, and its unchanged "fix")
+_UNFIXABLE_ACCUMULATORS = """
+import torch
+def train():
+    total = 0.0
+    correct = 0
+    for batch in loader:
+        optimizer.zero_grad()
+        out = model(batch.x)
+        loss = out.sum()
+        loss.backward()
+        optimizer.step()
+        total += float(loss)
+        print(total)
+        correct += int(out.sum())
+    return correct
+"""
+
 # By the loop's cadence (the drive's ``per``): which loop, how often the sync runs there, and what to add
 _LOOP = {"batch": "{role} loop", "epoch": "a full-batch {role} loop", "step": "{role} loop"}
 _CADENCE = {"batch": "on every batch of", "epoch": "every epoch of", "step": "every step of"}
@@ -168,43 +225,10 @@ for i, (graph, cells) in enumerate(loader):
 """),
         # compiled steps kept in a list only when a parameter is set, and the one construction leaves it
         # unset: the loop steps eager optimizers
-        Valid("""
-import torch
-class Combined:
-    def __init__(self, optimizers, compile_kwargs=None):
-        self.optimizers = optimizers
-        if compile_kwargs is None:
-            self.step_fns = [opt.step for opt in optimizers]
-        else:
-            self.step_fns = [torch.compile(opt.step, **compile_kwargs) for opt in optimizers]
-    def step(self):
-        for step_fn in self.step_fns:
-            step_fn()
-def train(model, loader, opts):
-    optimizer = Combined(opts)
-    for batch in loader:
-        loss = model(batch).sum()
-        loss.backward()
-        optimizer.step()
-        print(loss.item())
-"""),
+        Valid(_COMBINED_STEPS),
         # a Lightning Callback in a project that never compiles: Lightning calls the hook every step,
         # but nothing it trains runs compiled
-        Valid("""
-import torch
-import lightning
-from lightning.pytorch.callbacks import Callback
-class Lit(lightning.LightningModule):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-    def training_step(self, batch, batch_idx):
-        return self.model(batch).sum()
-class GradStats(Callback):
-    def on_after_backward(self, trainer, pl_module):
-        for name, p in pl_module.named_parameters():
-            pl_module.log(name, p.grad.abs().max().item())
-"""),
+        Valid(_GRAD_STATS_CALLBACK),
         # an ASE calculator that never compiles: ASE calls calculate() every MD step, but nothing runs compiled
         Valid("""
 import torch
@@ -504,42 +528,11 @@ for i, (graph, cells) in enumerate(loader):
     graphs.append(graph.cpu())
 """, lines=(7,)),
         # ... and when a construction sets it, the loop steps compiled optimizers
-        Invalid("""
-import torch
-class Combined:
-    def __init__(self, optimizers, compile_kwargs=None):
-        self.optimizers = optimizers
-        if compile_kwargs is None:
-            self.step_fns = [opt.step for opt in optimizers]
-        else:
-            self.step_fns = [torch.compile(opt.step, **compile_kwargs) for opt in optimizers]
-    def step(self):
-        for step_fn in self.step_fns:
-            step_fn()
-def train(model, loader, opts):
-    optimizer = Combined(opts, compile_kwargs={"fullgraph": False})
-    for batch in loader:
-        loss = model(batch).sum()
-        loss.backward()
-        optimizer.step()
-        print(loss.item())
-""", lines=(19,)),
+        Invalid(_COMBINED_STEPS.replace("Combined(opts)", 'Combined(opts, compile_kwargs={"fullgraph": False})'),
+                lines=(19,)),
         # a Callback's batch hooks run once per step of a Lightning training of a compiled
         # LightningModule; its epoch hook does not
-        Invalid("""
-import torch
-import lightning
-from lightning.pytorch.callbacks import Callback
-class Lit(lightning.LightningModule):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-    def training_step(self, batch, batch_idx):
-        return self.model(batch).sum()
-class GradStats(Callback):
-    def on_after_backward(self, trainer, pl_module):
-        for name, p in pl_module.named_parameters():
-            pl_module.log(name, p.grad.abs().max().item())
+        Invalid(_GRAD_STATS_CALLBACK + """\
     def on_train_epoch_end(self, trainer, pl_module):
         print(pl_module.total.item())
 lit = torch.compile(Lit(Net()))
@@ -947,37 +940,8 @@ for epoch in range(3):
 """),
         # Not mechanical, so no fix: the accumulator is read inside the loop,
         # or never read after it, or `int()` truncates a float every step.
-        Invalid("""
-import torch
-def train():
-    total = 0.0
-    correct = 0
-    for batch in loader:
-        optimizer.zero_grad()
-        out = model(batch.x)
-        loss = out.sum()
-        loss.backward()
-        optimizer.step()
-        total += float(loss)
-        print(total)
-        correct += int(out.sum())
-    return correct
-""", lines=(12, 14), options=(("assume_compiled", "modules"),), expected_fix="""
-import torch
-def train():
-    total = 0.0
-    correct = 0
-    for batch in loader:
-        optimizer.zero_grad()
-        out = model(batch.x)
-        loss = out.sum()
-        loss.backward()
-        optimizer.step()
-        total += float(loss)
-        print(total)
-        correct += int(out.sum())
-    return correct
-"""),
+        Invalid(_UNFIXABLE_ACCUMULATORS, lines=(12, 14), options=(("assume_compiled", "modules"),),
+                expected_fix=_UNFIXABLE_ACCUMULATORS),
     )
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:

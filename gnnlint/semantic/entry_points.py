@@ -61,6 +61,7 @@ def export(ctx: "FileContext") -> None:
         callee = ctx.module.code_for_node(call.func)
         ctx.exported.stepped.append((ImportRef(f"{ENTRY_POINT}{keywords}", name),
                                      f"step|?|{what}|{callee}"))
+        ctx.exported.stepped_args.append((ImportRef(f"{ENTRY_POINT}{keywords}", name), "*"))  # not read
 
 
 def entry_point_name(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode,

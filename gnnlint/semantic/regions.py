@@ -135,9 +135,9 @@ class Regions:
         return False
 
     def hot_region(self, node: cst.CSTNode) -> Optional[str]:
-        """Why ``node`` runs every training/inference step, or None."""
+        """Why ``node`` runs every training/inference step, or None (not in a branch ``step_unreached`` rules out)."""
         child = node
-        for anc in self.ancestors(node):
+        for anc in () if self.step_unreached(node) else self.ancestors(node):
             if anc in self.hot_loops and child is getattr(anc, "body", None):
                 return self.hot_loops[anc]
             if isinstance(anc, cst.FunctionDef):
@@ -582,7 +582,7 @@ class Regions:
             func = self.enclosing_function(loop)
             calls = func.calls if func is not None else self.module_calls
             for call in calls:
-                if self.in_loop_body(call, loop):
+                if self.in_loop_body(call, loop) and not self.step_unreached(call):
                     self._mark_hot_call(call, why)
 
     def stepped_function(self, key: str) -> Optional[FuncInfo]:
@@ -645,7 +645,7 @@ class Regions:
         for wrapper in dispatch.decorator_wrappers(self, info):  # `@metrics_dict`: its wrapper runs too
             self._mark_hot_func(wrapper, why)
         for call in info.calls:
-            if self.enclosing_function(call) is info:
+            if self.enclosing_function(call) is info and not self.step_unreached(call):
                 self._mark_hot_call(call, why)
 
     def exported_facts(self) -> ExportedFacts:

@@ -251,7 +251,7 @@ class StepAnalysis:
         """Whether the per-step code holding ``node`` drives compiled code."""
         ctx = self.ctx
         root = self._hot_root(node)
-        if root is None:
+        if root is None or ctx.step_unreached(node):
             return None
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
@@ -359,10 +359,11 @@ class StepAnalysis:
         ctx = self.ctx
         for call in calls:
             ref = _imported_target(ctx, call, ImportRef)
-            if ref is not None and not handed_fresh_batch(ctx, call):
+            if ref is not None and not handed_fresh_batch(ctx, call) and not ctx.step_unreached(call):
                 callee = ctx.module.code_for_node(call.func)
                 payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
                 ctx.exported.stepped.append((ref, payload + (tail or f"|{callee}{entry}")))
+                ctx.exported.stepped_args.append((ref, ctx.step_args_spec(call)))  # semantic/step_args.py
 
     def _function_drives(self, func: "FuncInfo", depth: int):
         """(what, the caller's loop) when a hot function drives compiled code."""

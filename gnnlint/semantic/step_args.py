@@ -1,0 +1,210 @@
+"""Which branches of a per-step helper do its per-step callers never take?
+
+A helper another file calls every step of a loop that drives compiled code
+(a ``stepped`` fact: ``create_batch_graph_dict(pos, cell, ...)`` in an ASE
+``calculate``) runs per step as a whole, but a branch under a test of its
+parameters runs only for the values the per-step calls pass. ``if
+max_num_neighbors_threshold > 0: mask = get_max_neighbors_mask(...)`` never
+runs when every per-step call leaves the parameter at its default ``0``: a
+sync there is no per-step sync, and the calls there are not followed.
+
+The calling side tells the defining file what each per-step call passes
+(``ExportedFacts.stepped_args``, next to its ``stepped`` fact): the constant of
+each argument (``threshold=0``), ``?`` for one it cannot read, ``*`` for a call
+with ``*args`` / ``**kw``; a parameter of the calling function forwarded as is
+passes the one value the calling function's own per-step calls give it
+(``radius_graph(..., max_num_neighbors_threshold=max_num_neighbors_threshold)``
+in a helper whose callers leave it at ``0``). The engine joins the calls of
+all files with ``|``, as ``compiled_passed``.
+
+The defining side (``step_param_values``) reads them for a top-level function
+that only other files call (a local caller may pass anything): an argument a
+call leaves out has the parameter's default. ``step_arg_unreached(node)`` is
+True when a line runs only under a test (an enclosing ``if``, an ``if <test>:
+return`` before it) that is false for every combination of those values.
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.semantic.literals import _NO_VALUE
+
+_UNKNOWN = object()
+_MAX_COMBINATIONS = 16
+_COMPARE = {
+    cst.LessThan: lambda a, b: a < b, cst.GreaterThan: lambda a, b: a > b,
+    cst.LessThanEqual: lambda a, b: a <= b, cst.GreaterThanEqual: lambda a, b: a >= b,
+    cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b,
+    cst.Is: lambda a, b: a is b, cst.IsNot: lambda a, b: a is not b,
+}
+
+
+class StepArgs:
+    """Mixed into FileContext; reads the SemanticModel and ``ProjectFacts.stepped_args``."""
+
+    # the calling side -------------------------------------------------------------------
+    def step_args_spec(self, call: cst.Call) -> str:
+        """What a per-step call passes: ``key=<constant>`` / ``key=?`` items, ``*`` when unknown."""
+        items, position = [], 0
+        for arg in call.args:
+            if arg.star:
+                return "*"
+            key = arg.keyword.value if arg.keyword is not None else str(position)
+            if arg.keyword is None:
+                position += 1
+            items.append(f"{key}={self._passed_constant(arg.value, call)}")
+        return ",".join(items) or "-"
+
+    def _passed_constant(self, expr: cst.BaseExpression, call: cst.Call) -> str:
+        value = self.literal_value(expr, call)
+        if value is _NO_VALUE and isinstance(expr, cst.Name):
+            func = self.enclosing_function(call)
+            reaching = self.reaching(expr.value, call) if func is not None and expr.value in func.params else []
+            if reaching and all(binding.how == "param" for binding, _f in reaching):
+                values = self.step_param_values(func).get(expr.value, ())
+                value = next(iter(values)) if len(values) == 1 else _NO_VALUE
+        return _encode(value)
+
+    # the defining side ------------------------------------------------------------------
+    def step_param_values(self, func) -> dict:
+        """parameter -> the constants every per-step call from other files gives it (only the
+        parameters all of them give a readable constant); {} when not known."""
+        if func is None or func.parent is not None or func.cls is not None:
+            return {}
+        return self._memoised(("step_params", func.name), lambda: self._step_param_values(func), {})
+
+    def _step_param_values(self, func) -> dict:
+        spec = self.project.stepped_args.get(func.name)
+        if not spec or func.name not in self.project.stepped or self.callers_of(func):
+            return {}
+        names = list(func.params)
+        values: dict = {}
+        unknown: set = set()
+        for one in spec.split("|"):
+            if one == "*":
+                return {}
+            given = {}
+            for item in one.split(","):
+                if item in ("", "-"):
+                    continue
+                key, _, text = item.partition("=")
+                if key.isdigit():
+                    if int(key) >= len(names):
+                        return {}  # *args
+                    key = names[int(key)]
+                given[key] = text
+            for name in names:
+                if name in given:
+                    value = _decode(given[name])
+                else:
+                    param = func.params[name]
+                    value = self.literal_value(param.default) if isinstance(param, cst.Param) \
+                        and param.default is not None else _NO_VALUE
+                if value is _NO_VALUE:
+                    unknown.add(name)
+                else:
+                    values.setdefault(name, set()).add(value)
+        return {name: frozenset(vals) for name, vals in values.items() if name not in unknown}
+
+    def step_arg_unreached(self, node: cst.CSTNode) -> bool:
+        if not self.project.stepped_args:
+            return False
+        func = self.enclosing_function(node)
+        values = self.step_param_values(func)
+        if not values:
+            return False
+        for test, holds in self._conditions(node, func):
+            # only names the test reads as the parameter (not rebound before it)
+            env = {name: vals for name, vals in values.items()
+                   if all(binding.how == "param" for binding, _f in self.reaching(name, test))}
+            truth = _truth(test, env, self.literal_value)
+            if truth is not None and truth != holds:
+                return True
+        return False
+
+
+def _encode(value) -> str:
+    if value is _NO_VALUE or not isinstance(value, (int, float, str, type(None))):
+        return "?"
+    text = repr(value)
+    return "?" if any(c in text for c in ",|=@") else text
+
+
+def _decode(text: str):
+    if text == "?":
+        return _NO_VALUE
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _NO_VALUE
+
+
+def _truth(test: cst.BaseExpression, values: dict, literal) -> Optional[bool]:
+    """The truth of ``test`` for every combination of the parameters' values, when one."""
+    names = sorted({n.value for n in _names(test)} & set(values))
+    if not names:
+        return None
+    combos = list(itertools.islice(itertools.product(*(sorted(values[n], key=repr) for n in names)),
+                                   _MAX_COMBINATIONS + 1))
+    if len(combos) > _MAX_COMBINATIONS:
+        return None
+    seen = set()
+    for combo in combos:
+        result = _eval(test, dict(zip(names, combo)), literal)
+        if result is _UNKNOWN:
+            return None
+        try:
+            seen.add(bool(result))
+        except Exception:  # noqa: BLE001 - a value without a truth
+            return None
+    return seen.pop() if len(seen) == 1 else None
+
+
+def _names(expr: cst.CSTNode):
+    if isinstance(expr, cst.Name):
+        yield expr
+    elif isinstance(expr, cst.Attribute):
+        return  # `obj.threshold`: not the parameter
+    else:
+        for child in expr.children:
+            yield from _names(child)
+
+
+def _eval(expr: cst.BaseExpression, env: dict, literal):
+    """``expr``'s value with the parameters in ``env``, or ``_UNKNOWN``."""
+    try:
+        if isinstance(expr, cst.Name) and expr.value in env:
+            return env[expr.value]
+        if isinstance(expr, cst.UnaryOperation):
+            inner = _eval(expr.expression, env, literal)
+            if inner is _UNKNOWN:
+                return _UNKNOWN
+            if isinstance(expr.operator, cst.Not):
+                return not inner
+            return -inner if isinstance(expr.operator, cst.Minus) else _UNKNOWN
+        if isinstance(expr, cst.BooleanOperation):
+            left = _eval(expr.left, env, literal)
+            if left is _UNKNOWN:
+                return _UNKNOWN
+            if isinstance(expr.operator, cst.And):
+                return left if not left else _eval(expr.right, env, literal)
+            return left if left else _eval(expr.right, env, literal)
+        if isinstance(expr, cst.Comparison):
+            left = _eval(expr.left, env, literal)
+            for target in expr.comparisons:
+                op = _COMPARE.get(type(target.operator))
+                right = _eval(target.comparator, env, literal)
+                if op is None or left is _UNKNOWN or right is _UNKNOWN:
+                    return _UNKNOWN
+                if not op(left, right):
+                    return False
+                left = right
+            return True
+        value = literal(expr)
+        return _UNKNOWN if value is _NO_VALUE else value
+    except Exception:  # noqa: BLE001 - `None > 0`: not a value this code runs with
+        return _UNKNOWN
