@@ -1,0 +1,222 @@
+"""Where code runs once per step: the hot loops and hot functions.
+
+``_analyse_hot`` (called by ``Regions._analyse_regions`` after the compiled
+regions) finds the loops that step an optimizer, call ``.backward()`` or run
+a model (``_is_step_trigger``), keeps the innermost one, adds validation
+passes (``eval_loops.py``), Lightning step hooks and the methods a framework
+calls once per step (``frameworks.py``), and marks what their bodies call.
+``hot_region(node)`` (regions.py) reads the result: ``hot_loops`` and
+``hot_funcs``.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+from gnnlint.semantic import batch_loops, dispatch
+from gnnlint.semantic.eval_loops import evaluation_loops
+from gnnlint.semantic.inherited import inherited_compiled_calls
+from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
+from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
+
+
+class HotLoops:
+    """Hot-loop questions. Mixed into FileContext (through Regions); reads the SemanticModel."""
+
+    def _is_step_trigger(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            if attr == "backward":
+                return True
+            if attr == "step":
+                owner = func.value
+                kind = self.kind(owner)
+                if kind == SCHEDULER:
+                    return False
+                name = (self.last_part(owner) or "").lower()
+                if kind == OPTIMIZER or ("opt" in name and "sched" not in name):
+                    return True
+        if self._inside_forward_pass(call):
+            # A layer calling its submodules in a loop is a forward pass, not
+            # a training or inference loop.
+            return False
+        kind = self.kind(func) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
+        if kind == MODEL:
+            return True
+        if isinstance(func, (cst.Name, cst.Attribute)) and self.compiled_instance(func, call):
+            return True  # a model that compiles itself, built from a registry / by a base class
+        if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):
+            return True  # `trainer.train(x, y)`: inherited from an imported base, runs the compiled self.model
+        if batch_loops.hands_model(self, call):
+            return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
+        if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
+                "forward", "encode", "decode", "inference", "predict", "embed"):
+            return True
+        return False
+
+    _FORWARD_METHODS = ("forward", "__call__", "_forward", "inference", "encode", "decode", "embed",
+                        "reset_parameters", "__init__") + MESSAGE_PASSING_METHODS
+
+    def _inside_forward_pass(self, node: cst.CSTNode) -> bool:
+        """In a module's forward (or the like): loops there run layers, not
+        steps. Other methods of a module (``fit``, ``attack``, ``explain``)
+        can hold real training loops."""
+        func = self.enclosing_function(node)
+        if func is None or func.cls is None or not self.is_module_class(func.cls):
+            return False
+        if any(base.split(".")[-1].startswith("Lightning") for base in func.cls.bases):
+            return False
+        while func.parent is not None:
+            func = func.parent
+        return func.name in self._FORWARD_METHODS or func.name.startswith(("_forward", "forward_"))
+
+    def _direct_triggers(self, stmts_root: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.Call]:
+        """Calls under ``stmts_root`` that are not inside a nested loop or def."""
+        calls = func.calls if func is not None else self.module_calls
+        for call in calls:
+            ok = False
+            for anc in self.ancestors(call):
+                if anc is stmts_root:
+                    ok = True
+                    break
+                if isinstance(anc, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    break
+            if ok:
+                yield call
+
+    def _analyse_hot(self) -> None:
+        # Functions that run a step (not inside their own loop) when called.
+        steps_when_called: dict[FuncInfo, bool] = {}
+
+        def runs_step(info: FuncInfo, stack: frozenset = frozenset()) -> bool:
+            if info in steps_when_called:
+                return steps_when_called[info]
+            if info in stack:
+                return False
+            result = False
+            for call in self._direct_triggers(info.node.body, info):
+                if self._is_step_trigger(call):
+                    result = True
+                    break
+                callee = self.method_callee(call)
+                if isinstance(callee, FuncInfo) and runs_step(callee, stack | {info}):
+                    result = True
+                    break
+            steps_when_called[info] = result
+            return result
+
+        only_via_calls = []
+        for loop in self.loops:
+            func = self.enclosing_function(loop)
+            calls = list(self._direct_triggers(loop.body, func))  # type: ignore[attr-defined]
+            if any(self._is_step_trigger(call) for call in calls):
+                self.hot_loops[loop] = self._loop_why(loop)
+            elif any(isinstance(callee, FuncInfo) and runs_step(callee)
+                     for callee in (self.method_callee(call) for call in calls)):
+                self.hot_loops[loop] = self._loop_why(loop)
+                only_via_calls.append((loop, calls))
+        # The innermost loop is the hot one: an epoch loop that calls a
+        # function holding its own batch loop is not (so an evaluation it also
+        # calls once per epoch is not per step either).
+        with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
+        for loop, calls in only_via_calls:
+            callees = [c for c in (self.method_callee(call) for call in calls) if isinstance(c, FuncInfo)]
+            if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees) \
+                    and not batch_loops.hands_batch_to_step(self, calls, runs_step, with_hot_loop):
+                del self.hot_loops[loop]
+        for loop in evaluation_loops(self, self.hot_loops):  # a validation pass running the model (eval_loops.py)
+            self.hot_loops[loop] = "inside the evaluation loop over batches"
+        # Lightning-style step hooks run once per batch.
+        for cls in self.class_info.values():
+            for hook in LIGHTNING_STEP_HOOKS:
+                method = cls.methods.get(hook)
+                if method is not None:
+                    self._mark_hot_func(method, f"`{cls.name}.{hook}` runs every batch")
+        # methods a framework calls once per step (ASE `calculate`, Lightning batch hooks: frameworks.py)
+        for method, entry in self.framework_step_entries().items():
+            self._mark_hot_func(method, entry.why)
+        for name, why in self.project.hot.items():
+            if name in self.classes:
+                cls = self.classes[name]
+                forward = self.method_of(cls, "forward")
+                if forward is not None:
+                    self._mark_hot_func(forward, why)
+        # Functions another file calls on every step of a loop that drives compiled code.
+        for key, why in self.project.stepped.items():
+            func = self.stepped_function(key)
+            if func is not None and not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
+                self._mark_hot_func(func, f"called every step from {why.partition(', from ')[2].split(', ')[0]}")
+        # Functions called from hot loops are hot.
+        for loop, why in list(self.hot_loops.items()):
+            func = self.enclosing_function(loop)
+            calls = func.calls if func is not None else self.module_calls
+            for call in calls:
+                if self.in_loop_body(call, loop) and not self.step_unreached(call):
+                    self._mark_hot_call(call, why)
+
+    def stepped_function(self, key: str) -> Optional[FuncInfo]:
+        """The top-level function ``key`` or the method ``Class.method`` of this
+        file (the keys of ``ProjectFacts.stepped``)."""
+        head, _, method = key.partition(".")
+        if not method:
+            return self.functions.get(head)
+        cls = self.classes.get(head)
+        return self.method_of(cls, method) if cls is not None else None
+
+    def _updates_when_called(self, info: FuncInfo, depth: int = 0) -> bool:
+        """Runs ``.backward()`` or an optimizer step outside its own loops
+        (full-batch training), directly or through local functions."""
+        for call in self._direct_triggers(info.node.body, info):
+            func = call.func
+            if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
+                    func.attr.value == "step" and self._is_step_trigger(call))):
+                return True
+            callee = self.method_callee(call)
+            if isinstance(callee, FuncInfo) and depth < 3 and callee is not info \
+                    and self._updates_when_called(callee, depth + 1):
+                return True
+        return False
+
+    def _loop_why(self, loop: cst.CSTNode) -> str:
+        if isinstance(loop, cst.For) and self._looks_like_loader(loop.iter):
+            return "inside the loop over batches"
+        return "inside the training loop"
+
+    def _mark_hot_call(self, call: cst.Call, why: str) -> None:
+        for target in dispatch.dispatched(self, call):  # `eval(fn)(pred, target)`: a function named in a table
+            self._mark_hot_func(target, why)
+        callee = self.local_callee(call)
+        if isinstance(callee, FuncInfo):
+            if not batch_loops.iterates_batches(self, callee):  # `self.validate()`: its own loop decides
+                self._mark_hot_func(callee, why)
+            return
+        func = call.func
+        if isinstance(func, (cst.Name, cst.Attribute)) and (self.kind(func) == MODEL or isinstance(
+                self.class_of(func, call), (ClassInfo, ImportRef))):
+            cls = self.class_of(func, call)
+            if isinstance(cls, ClassInfo):
+                forward = self.method_of(cls, "forward")
+                if forward is not None:
+                    self._mark_hot_func(forward, f"forward of `{cls.name}` runs every step")
+            elif isinstance(cls, ImportRef):
+                self.exported.hot.append((cls, f"forward of `{cls.name}` runs every step"))
+        if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
+            owner = self.class_of(func.value, call)
+            if isinstance(owner, ClassInfo):
+                method = self.method_of(owner, func.attr.value)
+                if method is not None:
+                    self._mark_hot_func(method, why)
+
+    def _mark_hot_func(self, info: FuncInfo, why: str) -> None:
+        if info in self.hot_funcs:
+            return
+        self.hot_funcs[info] = why
+        for wrapper in dispatch.decorator_wrappers(self, info):  # `@metrics_dict`: its wrapper runs too
+            self._mark_hot_func(wrapper, why)
+        for call in info.calls:
+            if self.enclosing_function(call) is info and not self.step_unreached(call):
+                self._mark_hot_call(call, why)
