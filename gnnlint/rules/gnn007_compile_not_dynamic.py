@@ -636,12 +636,24 @@ def compute_predictions(model, node_emb, seeds):
             # fixed-size examples (`T.SamplePoints(n)`) with drop_last=True: every batch has one size
             feeds = [f for f in feeds if not (f.fixed and f.drop_last)]
             if not feeds:
+                layer = ctx.layer_input_feed(site_node) if dynamic is None else None
+                if layer is not None:
+                    self._report_layer(site_node, site, layer)
                 continue
             varying = [f for f in feeds if not f.fixed]
             if varying:
                 self._report(site_node, site, dynamic, varying[0])
             else:
                 self._report_last_batch(site_node, site, feeds[0])
+
+    def _report_layer(self, site_node, site, layer) -> None:
+        """A library function runs the compiled kernel on the graph it is handed (layer_feeds.py)."""
+        graphs = ", ".join(f"`{name}`" for name in layer.inputs)
+        self.report(compile_report_node(site_node),
+                    f"`{site.target}` is compiled without `dynamic=` and run by `{layer.layer}` on the graph "
+                    f"{graphs} it is handed: its callers pass every batch's graph, with new node and edge counts, "
+                    f"and the first call with a new size recompiles it. Pass `dynamic=True`.",
+                    severity="info")
 
     def _report_last_batch(self, site_node, site, feed) -> None:
         """Fixed-size examples without ``drop_last``: only the last partial batch differs."""
