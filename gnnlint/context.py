@@ -221,6 +221,13 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         ``hot_region``, ``step_drive`` and the per-step calls told to other files leave it out."""
         return self.compile_flag_unreached(node) or self.step_arg_unreached(node)
 
+    def layer_input_feed(self, site_node: cst.CSTNode):
+        """The module forward that runs the function compiled at ``site_node``
+        on its own inputs (``semantic.layer_feeds.LayerFeed``), or None."""
+        from gnnlint.semantic.layer_feeds import layer_input_feed
+
+        return layer_input_feed(self, site_node)
+
     def _export_stepped(self) -> None:
         """The imported functions this file calls every step of a loop that drives compiled code."""
         self._step_analysis().export()

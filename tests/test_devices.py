@@ -101,3 +101,18 @@ def test_pytest_fixtures_and_joins_of_host_tensors():
     assert found["x"] is None  # a device tensor (torch.randn(..., device=...)) is not known to be on the CPU
     assert found["helper"] is None  # not a fixture: a parameter of that name is whatever the caller passes
     assert found["torch.cat([n, other])"] is None
+
+
+def test_elements_of_a_cpu_copy_are_host_tensors():
+    # the element of a comprehension reads its target (written after it); a `.cpu()` copy's
+    # rows / a TensorDict's `.items()` values are on the host, whatever was copied
+    found = _values("""
+        def f(metric_td, out):
+            a = {k: probe(v) for k, v in metric_td.cpu().items()}
+            b = [probe(row) for row in out.cpu()]
+            c = [probe(dev_row) for dev_row in out]
+            for w in metric_td.cpu().values():
+                probe(w)
+    """)
+    host = "an element of a `.cpu()` result"
+    assert found == {"v": host, "row": host, "dev_row": None, "w": host}, found

@@ -102,3 +102,17 @@ def test_callers_of_methods_on_instances():
     assert _callers(ctx, "Base.encode") == ["self.encode(x)", "b.encode(1)"]
     # through a subclass instance too when values are followed
     assert _callers(ctx, "Base.encode", through_aliases=True) == ["self.encode(x)", "b.encode(1)", "c.encode(2)"]
+
+
+def test_reaching_comprehension_element_reads_its_target():
+    # the element is written before its `for` clause, but runs after it binds the target
+    ctx = _ctx("""
+        x = a
+        ys = [use(x) for x in xs]
+    """)
+    assert _values(ctx, "x", _use(ctx, "x", "use")) == ["xs"]
+    ctx = _ctx("""
+        x = a
+        zs = [x for x in use(x)]
+    """)
+    assert _values(ctx, "x", _use(ctx, "x", "use")) == ["a"]  # the iterable is read before the target is bound

@@ -57,20 +57,23 @@ class CompileNotDynamic(Rule):
     `ClusterLoader`, `ShaDowKHopSampler`, `GraphSAINT*Sampler`,
     `RandomNodeLoader` or a PyG `DataLoader` over a list of graphs, DGL's
     GraphBolt `gb.DataLoader` (neighbour-sampled minibatches) or
-    `dgl.dataloading` loaders (`DataLoader`, `GraphDataLoader`) — directly,
-    through the local functions it is passed to (`train(model, loader)`), or
-    from the step hooks of a Lightning-style module whose `*_dataloader()`
-    returns such a loader, or from an ASE calculator's `calculate()`, which
-    ASE calls with a new structure every MD / optimisation step; a compiled
-    LightningModule given to `trainer.fit(...)` whose step methods take PyG
-    `Batch`/`Data` (annotated), wherever its data module comes from; the
-    slices `x[start:end]` of a chunked `for start in range(0, n, size)` loop
-    (the last chunk is shorter). A compiled train step (`@torch.compile def
-    train_step(batch, ...)`, `step = torch.compile(fn)`,
-    `@functools.partial(torch.compile, ...)`) called once per batch
-    is a compile site like a compiled model; the loader may be built by a
-    helper, passed down through parameters and wrapped in `tqdm`,
-    `enumerate` or `zip`.
+    `dgl.dataloading` loaders (`DataLoader`, `GraphDataLoader`), PyTorch
+    Frame's `DataLoader` of table rows (without `drop_last` the last batch is
+    shorter) — directly, through the local functions it is passed to
+    (`train(model, loader)`), or from the step hooks of a Lightning-style
+    module whose `*_dataloader()` returns such a loader, or from an ASE
+    calculator's `calculate()`, which ASE calls with a new structure every MD
+    / optimisation step; a compiled LightningModule given to
+    `trainer.fit(...)` whose step methods take PyG `Batch`/`Data` (annotated),
+    wherever its data module comes from; the slices `x[start:end]` of a
+    chunked `for start in range(0, n, size)` loop (the last chunk is shorter).
+    A compiled train step (`@torch.compile def train_step(batch, ...)`, `step
+    = torch.compile(fn)`, `@functools.partial(torch.compile, ...)`) called
+    once per batch is a compile site like a compiled model; the loader may be
+    built by a helper, passed down through parameters and wrapped in `tqdm`,
+    `enumerate` or `zip`. A kernel compiled in a library and run by a function
+    of its API on the graph it is handed (`sum_efeat(efeat, nfeat, graph)`)
+    sees every caller's graph.
 
     ## Why is this bad?
     Every mini-batch of a sampled or graph-level loader has a different
@@ -609,12 +612,22 @@ def compute_predictions(model, node_emb, seeds):
             # fixed-size examples (`T.SamplePoints(n)`) with drop_last=True: every batch has one size
             feeds = [f for f in feeds if not (f.fixed and f.drop_last)]
             if not feeds:
+                if dynamic is None and (layer := ctx.layer_input_feed(site_node)) is not None:
+                    self._report_layer(site_node, site, layer)
                 continue
             varying = [f for f in feeds if not f.fixed]
             if varying:
                 self._report(site_node, site, dynamic, varying[0])
             else:
                 self._report_last_batch(site_node, site, feeds[0])
+
+    def _report_layer(self, site_node, site, layer) -> None:
+        """A library function runs the compiled kernel on the graph it is handed (layer_feeds.py)."""
+        self.report(compile_report_node(site_node),
+                    f"`{site.target}` is compiled without `dynamic=` and run by `{layer.layer}` on the graph "
+                    f"{', '.join(f'`{name}`' for name in layer.inputs)} it is handed: its callers pass every batch's "
+                    f"graph, with new node and edge counts, and the first call with a new size recompiles it. "
+                    f"Pass `dynamic=True`.", severity="info")
 
     def _report_last_batch(self, site_node, site, feed) -> None:
         """Fixed-size examples without ``drop_last``: only the last partial batch differs."""

@@ -488,6 +488,33 @@ class Trainer:
 """),
     )
     INVALID = (
+        # a model compiled only under a flag (`compile(m) if flag else m`, `if flag: m = compile(m)`) is still the
+        # model: the evaluation function's loop runs it on every batch (the class is imported: no other hint)
+        Invalid("""
+import torch
+from torch_frame.nn import Trompt
+model = Trompt(channels=8).to("cuda")
+model = torch.compile(model, dynamic=True) if args.compile else model
+@torch.no_grad()
+def test(loader):
+    accum = 0
+    for tf in loader:
+        pred = model(tf.to("cuda"))
+        accum += float((tf.y == pred.argmax(dim=-1)).sum())
+    return accum
+""", lines=(11,)),
+        Invalid("""
+import torch
+from torch_frame.nn import Trompt
+model = Trompt(channels=8).to("cuda")
+if args.compile:
+    model = torch.compile(model, dynamic=True)
+def test(loader):
+    preds = []
+    for tf in loader:
+        preds.append(model(tf.to("cuda")).cpu())
+    return preds
+""", lines=(10,)),
         # the validation pass of each epoch runs the compiled model on every batch: per-step too;
         # the loop over the same loader that runs no model is not
         Invalid("""

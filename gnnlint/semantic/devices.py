@@ -133,6 +133,8 @@ class Devices:
                 found = self._host_fixture(name.value, -1, depth)
                 if found is None and func is not None:
                     found = self._host_param(candidate, func, depth)
+            elif candidate.how in ("iter", "iter_unpack") and self._host_elements(candidate.value, depth):
+                found = "an element of a `.cpu()` result"  # `for k, v in td.cpu().items()`
             elif candidate.how in ("iter", "iter_unpack") and func is not None:
                 found = self._host_param(candidate, func, depth)
             elif candidate.how == "unpack" and isinstance(candidate.value, cst.Name) \
@@ -145,6 +147,15 @@ class Devices:
             if found is None:
                 return None
         return found
+
+    def _host_elements(self, iterable: Optional[cst.BaseExpression], depth: int) -> bool:
+        """Iterating ``iterable`` yields CPU tensors: a ``.cpu()`` result, whatever it copied (a
+        tensor's rows, a TensorDict's ``.items()`` / ``.values()``)."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+                and iterable.func.attr.value in ("items", "values") and not iterable.args:
+            iterable = iterable.func.value
+        return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+            and iterable.func.attr.value == "cpu" and not iterable.args and not self._default_device_set()
 
     def _is_param(self, name: cst.Name) -> bool:
         reaching = self.reaching(name.value, name)

@@ -56,6 +56,14 @@ _DGL_LOADERS = {
 }
 
 
+# PyTorch Frame's loader of TensorFrame row batches (PyG's tabular sibling): `batch_size` rows each, and
+# without `drop_last` a shorter last batch, a second size for a compiled model (fixed_size.py).
+_FRAME_LOADERS = {
+    "torch_frame.data.DataLoader": "torch_frame.data.DataLoader",
+    "torch_frame.data.loader.DataLoader": "torch_frame.data.DataLoader",
+}
+
+
 # A loader gnnlint cannot trace (a parameter no local caller binds, a name
 # bound by an imported function) counts only when its name says loader and
 # its batches are used as graph batches (one of these attributes).
@@ -166,6 +174,8 @@ class Feeds:
             return last  # (PyG 1.x kept the loaders in torch_geometric.data)
         if resolved in _DGL_LOADERS:
             return _DGL_LOADERS[resolved]
+        if resolved in _FRAME_LOADERS:  # rows of one size: `fixed_size_batches` tells (fixed_size.py)
+            return _FRAME_LOADERS[resolved]
         if resolved in ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"):
             collate = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "collate_fn"),
                            None)

@@ -13,7 +13,8 @@ is ``pipeline_padded``.)
 "`T.SamplePoints(1024)`", or None; whether the loader drops the last batch).
 Followed in this file: names, unpacking a local function's returned tuple,
 ``dataset[:n]`` / ``dataset.shuffle()``, parameters every local caller binds,
-``T.Compose([...])``.
+``T.Compose([...])``. PyTorch Frame's ``DataLoader`` batches rows of a ``TensorFrame``:
+fixed-size examples too.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import libcst as cst
 from gnnlint.semantic.model import FuncInfo
 
 _GRAPH_LOADERS = ("DataLoader", "DataListLoader")
+_ROW_LOADERS = ("torch_frame.data.",)  # PyTorch Frame's DataLoader: batches of table rows, all one size
 _ITER_WRAPPERS = ("enumerate", "tqdm", "iter", "islice", "track")
 _SIZING = ("SamplePoints", "FixedPoints")
 _KEEPS_EXAMPLES = ("shuffle", "copy", "index_select", "to")
@@ -32,7 +34,15 @@ _KEEPS_EXAMPLES = ("shuffle", "copy", "index_select", "to")
 class FixedSize:
     """``fixed_size_batches``. Mixed into FileContext; reads the SemanticModel."""
 
-    def fixed_size_batches(self, iterable: cst.BaseExpression, at: cst.CSTNode) -> tuple[Optional[str], bool]:
+    def fixed_size_batches(self, iterable: cst.BaseExpression, at: cst.CSTNode,
+                           depth: int = 0) -> tuple[Optional[str], bool]:
+        passed = self._loader_param(iterable, at)
+        if passed is not None and depth < 3:  # `def train(model, loader)`: what every local caller passes
+            func, name = passed
+            callers = self.callers_of(func)
+            found = {self.fixed_size_batches(value, call, depth + 1) for call in callers
+                     if (value := self.arg_for_param(func, call, name)) is not None}
+            return found.pop() if callers and len(found) == 1 else (None, False)
         loader = self._graph_loader_call(iterable, at, 0)
         if loader is None:
             return None, False
@@ -40,8 +50,22 @@ class FixedSize:
                         and self.literal_value(a.value, a.value) is True for a in loader.args)
         dataset = next((a.value for a in loader.args if a.keyword is not None and a.keyword.value == "dataset"),
                        loader.args[0].value if loader.args and loader.args[0].keyword is None else None)
+        if (self.resolve(loader.func) or "").startswith(_ROW_LOADERS):
+            return "rows of a `TensorFrame`", drop_last  # every example is one table row
         sized = self._fixed_examples(dataset, loader, 0) if dataset is not None else None
         return sized, drop_last
+
+    def _loader_param(self, expr: cst.BaseExpression, at: cst.CSTNode):
+        """(function, parameter) when ``expr`` (through ``tqdm(...)`` / ``enumerate(...)``) is a parameter."""
+        while isinstance(expr, cst.Call) and expr.args and (self.last_part(expr.func) or "") in _ITER_WRAPPERS:
+            expr = expr.args[0].value
+        if not isinstance(expr, cst.Name):
+            return None
+        binding = self.feed_binding(expr.value, at)
+        if binding is None or binding.how != "param" or binding.node is None:
+            return None
+        func = self.enclosing_function(binding.node)
+        return (func, expr.value) if func is not None else None
 
     def _graph_loader_call(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> Optional[cst.Call]:
         if depth > 5:
@@ -49,7 +73,8 @@ class FixedSize:
         if isinstance(expr, cst.Call):
             resolved = self.resolve(expr.func) or ""
             last = resolved.split(".")[-1]
-            if resolved.startswith(("torch_geometric.loader", "torch_geometric.data")) and last in _GRAPH_LOADERS:
+            if resolved.startswith(("torch_geometric.loader", "torch_geometric.data")) and last in _GRAPH_LOADERS \
+                    or resolved.startswith(_ROW_LOADERS) and last == "DataLoader":
                 return expr
             if last in _ITER_WRAPPERS and expr.args:
                 return self._graph_loader_call(expr.args[0].value, at, depth + 1)

@@ -216,6 +216,8 @@ class Kinds:
             return SCALAR if self.kind(expr.left) == SCALAR and self.kind(expr.right) == SCALAR else UNKNOWN
         if isinstance(expr, cst.IfExp):
             a, b = self.kind(expr.body), self.kind(expr.orelse)
+            if a != b and (self._compiles(expr.body, expr.orelse) or self._compiles(expr.orelse, expr.body)):
+                return MODEL  # `torch.compile(model) if args.compile else model`: the model, compiled or not
             return a if a == b else UNKNOWN
         if isinstance(expr, cst.NamedExpr):
             return self.kind(expr.value)
@@ -243,7 +245,21 @@ class Kinds:
             kinds.add(self._binding_kind(name, candidate, func))
         if not kinds:
             return SCALAR if presumed else UNKNOWN
+        if kinds == {MODEL, UNKNOWN} and any(
+                candidate.how == "assign" and self._compiles(candidate.value, cst.Name(name))
+                for candidate, _ in presumed):
+            return MODEL  # `if args.compile: model = torch.compile(model)`: the model, compiled or not
         return kinds.pop() if len(kinds) == 1 else UNKNOWN
+
+    def _compiles(self, value: Optional[cst.CSTNode], target: cst.CSTNode) -> bool:
+        """``value`` is a compile-API call of ``target`` itself (``torch.compile(model, ...)``
+        for ``model``): a name or branch holding either is the same model, compiled or not."""
+        if not isinstance(value, cst.Call) or not (
+                (self.resolve(value.func) or "") in COMPILE_FUNCS or self.compile_api(value.func)):
+            return False
+        first = next((a.value for a in value.args if a.keyword is None and not a.star), None)
+        return first is not None and isinstance(target, (cst.Name, cst.Attribute)) \
+            and self.module.code_for_node(first) == self.module.code_for_node(target)
 
     def _binding_kind(self, name: str, binding: Binding, func: Optional[FuncInfo]) -> str:
         how = binding.how

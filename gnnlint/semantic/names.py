@@ -133,7 +133,8 @@ class Names:
             bindings = func.bindings.get(name) if func is not None else self.module_bindings.get(name)
             if not bindings:
                 continue
-            before = [b for b in bindings if b.order < use and not self._binds_around(b, at)]
+            before = [b for b in bindings if (b.order < use or self._comprehension_target(b, at))
+                      and not self._binds_around(b, at)]
             if func is not None and not (func.node in self.ancestors(at) or func.node is at):
                 before = bindings  # an enclosing scope seen from a closure: all of it
             elif func is None and self.enclosing_function(at) is not None:
@@ -145,6 +146,16 @@ class Names:
                 return None, func
             return before[-1], func
         return None, None
+
+    def _comprehension_target(self, binding: Binding, at: cst.CSTNode) -> bool:
+        """``[v.item() for v in xs]``: the element, written before the ``for``, reads its target."""
+        stmt = binding.node
+        if not isinstance(stmt, cst.CompFor):
+            return False
+        ancestors = list(self.ancestors(at))
+        return at is not stmt.iter and not any(anc is stmt.iter for anc in ancestors) and any(
+            isinstance(anc, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)) and _owns(anc, stmt)
+            for anc in ancestors)
 
     def _binds_around(self, binding: Binding, at: cst.CSTNode) -> bool:
         """``x = f(x)``: the use of ``x`` inside the value sees the old ``x``."""
@@ -538,3 +549,13 @@ def _alternatives(expr: Optional[cst.BaseExpression]) -> list[cst.BaseExpression
     if isinstance(expr, cst.BooleanOperation):
         return _alternatives(expr.left) + _alternatives(expr.right)
     return [expr] if expr is not None else []
+
+
+def _owns(comprehension: cst.CSTNode, comp_for: cst.CompFor) -> bool:
+    """``comp_for`` is one of the ``for`` clauses of ``comprehension``."""
+    clause = getattr(comprehension, "for_in", None)
+    while clause is not None:
+        if clause is comp_for:
+            return True
+        clause = clause.inner_for_in
+    return False
