@@ -301,3 +301,53 @@ def _flow_mapping(raw: str) -> "Optional[dict]":
             return None
         out[name.strip().strip("'\"")] = _scalar(value.strip())
     return out
+
+
+# -- a config-built class's constructor arguments: `encoder: ${encoder}` ----------------
+_INTERPOLATION = re.compile(r"""^['"]?\$\{([A-Za-z_][\w\-]*)\}['"]?$""")
+
+
+def param_fills(importer: str, cls_name: str, param: str) -> list[tuple[str, str]]:
+    """What the project's Hydra configs build for the constructor parameter
+    ``param`` of the class ``cls_name`` defined in ``importer``: each config
+    file whose top-level ``_target_`` names that class (``pkg.lit.VAE``, the
+    module matched against the end of ``importer``'s path) and whose
+    top-level ``param:`` entry is an interpolation of a config group
+    (``encoder: ${encoder}``) gives ``("group", name)``; one holding a nested
+    ``_target_`` (``encoder:`` / ``  _target_: pkg.enc.Encoder``) gives
+    ``("target", dotted)``. A literal, a list or anything else gives nothing."""
+    module_path = os.path.splitext(os.path.abspath(importer))[0].replace(os.sep, "/")
+    for folder in _folders_up(importer):
+        out: list[tuple[str, str]] = []
+        for root in _config_roots(folder, param):
+            if root == folder:
+                continue  # a group folder named like the parameter, not a config directory
+            for path, targets in _scan_tree(root):
+                if not any(indent == 0 and parent is None and _names_class(dotted, module_path, cls_name)
+                           for indent, parent, dotted in targets):
+                    continue
+                for item in _top_entry(path, param, targets):
+                    if item not in out:
+                        out.append(item)
+        if out:
+            return out
+    return []
+
+
+def _names_class(dotted: str, module_path: str, cls_name: str) -> bool:
+    module, _, name = dotted.rpartition(".")
+    return bool(module) and name == cls_name and module_path.endswith("/" + module.replace(".", "/"))
+
+
+def _top_entry(path: str, param: str, targets: tuple) -> list[tuple[str, str]]:
+    text = _read_text(path) or ""
+    for line in text.splitlines():
+        match = _ENTRY.match(line)
+        if match is None or match.group(1) or match.group(2) != param:
+            continue
+        value = (match.group(3) or "").split(" #")[0].strip()
+        if not value:
+            return [("target", dotted) for indent, parent, dotted in targets if indent > 0 and parent == param]
+        group = _INTERPOLATION.match(value)
+        return [("group", group.group(1))] if group is not None else []
+    return []

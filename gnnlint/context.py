@@ -71,6 +71,7 @@ from gnnlint.semantic.kinds import (  # noqa: F401
 )
 from gnnlint.semantic.containers import Containers
 from gnnlint.semantic.callables import Callables
+from gnnlint.semantic.config_params import ConfigParams
 from gnnlint.semantic.ctor_args import ConstructorArgs
 from gnnlint.semantic.holders import Holders
 from gnnlint.semantic.none_filled import NoneFilled
@@ -103,7 +104,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
-                  Containers, ConstructorArgs, NoneFilled, Callables, Holders, CompileFlags,
+                  Containers, ConstructorArgs, ConfigParams, NoneFilled, Callables, Holders, CompileFlags,
                   StepArgs):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 

@@ -76,9 +76,10 @@ def test_semantic_never_imports_the_layers_above_it_at_run_time():
 
 
 def test_semantic_imports_have_no_cycle():
-    graph = {name: {m for m in mods if m in _semantic_graph()} for name, mods in _semantic_graph().items()}
+    semantic = _semantic_graph()  # parsed once (it was re-parsed for every import it was asked about)
+    graph = {name: {m for m in mods if m in semantic} for name, mods in semantic.items()}
     # gnnlint.semantic.flow etc. may be imported as `from gnnlint.semantic import flow`
-    for name, mods in _semantic_graph().items():
+    for name, mods in semantic.items():
         graph[name] |= {f"gnnlint.semantic.{m.split('.')[-1]}" for m in mods
                         if m.startswith("gnnlint.semantic.") and f"gnnlint.semantic.{m.split('.')[-1]}" in graph}
     state: dict[str, int] = {}

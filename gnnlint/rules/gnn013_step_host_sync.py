@@ -203,6 +203,22 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # methods other than forward called on the compiled wrapper run the original module eagerly
+        # (bench/evidence/e22_compiled_wrapper_methods.py): this loop runs nothing compiled
+        Valid("""
+import torch
+class AutoEncoder(torch.nn.Module):
+    def encode(self, x):
+        return x * 2
+    def decode(self, z):
+        return z / 2
+    def forward(self, x):
+        return self.decode(self.encode(x))
+model = torch.compile(AutoEncoder())
+for x in loader:
+    z = model.encode(x.to("cuda"))
+    print(model.decode(z).sum().item())
+"""),
         # the model is called before the helper compiles its submodule: eager
         Valid("""
 import torch
@@ -515,6 +531,19 @@ def test(loader):
         preds.append(model(tf.to("cuda")).cpu())
     return preds
 """, lines=(10,)),
+        # `model.forward(x)` on the compiled wrapper runs the compiled program (`model.encode(x)` would not)
+        Invalid("""
+import torch
+class AutoEncoder(torch.nn.Module):
+    def encode(self, x):
+        return x * 2
+    def forward(self, x):
+        return self.encode(x)
+model = torch.compile(AutoEncoder())
+for x in loader:
+    z = model.forward(x.to("cuda"))
+    print(z.sum().item())
+""", lines=(11,)),
         # the validation pass of each epoch runs the compiled model on every batch: per-step too;
         # the loop over the same loader that runs no model is not
         Invalid("""

@@ -67,6 +67,8 @@ class Choices:
                     for arg in (self._args_for_param(binding.node, func) or []) \
                             + self.constructor_args(func, binding.node):
                         out += self._instance_choices(arg, arg, depth + 1, cond)
+                    # what a Hydra config passes for it (encoder: ${encoder})
+                    out += [(ref, cond) for ref in self.config_param_choices(func, binding.node)]
             return out
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             # what the class stores there; and what Hydra builds into it (self.model = instantiate(cfg.model))

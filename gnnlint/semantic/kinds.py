@@ -17,6 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.semantic import forward_args
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
@@ -375,6 +376,8 @@ class Kinds:
                 return UNKNOWN
             if param.default is not None:
                 return UNKNOWN
+            if forward_args.host_forward_param(self, func, param):
+                return SCALAR  # self.embedder(labels, self.training): every call here passes a Python value
             return TENSOR
         if func is not None:
             cls = self._param_class_from_callers(param, func, 0)

@@ -19,6 +19,7 @@ import libcst as cst
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import compile_facts, lightning_feeds, submodule_reach
+from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
@@ -434,6 +435,8 @@ class Regions(HotLoops):
                     yield cls, call
                 elif isinstance(cls, ImportRef) and cls.name[:1].isupper():
                     yield cls, call
+                elif cls is None and (chosen := called_choices(self, func, call)):
+                    yield from chosen  # self.encoder(...) whose class a factory or a config chooses
                 elif isinstance(func, cst.Name) and func.value in self.imports and cls is None \
                         and self.lookup(func.value, call)[0] is None:
                     yield self.imports[func.value], call  # an imported helper function

@@ -23,14 +23,11 @@ import libcst as cst
 
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
-from gnnlint.semantic.vocab import MODULE_HOUSEKEEPING
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext, FuncInfo
 
 _MAX_DEPTH = 3
-# methods of a module that do not run it
-_HOUSEKEEPING = MODULE_HOUSEKEEPING
 
 
 @dataclass(frozen=True)
@@ -75,12 +72,13 @@ class StepAnalysis:
                 for call in ctx.ref_calls(ref):
                     calls.setdefault(id(call), what)
                 if ref[0] in ("name", "self"):
-                    # `model.encode(x)` runs the wrapped module's method eagerly,
-                    # but the loop still runs the compiled model's program
+                    # `model.forward(x)` runs the compiled program; `model.encode(x)` on the
+                    # compiled wrapper runs the original module's method eagerly, and the
+                    # submodules it calls too (bench/evidence/e22_compiled_wrapper_methods.py)
                     for call in ctx.all_calls():
                         func = call.func
                         if isinstance(func, cst.Attribute) and ctx._is_ref_expr(func.value, ref, call):
-                            if func.attr.value not in _HOUSEKEEPING:
+                            if func.attr.value == "forward":
                                 calls.setdefault(id(call), what)
                             elif func.attr.value == "parameters":
                                 self._optimizer_steps(call, what, calls)
