@@ -154,6 +154,21 @@ def batch_of(embeddings, device):
 """),
     )
     INVALID = (
+        # torch_scatter's segment counts, a legacy `torch.LongTensor` (CPU: no sync, but a data-sized
+        # output) and a value with a length (an int has none; `repeats` takes no list) are tensors
+        Invalid("""
+import torch
+from torch_scatter import segment_coo
+def neighbors(index, x):
+    num_neighbors = segment_coo(index.new_ones(1).expand_as(index), index, dim_size=x.size(0))
+    return torch.repeat_interleave(x, num_neighbors)
+def cells(cell, n):
+    num_atoms = torch.LongTensor([n])
+    return torch.repeat_interleave(cell, num_atoms, dim=0)
+def per_atom(x, num_atoms):
+    batch_size = len(num_atoms)
+    return torch.repeat_interleave(x, num_atoms, dim=0), batch_size
+""", lines=(6, 9, 12)),
         # jraph's GraphsTuple (also in PyTorch ports): n_node / n_edge are per-graph count arrays
         Invalid("""
 import torch

@@ -6,7 +6,8 @@ the class is chosen at run time (a factory, a Hydra config filling the
 constructor parameter, ``A() if c else B()``) -- ``called_choices(ctx, func,
 call)`` answers with every class ``model_choices`` (choices.py) names for it,
 as the compiled-forward walk of a class already does for its submodules
-(regions.py, ``_mark_class``). Asked by regions.py's callee walk
+(regions.py, ``_mark_class``; for a compiled class that walk answers, with
+each choice's condition, so this one stays out). Asked by regions.py's callee walk
 (``_callees``) for calls that are not local functions or methods.
 """
 from __future__ import annotations
@@ -31,6 +32,8 @@ def called_choices(ctx: FileContext, func: cst.BaseExpression, call: cst.Call) -
     cls = ctx.enclosing_class(call)
     if cls is None or ctx.method_of(cls, func.attr.value) is not None:
         return []  # self.method(...): a method, not a submodule
+    if cls.name in ctx.compiled_classes:
+        return []  # a compiled class: its own submodule walk names these, with the condition choosing each
     out = []
     for choice, _when in ctx.model_choices(func, call):
         if isinstance(choice, ClassInfo) and choice is not cls and ctx.is_module_class(choice) \

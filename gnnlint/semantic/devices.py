@@ -25,7 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.semantic import batch_loops
-from gnnlint.semantic.kinds import SCALAR, TENSOR
+from gnnlint.semantic.kinds import LEGACY_TENSOR_CONSTRUCTORS, SCALAR, TENSOR
 
 _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 _JOINS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
@@ -97,6 +97,8 @@ class Devices:
         positional = [a.value for a in call.args if a.keyword is None]
         if resolved == "torch.from_numpy":
             return "`torch.from_numpy(...)`"
+        if resolved.startswith("torch.") and resolved[6:] in LEGACY_TENSOR_CONSTRUCTORS and positional:
+            return f"`{resolved}(...)`, a legacy constructor that builds on the CPU"
         if resolved in _FROM_DATA and positional and not has_device:
             data = positional[0]
             if self.kind(data) == TENSOR:

@@ -581,7 +581,7 @@ class Feeds:
         if not feeds and self.project.fed:
             feeds = self._fed_elsewhere(site_node)
         if not feeds:  # trainer.fit(model, datamodule=...) of a LightningModule whose steps take PyG batches
-            fitted = lightning_feeds.trainer_feed(self, site_node)
+            fitted = lightning_feeds.trainer_feed(self, site_node) or lightning_feeds.step_feed(self, site_node)
             if fitted is not None:
                 feeds = [LoaderFeed("PyG Batch", fitted[0], fitted[1], self.pipeline_padded(), (),
                                     bool(self.mark_dynamic_keys()))]

@@ -48,6 +48,11 @@ UNKNOWN = "unknown"
 
 
 # torch.<fn> calls that do not return a tensor.
+# the legacy typed constructors: `torch.LongTensor([n])` builds a CPU tensor
+LEGACY_TENSOR_CONSTRUCTORS = frozenset((
+    "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+))
 _TORCH_NON_TENSOR = {
     "device", "dtype", "Size", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled",
     "manual_seed", "seed", "compile", "save", "load", "is_tensor", "is_floating_point",
@@ -473,6 +478,8 @@ class Kinds:
             return _torch_call_kind(resolved.split("."), resolved)
         if root == "torch_geometric":
             return _pyg_call_kind(resolved.split("."))
+        if root == "torch_scatter" and _scatter_returns_tensor(resolved.split(".")[-1]):
+            return TENSOR  # segment_coo(ones, index): per-segment counts, a tensor
         if isinstance(func, cst.Attribute):
             kind = self._method_call_kind(func)
             if kind is not None:
@@ -585,6 +592,8 @@ def _torch_call_kind(parts: list[str], resolved: str) -> str:
     """``torch.<...>(...)``: tensor functions, nn modules, optimizers, schedulers."""
     if len(parts) == 2:
         name = parts[1]
+        if name in LEGACY_TENSOR_CONSTRUCTORS:
+            return TENSOR  # torch.LongTensor([n]): a (CPU) tensor
         if name in _TORCH_NON_TENSOR or name[:1].isupper():
             return UNKNOWN
         return TENSOR
@@ -603,6 +612,12 @@ def _torch_call_kind(parts: list[str], resolved: str) -> str:
     if parts[1] in _TORCH_TENSOR_SUBMODULES:
         return TENSOR
     return UNKNOWN
+
+
+def _scatter_returns_tensor(name: str) -> bool:
+    """A torch_scatter function returning one tensor (``scatter_max`` / ``segment_min_coo``
+    return a tuple (values, arg): not one tensor)."""
+    return name.startswith(("scatter", "segment", "gather")) and "max" not in name and "min" not in name
 
 
 def _pyg_call_kind(parts: list[str]) -> str:

@@ -19,6 +19,9 @@ in the file that compiles and fits.
   at ``site_node`` is such a module (local, or imported with a ``graph_steps``
   fact) and a ``.fit(...)`` / ``.validate(...)`` / ``.test(...)`` /
   ``.predict(...)`` call receives it.
+- ``step_feed(ctx, site_node)``: ``(call, how)`` when such a module compiles
+  its own method or submodule (``self.encode = torch.compile(self.encode)`` in
+  ``setup``) and calls it: the steps run it on each batch's data.
 """
 from __future__ import annotations
 
@@ -105,4 +108,24 @@ def trainer_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst
             [a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"]
         if any(isinstance(v, cst.Name) and v.value in names for v in given):
             return call, f"`{ctx.module.code_for_node(func)}(...)` runs the compiled steps; {why}"
+    return None
+
+
+def step_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst.Call, str]]:
+    """A LightningModule compiling its own method or submodule (``self.encode =
+    torch.compile(self.encode)`` in ``setup`` / ``__init__``) when its steps take
+    graph batches: whoever fits it, the compiled code runs on what the steps make
+    of each batch. The first call of the compiled ``self.<attr>(...)`` in the
+    class, and how (for messages); None when the class never calls it (a
+    wrapper only reached through ``.encode(...)`` runs eagerly: e22)."""
+    cls = ctx.enclosing_class(site_node)
+    attrs = {ref[1] for ref in ctx.compiled_refs(site_node) if ref[0] == "self"} if cls is not None else set()
+    why = graph_steps_why(ctx, cls) if attrs else None
+    if not why:
+        return None
+    for call in ctx.all_calls():
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and func.attr.value in attrs and ctx.enclosing_class(call) is cls:
+            return call, f"`{ctx.module.code_for_node(func)}(...)` runs in the steps Lightning feeds; {why}"
     return None

@@ -170,7 +170,8 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     ``repeats``): whether this one is not an int -- ``likely_tensor``, or a value
     used as an array where it is bound (``n_node.shape[0]``, ``n.device``,
     ``n.to(...)``; an int has none of these, a numpy scalar no first dimension),
-    or made by such a method (``neighbors = neighbors.to(cell.device)``)."""
+    or made by such a method (``neighbors = neighbors.to(cell.device)``); ``len(n)`` too (an int has
+    no length, and ``repeats`` takes no list)."""
     if likely_tensor(ctx, expr):
         return True
     if ctx.kind(expr) == SCALAR:
@@ -215,6 +216,9 @@ def _graphs_tuple(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 
 def _used_as_array(ctx: FileContext, use: cst.Name) -> bool:
     parent = ctx.parent.get(use)
+    if isinstance(parent, cst.Arg) and parent.keyword is None:  # `len(n)`: an int has no length
+        call = ctx.parent.get(parent)
+        return isinstance(call, cst.Call) and len(call.args) == 1 and ctx.resolve(call.func) == "len"
     if not isinstance(parent, cst.Attribute) or parent.value is not use:
         return False
     attr = parent.attr.value
