@@ -128,6 +128,10 @@ class StepHostSync(SyncRule):
     `if step <= 100 or step % 50 == 0:`) is reported with that condition:
     it costs a sync on those steps, not on every one ("syncs the device on
     the steps where `global_step % 500 == 0` holds, in a training loop").
+    A sync under `if i == 0:`, where `i` counts the batches of the loop
+    (`for i, batch in enumerate(loader)`), runs on the first batch only --
+    once per epoch -- and is not flagged; `if epoch == 0:` inside the batch
+    loop still runs on every batch of that epoch and is.
 
     ## Example
     ```python
@@ -203,6 +207,22 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # the first batch of each pass only (`i` counts the batches): once per epoch, not per step --
+        # directly and through the helper it calls there
+        Valid("""
+import torch
+model = torch.compile(model)
+def show(images):
+    return images.detach().cpu().numpy()
+for epoch in range(10):
+    for i, batch in enumerate(loader):
+        out = model(batch)
+        out.sum().backward()
+        optimizer.step()
+        if i == 0 and log_images:
+            print(out.mean().item())
+            show(out)
+"""),
         # methods other than forward called on the compiled wrapper run the original module eagerly
         # (bench/evidence/e22_compiled_wrapper_methods.py): this loop runs nothing compiled
         Valid("""
@@ -504,6 +524,18 @@ class Trainer:
 """),
     )
     INVALID = (
+        # an outer loop's counter: `epoch == 0` holds on every batch of the first epoch
+        Invalid("""
+import torch
+model = torch.compile(model)
+for epoch in range(10):
+    for i, batch in enumerate(loader):
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        if epoch == 0:
+            print(loss.item())
+""", lines=(10,)),
         # a model compiled only under a flag (`compile(m) if flag else m`, `if flag: m = compile(m)`) is still the
         # model: the evaluation function's loop runs it on every batch (the class is imported: no other hint)
         Invalid("""
