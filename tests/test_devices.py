@@ -116,3 +116,23 @@ def test_elements_of_a_cpu_copy_are_host_tensors():
     """)
     host = "an element of a `.cpu()` result"
     assert found == {"v": host, "row": host, "dev_row": None, "w": host}, found
+
+
+def test_factories_without_device_build_on_the_cpu():
+    found = _values("""
+        import torch
+        def f(x, rate):
+            probe(torch.rand(()) < 0.5)
+            probe(torch.zeros(3).sum())
+            probe(torch.rand((), device=x.device) < rate)
+            probe(torch.arange(5, device="cuda"))
+            with torch.device("cuda"):
+                probe(torch.ones(2))
+            probe(torch.rand_like(x))
+    """)
+    assert found["torch.rand(()) < 0.5"] == "`torch.rand(...)` without `device=` (built on the CPU)"
+    assert found["torch.zeros(3).sum()"] == "`torch.zeros(...)` without `device=` (built on the CPU)"
+    assert found["torch.rand((), device=x.device) < rate"] is None
+    assert found['torch.arange(5, device="cuda")'] is None
+    assert found["torch.ones(2)"] is None  # `with torch.device("cuda"):`
+    assert found["torch.rand_like(x)"] is None  # where x lives

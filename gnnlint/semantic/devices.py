@@ -6,8 +6,10 @@ alone (``shared/cases/README.md``: "A CPU tensor does not sync the device:
 false"). A tensor is known to be on the host when it is
 
 - built from Python or numpy data without ``device=``: ``torch.tensor(list)``,
-  ``torch.as_tensor([...])`` / ``torch.as_tensor(np_array)``, ``torch.from_numpy(a)``
-  (unless the file calls ``torch.set_default_device``);
+  ``torch.as_tensor([...])`` / ``torch.as_tensor(np_array)``, ``torch.from_numpy(a)``,
+  or by a factory without ``device=`` (``torch.rand(())``, ``torch.zeros(n)``,
+  ``torch.arange(n)``) outside ``with torch.device(...):`` (unless the file calls
+  ``torch.set_default_device``);
 - the result of ``.cpu()`` / ``.to("cpu")`` (the copy is that call, which the
   sync rules report where it costs something);
 - computed from such tensors by ops that keep the device (``.mean()``,
@@ -28,6 +30,9 @@ from gnnlint.semantic import batch_loops
 from gnnlint.semantic.kinds import LEGACY_TENSOR_CONSTRUCTORS, SCALAR, TENSOR
 
 _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
+# factories that build on the default device (the CPU) without `device=`
+_FACTORIES = {"torch." + name for name in (
+    "rand", "randn", "randint", "randperm", "zeros", "ones", "empty", "full", "arange", "linspace", "eye")}
 _JOINS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
 _FIXTURES = ("pytest.fixture",)
 # methods whose result lives where the receiver does
@@ -106,6 +111,8 @@ class Devices:
             if resolved == "torch.tensor" or self._python_or_numpy(data):
                 return f"`{resolved}(...)` of Python data without `device=`"
             return None
+        if resolved in _FACTORIES and not has_device and not self._under_device_context(call):
+            return f"`{resolved}(...)` without `device=` (built on the CPU)"
         if resolved in _JOINS and positional and isinstance(positional[0], (cst.List, cst.Tuple)) \
                 and positional[0].elements and all(
                     not isinstance(e, cst.StarredElement) and self.host_tensor(e.value, depth + 1)
@@ -124,6 +131,15 @@ class Devices:
         if method in _MOVES or self.kind(func.value) == SCALAR:
             return None
         return self.host_tensor(func.value, depth + 1)
+
+    def _under_device_context(self, node: cst.CSTNode) -> bool:
+        """Inside ``with torch.device(...):``, where factories build on that device."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.With) and any(
+                    isinstance(item.item, cst.Call) and self.resolve(item.item.func) == "torch.device"
+                    for item in anc.items):
+                return True
+        return False
 
     def _host_name(self, name: cst.Name, depth: int) -> Optional[str]:
         reaching = self.reaching(name.value, name)
