@@ -134,6 +134,21 @@ def assigned_targets(node: "cst.Assign | cst.AnnAssign") -> list[cst.BaseAssignT
     return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
 
 
+def keyed_args(call: cst.Call) -> Optional[list[tuple[str, cst.BaseExpression]]]:
+    """``call``'s arguments keyed by keyword or by position ("0", "1", ...),
+    or None when one is starred (``*args``/``**kw``: what they pass is unknown)."""
+    out, position = [], 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            out.append((arg.keyword.value, arg.value))
+        else:
+            out.append((str(position), arg.value))
+            position += 1
+    return out
+
+
 def nodes_under(root: cst.CSTNode, into_functions: bool = True):
     """The nodes under ``root``, ``root`` included, in no particular order (a
     plain stack walk: libcst's visitors rebuild every node they pass, ten

@@ -37,6 +37,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.model import keyed_args
 
 
 class OptionalInputs:
@@ -54,16 +55,11 @@ class OptionalInputs:
         self.exported.compiled_passed.append((ref, spec))
 
     def _passed_spec(self, call: cst.Call) -> str:
-        items, position = [], 0
-        for arg in call.args:
-            if arg.star:
-                return "*"
-            key = arg.keyword.value if arg.keyword is not None else str(position)
-            if arg.keyword is None:
-                position += 1
-            if self._optional_value(arg.value, call):
-                continue
-            items.append(key + ("!" if self._never_none(arg.value, call, 0) else ""))
+        args = keyed_args(call)
+        if args is None:
+            return "*"
+        items = [key + ("!" if self._never_none(value, call, 0) else "")
+                 for key, value in args if not self._optional_value(value, call)]
         return ",".join(items) or "-"
 
     def _optional_value(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

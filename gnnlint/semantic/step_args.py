@@ -32,6 +32,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.semantic.literals import _NO_VALUE
+from gnnlint.semantic.model import keyed_args
 
 _UNKNOWN = object()
 _MAX_COMBINATIONS = 16
@@ -49,15 +50,10 @@ class StepArgs:
     # the calling side -------------------------------------------------------------------
     def step_args_spec(self, call: cst.Call) -> str:
         """What a per-step call passes: ``key=<constant>`` / ``key=?`` items, ``*`` when unknown."""
-        items, position = [], 0
-        for arg in call.args:
-            if arg.star:
-                return "*"
-            key = arg.keyword.value if arg.keyword is not None else str(position)
-            if arg.keyword is None:
-                position += 1
-            items.append(f"{key}={self._passed_constant(arg.value, call)}")
-        return ",".join(items) or "-"
+        args = keyed_args(call)
+        if args is None:
+            return "*"
+        return ",".join(f"{key}={self._passed_constant(value, call)}" for key, value in args) or "-"
 
     def _passed_constant(self, expr: cst.BaseExpression, call: cst.Call) -> str:
         value = self.literal_value(expr, call)
