@@ -51,6 +51,7 @@ def installed_version(distribution: str) -> Optional[str]:
     return None
 
 
+@lru_cache(maxsize=256)  # asked for every rule of every file's prefilter with the same few strings
 def matches(spec: str, version: Optional[str]) -> bool:
     """Whether ``version`` satisfies every clause of ``spec`` (comma-separated
     ``<``, ``<=``, ``>``, ``>=``, ``==``, ``!=``). ``version`` None = newest."""

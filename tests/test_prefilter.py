@@ -72,7 +72,7 @@ def test_a_sweep_names_the_module_it_would_tell():
     from gnnlint.facts import may_export_sweep, sweep_modules
 
     code = b"from ..train import run as go\nfrom . import helper\nfor h in z:\n    go(h)\n    helper(h)\n"
-    assert sweep_modules(code) == [("train", 2, "run"), ("", 1, "helper")]
+    assert sweep_modules(code) == (("train", 2, "run"), ("", 1, "helper"))
     # a sweep matters only to a file that compiles: told none, the file need not be parsed for it
     assert may_export_sweep(code, lambda module, level, name: False) is False
     assert may_export_sweep(code, lambda module, level, name: name == "helper") is True

@@ -119,11 +119,9 @@ compile(model)
         if not isinstance(call, cst.Call):
             return
         api = self.context.resolve(call.func)
-        if api not in ("torch.compile", "torch_geometric.compile"):
+        if api not in ("torch.compile", "torch_geometric.compile") or not self.context.compile_result_discarded(call):
             return
-        target = call.args[0].value if call.args and call.args[0].keyword is None else None
-        if target is None:
-            return
+        target = call.args[0].value
         text = self.context.module.code_for_node(target)
         fix = None
         new_call = self._torch_compile_call(call) or call

@@ -60,6 +60,16 @@ def model_holder(ctx: "FileContext", cls) -> Optional[str]:
     return found
 
 
+def _holds_compiled_model(ctx: "FileContext") -> bool:
+    """Some local class holds a compiled model (``model_holder``): without one,
+    no call hands one over -- answered once per file, before any argument's kind."""
+    memo = ctx.__dict__.setdefault("_model_holders", {})
+    if "any" not in memo:
+        memo["any"] = False  # recursion guard
+        memo["any"] = any(model_holder(ctx, cls) is not None for cls in list(ctx.class_info.values()))
+    return memo["any"]
+
+
 def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:
     """``ml_relax(batch=batch, model=self)``, ``evaluate(trainer, batch)``: a
     call of a function this file does not define, handed a batch together with
@@ -72,7 +82,7 @@ def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:
     from gnnlint.semantic.kinds import BATCH
     from gnnlint.semantic.model import ClassInfo, FuncInfo
 
-    if not call.args or isinstance(ctx.method_callee(call), FuncInfo):
+    if not call.args or not _holds_compiled_model(ctx) or isinstance(ctx.method_callee(call), FuncInfo):
         return None
     values = [a.value for a in call.args if not a.star]
     if not any(ctx.kind(v) == BATCH for v in values):

@@ -490,4 +490,15 @@ class SemanticModel:
         self._in_progress: set = set()
         self.preorder: list[cst.CSTNode] = []
         self.postorder: list[cst.CSTNode] = []
+        self._enclosing_memo: Optional[dict] = None  # enclosing_function's answers, once the tree is collected
         _Collector(self).run(module)
+        self._enclosing_memo = {}
+        # `torch.compile(model)` as a statement compiles nothing (the result is dropped; GNN010
+        # reports it): every compile question sees only the calls whose result is kept
+        self.discarded_compile_calls = [c for c in self.compile_calls if self.compile_result_discarded(c)]
+        self.compile_calls = [c for c in self.compile_calls if not self.compile_result_discarded(c)]
+
+    def compile_result_discarded(self, call: cst.Call) -> bool:
+        """``torch.compile(x)`` / ``torch_geometric.compile(x)`` is a whole
+        statement: the compiled wrapper is dropped and ``x`` runs eagerly."""
+        return isinstance(self.parent.get(call), cst.Expr) and bool(call.args) and call.args[0].keyword is None

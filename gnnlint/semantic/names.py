@@ -71,10 +71,17 @@ class Names:
             node = self.parent.get(node)
 
     def enclosing_function(self, node: cst.CSTNode) -> Optional[FuncInfo]:
+        memo = self._enclosing_memo  # asked for every name lookup: remembered per node once collected
+        if memo is not None and node in memo:
+            return memo[node]
+        found = None
         for anc in self.ancestors(node):
             if isinstance(anc, cst.FunctionDef):
-                return self.func_info.get(anc)
-        return None
+                found = self.func_info.get(anc)
+                break
+        if memo is not None:
+            memo[node] = found
+        return found
 
     def enclosing_class(self, node: cst.CSTNode) -> Optional[ClassInfo]:
         for anc in self.ancestors(node):

@@ -207,6 +207,8 @@ class Regions(HotLoops):
                 self._mark_class(self.classes[name], why)
             elif name.partition(":")[0] in self.classes:  # "SPACE:module": what the class stores there
                 self._mark_held(self.classes[name.partition(":")[0]], name.partition(":")[2], why)
+            elif name.partition(".")[0] in self.classes:  # `torch.compile(calc.model)` in another file
+                self._mark_member(self.classes[name.partition(".")[0]], name.partition(".")[2], why)
             elif name in self.functions:
                 self._fact_roots.add(self.functions[name])
                 self._mark_compiled_func(self.functions[name], why)
@@ -214,6 +216,15 @@ class Regions(HotLoops):
                 # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
                 self.exported.compiled.append((self.imports[name], why))
         mark_compiled_hooks(self)  # a subclass's overrides an imported base's compiled forward calls
+
+    def _mark_member(self, cls: ClassInfo, attr: str, why: str) -> None:
+        """Another file compiled ``instance.attr``: that method of the class, or
+        what the class stores in that attribute -- not the class's own forward."""
+        method = self.method_of(cls, attr)
+        if method is not None:
+            self._mark_compiled_func(method, why)
+        elif attr in cls.attrs:
+            self._mark_held(cls, attr, why)
 
     def _mark_held(self, cls: ClassInfo, attr: str, why: str) -> None:
         for value in self.class_attr_values(cls, attr):
