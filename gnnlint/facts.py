@@ -3,7 +3,6 @@ libcst import: a run whose files all fail the byte prefilter never loads
 libcst (the pre-commit case: one small file, a fraction of a second)."""
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -71,17 +70,6 @@ def from_imports(data: bytes) -> list[tuple[str, int, str, bytes]]:
     return out
 
 
-def _after_lines(data: bytes, start: int, count: int) -> int:
-    """The index just past the ``count``-th newline from ``start`` (or the end):
-    slicing only the lines a loop header's body may use, not the rest of the file."""
-    end = start
-    for _ in range(count):
-        end = data.find(b"\n", end) + 1
-        if end == 0:
-            return len(data)
-    return end
-
-
 @functools.lru_cache(maxsize=4)  # the prefilter and the engine's veto ask it of the same bytes in turn
 def sweep_modules(data: bytes) -> tuple[tuple[str, int, str], ...]:
     """Cheap byte test: the ``from ... import`` names this file may call once
@@ -96,26 +84,15 @@ def sweep_modules(data: bytes) -> tuple[tuple[str, int, str], ...]:
             imported[alias or name] = (module, level, name.decode("ascii", "replace"))
     if not imported:
         return ()
-    # the calls of imported names, found once: most files call none of them in any loop
-    calls = [(m.start(), m.end(), imported[m.group(1)]) for m in _CALL_RE.finditer(data) if m.group(1) in imported]
-    if not calls:
-        return ()
-    starts = [start for start, _end, _module in calls]
     out: list[tuple[str, int, str]] = []
     for header in _FOR_RE.finditer(data):
-        first = data.find(b"\n", header.end()) + 1  # the body's lines start on the next line
-        if first == 0:
-            break
-        last = _after_lines(data, first, _SWEEP_LINES)
-        targets = None
-        for start, end, module in calls[bisect.bisect_left(starts, first):bisect.bisect_left(starts, last)]:
-            if module in out:
-                continue
-            if targets is None:
-                targets = set(re.findall(rb"\w+", header.group(1)))
-            line_end = data.find(b"\n", end)
-            if targets & set(re.findall(rb"\w+", data[end:line_end if line_end >= 0 else len(data)])):
-                out.append(module)
+        targets = set(re.findall(rb"\w+", header.group(1)))
+        body = data[header.end():].split(b"\n", _SWEEP_LINES + 1)[1:_SWEEP_LINES + 1]
+        for line in body:
+            for call in _CALL_RE.finditer(line):
+                module = imported.get(call.group(1))
+                if module is not None and module not in out and targets & set(re.findall(rb"\w+", line[call.end():])):
+                    out.append(module)
     return tuple(out)
 
 
