@@ -354,8 +354,9 @@ def _reexports(package: str, cls_name: str) -> bool:
 
 def _top_entry(path: str, param: str, targets: tuple) -> list[tuple[str, str]]:
     text = _read_text(path) or ""
-    if _defaults_choice(text, param):
-        return [("group", param)]  # defaults: [- arch: e3conv]: the group's config fills `arch`
+    group = _defaults_choice(text, param)
+    if group is not None:
+        return [("group", group)]  # defaults: [- arch: e3conv]: the group's config fills `arch`
     for line in text.splitlines():
         match = _ENTRY.match(line)
         if match is None or match.group(1) or match.group(2) != param:
@@ -368,13 +369,17 @@ def _top_entry(path: str, param: str, targets: tuple) -> list[tuple[str, str]]:
     return []
 
 
-_DEFAULTS_ITEM = re.compile(r"""^\s+-\s+['"]?([A-Za-z_][\w\-]*)['"]?\s*:\s*(\S[^#]*?)?\s*(?:#.*)?$""")
+_DEFAULTS_ITEM = re.compile(
+    r"""^\s+-\s+(?:override\s+)?['"]?/?((?:[\w\-]+/)*[A-Za-z_][\w\-]*)(?:@([\w\-.]+))?['"]?\s*:\s*(\S[^#]*?)?\s*(?:#.*)?$""")
 
 
-def _defaults_choice(text: str, param: str) -> bool:
+def _defaults_choice(text: str, param: str) -> Optional[str]:
     """Does the config's top-level ``defaults:`` list pick an option of the
-    group ``param`` (``- arch: e3conv.yaml``; not ``- arch: null``)? Hydra
-    composes that option's config under the key ``param``."""
+    group ``param`` (``- arch: e3conv.yaml``, ``- /model/arch: e3conv``,
+    ``- override arch: ophiuchus``, ``- encoders@arch: gcn``; not ``- arch:
+    null``)? Hydra composes that option's config under the key ``param``
+    (the group's last part, or the ``@`` package). The group (its last
+    part: ``candidates`` finds its folder), or None."""
     inside = False
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
@@ -383,6 +388,10 @@ def _defaults_choice(text: str, param: str) -> bool:
             inside = line.split(":")[0].strip() == "defaults"
             continue
         match = _DEFAULTS_ITEM.match(line) if inside else None
-        if match is not None and match.group(1) == param and (match.group(2) or "null") != "null":
-            return True
-    return False
+        if match is None:
+            continue
+        group = match.group(1).split("/")[-1]
+        key = (match.group(2) or group).split(".")[-1]
+        if key == param and (match.group(3) or "null") != "null":
+            return group
+    return None

@@ -226,6 +226,14 @@ def test_a_defaults_list_choice_fills_the_parameter_and_a_package_names_the_clas
     assert config_targets.param_fills(den, "Denoiser", "use_torch_compile") == []
 
 
+def test_defaults_list_syntaxes_name_the_group_that_fills_the_parameter():
+    text = ("defaults:\n  - /model/arch: gcn\n  - override enc: x\n  - encoders@head: mlp\n"
+            "  - off: null\n  - _self_\nname: 1\n")
+    assert [config_targets._defaults_choice(text, p) for p in ("arch", "enc", "head", "encoders", "off", "name")] \
+        == ["arch", "enc", "encoders", None, None, None]
+    assert config_targets._defaults_choice("model:\n  - arch: gcn\n", "arch") is None  # not the defaults list
+
+
 def test_the_self_compiled_partial_architecture_runs_compiled(tmp_path):
     root = _partial_project(tmp_path, DENOISER_YAML)
     lines = finding_lines(run(["check", "--isolated", "--no-cache", "."], root).output)
