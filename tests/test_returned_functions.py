@@ -88,7 +88,22 @@ def _project(tmp_path, train_py: str):
     })
 
 
-@pytest.mark.parametrize("train_py", [HELPER, SAME_FUNCTION], ids=["helper-returns", "same-function"])
+CONDITIONAL = """\
+    import torch
+    from pkg.tools import train_classification, train_regression
+
+
+    def main(args, loader):
+        model = torch.compile(torch.nn.Linear(3, 4))
+        opt = torch.optim.Adam(model.parameters())
+        train = train_regression if args.regression else train_classification
+        for epoch in range(3):
+            train(model, opt, loader, "cuda")
+"""
+
+
+@pytest.mark.parametrize("train_py", [HELPER, SAME_FUNCTION, CONDITIONAL],
+                         ids=["helper-returns", "same-function", "conditional-expression"])
 def test_every_chosen_train_function_runs_the_compiled_model(tmp_path, train_py):
     root = _project(tmp_path, train_py)
     lines = finding_lines(run(["check", "--isolated", "--no-cache", "."], root).output)
@@ -171,6 +186,19 @@ def test_a_compiled_model_handed_to_another_files_class_runs_in_its_loops(tmp_pa
     assert [line.split(":")[1] for line in finder] == ["17"], lines
     assert " GNN013 " in finder[0] and "compiled `model` (passed in main.py)" in finder[0], finder
     assert_one_file_agrees(root, "pkg/lr_finder.py", nonempty=True)
+
+
+def test_a_class_named_through_its_module_gets_the_model_too(tmp_path):
+    main = FINDER_MAIN.replace("from pkg.lr_finder import LRFinder, Plotter", "from pkg import lr_finder") \
+        .replace("LRFinder(", "lr_finder.LRFinder(").replace("Plotter(", "lr_finder.Plotter(")
+    root = write_project(tmp_path / "proj", {
+        "pyproject.toml": "[project]\nname = 'demo'\n",
+        "pkg/__init__.py": "",
+        "pkg/lr_finder.py": FINDER,
+        "pkg/main.py": main,
+    })
+    lines = finding_lines(run(["check", "--isolated", "--no-cache", "."], root).output)
+    assert sorted(line.split(":")[1] for line in lines if line.startswith("pkg/lr_finder.py")) == ["17"], lines
 
 
 def test_an_uncompiled_model_handed_to_a_class_hands_nothing(tmp_path):

@@ -111,9 +111,21 @@ class Handoffs:
 
     def _imported_class(self, call: cst.Call) -> list[ImportRef]:
         """``LRFinder(model, opt)`` with ``from pkg.lr_finder import LRFinder``
-        (a project module): the class, whose ``__init__`` stores what it is
+        (a project module), or ``lr_finder.LRFinder(model, opt)`` with the
+        module imported: the class, whose ``__init__`` stores what it is
         given (``self.model = model``) for its methods to run."""
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.attr.value[:1].isupper() and not func.attr.value.isupper():
+            # trainers.Trainer(model) with `from pkg import trainers` / `import pkg.trainers as trainers`
+            owner = self.imports.get(func.value.value)
+            module = (f"{owner.module}.{owner.name}" if owner.module else owner.name) \
+                if owner is not None and owner.name[:1].islower() else \
+                (self.aliases.get(func.value.value) if owner is None else None)
+            if module and (owner is not None and owner.level or self._top(module) not in _LIBRARIES) \
+                    and self.lookup(func.value.value, call)[0] is None:
+                return [ImportRef(module, func.attr.value, owner.level if owner is not None else 0)]
+            return []
         if not isinstance(func, cst.Name) or not func.value[:1].isupper() or func.value.isupper():
             return []
         ref = self.imports.get(func.value)

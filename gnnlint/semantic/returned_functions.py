@@ -12,9 +12,10 @@ function-level imports binding that name in the helper whose returned tuple
 element (or whole return value) the name was bound from, or -- with no
 assignment of it in the calling function -- in the calling function itself
 (``if c: from pkg.a import f as run`` / ``else: from pkg.b import g as
-run``; the module-level import dict keeps only the last of them). Only
-imports are followed: a helper returning a local def or a value it computes
-tells nothing here.
+run``; the module-level import dict keeps only the last of them), or the
+imported functions a conditional expression picks (``train = train_hetero
+if hetero else train_homo``). Only imports are followed: a helper returning
+a local def or a value it computes tells nothing here.
 """
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ class ReturnedFunctions:
                 out = self._function_imports(scope, name)
             return out if len(out) > 1 else []  # one import: self.imports already answers
         for binding, _scope in reaching:
+            if binding.how == "assign" and isinstance(binding.value, (cst.Name, cst.IfExp)):
+                # train = train_hetero if hetero else train_homo (both imported)
+                out += [ref for ref in self._imported_alternatives(binding.value, binding.node) if ref not in out]
+                continue
             if binding.how not in ("assign", "unpack") or not isinstance(binding.value, cst.Call):
                 continue
             helper = self.local_callee(binding.value)
@@ -57,6 +62,19 @@ class ReturnedFunctions:
                 if isinstance(value, cst.Name):
                     out += [ref for ref in self._function_imports(helper, value.value) if ref not in out]
         return out
+
+    def _imported_alternatives(self, value: cst.BaseExpression, at: Optional[cst.CSTNode]) -> list[ImportRef]:
+        """The project functions imported at module level that ``a if c else b``
+        (or a plain name) may be."""
+        if isinstance(value, cst.IfExp):
+            return self._imported_alternatives(value.body, at) + self._imported_alternatives(value.orelse, at)
+        if not isinstance(value, cst.Name) or value.value not in self.imports or self.reaching(value.value, at or value):
+            return []
+        ref = self.imports[value.value]
+        if not ref.name[:1].islower() or "." in ref.name \
+                or (not ref.level and (ref.module or "").split(".")[0] in _LIBRARIES):
+            return []
+        return [ref]
 
     @staticmethod
     def _returned_element(value: Optional[cst.BaseExpression], index: int) -> Optional[cst.BaseExpression]:
