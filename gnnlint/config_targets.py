@@ -335,12 +335,28 @@ def param_fills(importer: str, cls_name: str, param: str) -> list[tuple[str, str
 
 
 def _names_class(dotted: str, module_path: str, cls_name: str) -> bool:
+    """``pkg.lit.VAE`` names the class ``VAE`` of ``.../pkg/lit.py``; so does
+    ``pkg.VAE`` when ``pkg/__init__.py`` re-exports it (``from .lit import VAE``)."""
     module, _, name = dotted.rpartition(".")
-    return bool(module) and name == cls_name and module_path.endswith("/" + module.replace(".", "/"))
+    if not module or name != cls_name:
+        return False
+    module = "/" + module.replace(".", "/")
+    if module_path.endswith(module):
+        return True
+    package = os.path.dirname(module_path)
+    return package.endswith(module) and _reexports(package, cls_name)
+
+
+def _reexports(package: str, cls_name: str) -> bool:
+    text = _read_text(os.path.join(package, "__init__.py")) or ""
+    return re.search(rf"^\s*from\s+\.\w+\s+import\s+[^#\n]*\b{re.escape(cls_name)}\b", text, re.M) is not None
 
 
 def _top_entry(path: str, param: str, targets: tuple) -> list[tuple[str, str]]:
     text = _read_text(path) or ""
+    group = _defaults_choice(text, param)
+    if group is not None:
+        return [("group", group)]  # defaults: [- arch: e3conv]: the group's config fills `arch`
     for line in text.splitlines():
         match = _ENTRY.match(line)
         if match is None or match.group(1) or match.group(2) != param:
@@ -351,3 +367,31 @@ def _top_entry(path: str, param: str, targets: tuple) -> list[tuple[str, str]]:
         group = _INTERPOLATION.match(value)
         return [("group", group.group(1))] if group is not None else []
     return []
+
+
+_DEFAULTS_ITEM = re.compile(
+    r"""^\s+-\s+(?:override\s+)?['"]?/?((?:[\w\-]+/)*[A-Za-z_][\w\-]*)(?:@([\w\-.]+))?['"]?\s*:\s*(\S[^#]*?)?\s*(?:#.*)?$""")
+
+
+def _defaults_choice(text: str, param: str) -> Optional[str]:
+    """Does the config's top-level ``defaults:`` list pick an option of the
+    group ``param`` (``- arch: e3conv.yaml``, ``- /model/arch: e3conv``,
+    ``- override arch: ophiuchus``, ``- encoders@arch: gcn``; not ``- arch:
+    null``)? Hydra composes that option's config under the key ``param``
+    (the group's last part, or the ``@`` package). The group (its last
+    part: ``candidates`` finds its folder), or None."""
+    inside = False
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[:1].isspace() and not line.startswith("-"):
+            inside = line.split(":")[0].strip() == "defaults"
+            continue
+        match = _DEFAULTS_ITEM.match(line) if inside else None
+        if match is None:
+            continue
+        group = match.group(1).split("/")[-1]
+        key = (match.group(2) or group).split(".")[-1]
+        if key == param and (match.group(3) or "null") != "null":
+            return group
+    return None

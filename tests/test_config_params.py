@@ -155,3 +155,96 @@ def test_a_forward_flag_passed_self_training_is_not_a_tensor(tmp_path):
                              {"m.py": FLAGS.replace("ARG", arg)})
         lines = finding_lines(run(["check", "--isolated", "--no-cache", "."], root).output)
         assert {line.split(" ")[1] for line in lines} == expected, (arg, lines)
+
+
+# A LightningModule compiling the architecture it builds in __init__ from a
+# Hydra partial (`self.g = arch()`; `self.g = torch.compile(self.g)`): the
+# config picks `arch` in its defaults list (`- arch: gcn.yaml`, a
+# `_partial_: true` config of the `arch` group) and names the module through
+# its package (`_target_: pkg.model.Denoiser`, re-exported by
+# `pkg/model/__init__.py`).
+DENOISER = """\
+    from typing import Callable
+
+    import lightning.pytorch as pl
+    import torch
+
+
+    class Denoiser(pl.LightningModule):
+        def __init__(self, arch: Callable[..., torch.nn.Module], use_torch_compile: bool = True):
+            super().__init__()
+            self.g = arch()
+            if use_torch_compile:
+                self.g = torch.compile(self.g)
+
+        def forward(self, batch):
+            return self.g(batch)
+"""
+
+ARCH = """\
+    import torch
+
+
+    class GCN(torch.nn.Module):
+        def forward(self, batch):
+            return batch.pos[batch.mask]
+
+
+    class Unused(torch.nn.Module):
+        def forward(self, batch):
+            return batch.pos[batch.mask]
+"""
+
+
+def _partial_project(tmp_path, denoiser_yaml: str, init: str = "from .denoiser import Denoiser\n"):
+    return write_project(tmp_path / "proj", {
+        "pyproject.toml": "[project]\nname = 'demo'\n",
+        "pkg/__init__.py": "",
+        "pkg/model/__init__.py": init,
+        "pkg/model/denoiser.py": DENOISER,
+        "pkg/model/arch/__init__.py": "from .gcn import GCN\n",
+        "pkg/model/arch/gcn.py": ARCH,
+        "pkg/hydra_config/model/arch/gcn.yaml": "_target_: pkg.model.arch.GCN\n_partial_: true\nhidden: 8\n",
+        "pkg/hydra_config/model/denoiser.yaml": denoiser_yaml,
+    })
+
+
+DENOISER_YAML = """\
+defaults:
+  - arch: gcn.yaml
+  - _self_
+
+use_torch_compile: true
+_target_: pkg.model.Denoiser
+"""
+
+
+def test_a_defaults_list_choice_fills_the_parameter_and_a_package_names_the_class(tmp_path):
+    root = _partial_project(tmp_path, DENOISER_YAML)
+    den = str(root / "pkg" / "model" / "denoiser.py")
+    assert config_targets.param_fills(den, "Denoiser", "arch") == [("group", "arch")]
+    assert config_targets.param_fills(den, "Denoiser", "use_torch_compile") == []
+
+
+def test_defaults_list_syntaxes_name_the_group_that_fills_the_parameter():
+    text = ("defaults:\n  - /model/arch: gcn\n  - override enc: x\n  - encoders@head: mlp\n"
+            "  - off: null\n  - _self_\nname: 1\n")
+    assert [config_targets._defaults_choice(text, p) for p in ("arch", "enc", "head", "encoders", "off", "name")] \
+        == ["arch", "enc", "encoders", None, None, None]
+    assert config_targets._defaults_choice("model:\n  - arch: gcn\n", "arch") is None  # not the defaults list
+
+
+def test_the_self_compiled_partial_architecture_runs_compiled(tmp_path):
+    root = _partial_project(tmp_path, DENOISER_YAML)
+    lines = finding_lines(run(["check", "--isolated", "--no-cache", "."], root).output)
+    gcn = [line for line in lines if line.startswith("pkg/model/arch/gcn.py")]
+    assert [line.split(" ")[1] for line in gcn] == ["GNN008"], lines
+    assert ":6:" in gcn[0] and "compiled forward of `GCN` (when the config selects it" in gcn[0], gcn
+
+
+def test_a_null_defaults_choice_or_a_package_not_exporting_the_class_builds_nothing(tmp_path):
+    for yaml, init in ((DENOISER_YAML.replace("arch: gcn.yaml", "arch: null"), "from .denoiser import Denoiser\n"),
+                       (DENOISER_YAML, "")):
+        root = _partial_project(tmp_path / str(len(init)) / yaml[20:24], yaml, init)
+        lines = finding_lines(run(["check", "--isolated", "--no-cache", "."], root).output)
+        assert not any(line.startswith("pkg/model/arch/gcn.py") for line in lines), lines

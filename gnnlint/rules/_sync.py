@@ -37,6 +37,12 @@ def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def _forced(call: cst.Call) -> bool:
+    """``.numpy(force=True)``."""
+    return len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "force" \
+        and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True"
+
+
 class SyncRule(Rule):
     """Finds the syncs; a subclass decides whether one costs something here."""
 
@@ -51,6 +57,13 @@ class SyncRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and _forced(node):
+            # `t.numpy(force=True)` copies `t` to the host from any device (it is
+            # `t.detach().cpu()...numpy()`); a numpy array has no `.numpy()`
+            if self.context.kind(func.value) not in (SCALAR, MODEL) and _copying_method(func.value) is None \
+                    and not self.context.host_tensor(func.value) and not self._copied_on_some_path(func.value):
+                self._flag(node, "`.numpy(force=True)`")
+            return
         if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and not node.args:
             receiver_kind = self.context.kind(func.value)
             method = func.attr.value
@@ -94,6 +107,16 @@ class SyncRule(Rule):
                 return
         if self._formats_tensor(node):
             self._flag(node, "formatting a tensor in an f-string")
+
+    def _copied_on_some_path(self, expr: cst.BaseExpression) -> bool:
+        """A name one of whose reaching assignments is already a host copy
+        (``if mask is not None: mask = mask.cpu()``, later ``if mask is not
+        None: mask.numpy(force=True)``): the copy, not this read, is the sync."""
+        if not isinstance(expr, cst.Name):
+            return False
+        return any(binding.how == "assign" and binding.value is not None
+                   and (_copying_method(binding.value) == "cpu" or self.context.host_tensor(binding.value))
+                   for binding, _scope in self.context.reaching(expr.value, expr))
 
     def _device_tensor(self, expr: cst.BaseExpression) -> bool:
         """A tensor not known to live on the CPU (reading a CPU tensor does not sync the device)."""

@@ -52,7 +52,7 @@ class HostSync(SyncRule):
     """
     ## What it does
     Flags device-to-host synchronisations — `.item()`, `.tolist()`, `.cpu()`,
-    `.numpy()`, `float(t)` / `int(t)` / `bool(t)`, using a tensor as a
+    `.numpy()` (also `.numpy(force=True)`), `float(t)` / `int(t)` / `bool(t)`, using a tensor as a
     condition (`if loss > best:`, `if mask.any():`), `print(t)` and f-strings
     of a tensor (`f"{loss:.4f}"`) — inside code that runs under
     `torch.compile`: a compiled function, the `forward` of a compiled module
@@ -365,6 +365,16 @@ class Net(torch.nn.Module):
     def forward(self, x):
         return x / x.norm().item()
 """, lines=(5,), options=(("assume_compiled", "modules"),)),
+        # `.numpy(force=True)` copies a device tensor to the host from inside the compiled forward
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        scores = torch.softmax(x, dim=1)
+        self.seen.append(scores.numpy(force=True))
+        return scores
+model = torch.compile(Net())
+""", lines=(6,)),
     )
 
     def visit_Assert(self, node: cst.Assert) -> None:

@@ -122,7 +122,8 @@ class StepHostSync(SyncRule):
     training, in preprocessing, on Python or numpy numbers, and on CPU
     tensors are not flagged; nor is a bare `t.numpy()`, which raises on a
     device tensor (so `t` is on the CPU; in `t.cpu().numpy()` the `.cpu()`
-    is the sync). Syncs inside compiled code are GNN001.
+    is the sync). `t.numpy(force=True)` copies from any device: it is
+    flagged. Syncs inside compiled code are GNN001.
 
     A sync under a step-counter test (`if global_step % 500 == 0:`,
     `if step <= 100 or step % 50 == 0:`) is reported with that condition:
@@ -207,6 +208,14 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # `.numpy(force=True)` of a tensor known to be on the CPU copies nothing from the device
+        Valid("""
+import torch
+model = torch.compile(model)
+for x, y in loader:
+    out = model(x.to("cuda"))
+    preds.append(torch.tensor([1, 2]).numpy(force=True))
+"""),
         # the first batch of each pass only (`i` counts the batches): once per epoch, not per step --
         # directly and through the helper it calls there
         Valid("""
@@ -524,6 +533,26 @@ class Trainer:
 """),
     )
     INVALID = (
+        # `.numpy(force=True)` copies a device tensor to the host (a bare `.numpy()` would raise on it)
+        Invalid("""
+import torch
+model = torch.compile(model)
+for x, y in loader:
+    out = model(x.to("cuda"))
+    preds.append(out.numpy(force=True))
+""", lines=(6,)),
+        # ... but once the name was copied to the host (`mask = mask.cpu()`), that copy is the sync, reported once
+        Invalid("""
+import torch
+model = torch.compile(model)
+for x, y in loader:
+    out = model(x.to("cuda"))
+    mask = y.to("cuda")
+    if mask is not None:
+        mask = mask.cpu()
+    if mask is not None:
+        counts.append(mask.numpy(force=True))
+""", lines=(8,)),
         # an outer loop's counter: `epoch == 0` holds on every batch of the first epoch
         Invalid("""
 import torch

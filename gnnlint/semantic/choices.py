@@ -218,6 +218,8 @@ class Choices:
                 elif binding.how == "param" and func is not None:
                     for arg in self._args_for_param(binding.node, func) or []:
                         out += self._class_choices(arg, arg, depth + 1, cond)
+                    # a Hydra partial the config passes for it (arch: ${arch}, `_partial_: true`)
+                    out += [(ref, cond) for ref in self.config_param_choices(func, binding.node)]
             if not out and expr.value in self.imports and expr.value[:1].isupper():
                 out.append((self.imports[expr.value], cond))
             return out

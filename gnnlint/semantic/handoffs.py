@@ -31,21 +31,25 @@ class Handoffs:
             for ref in self._handoff_refs(site_node):
                 for call in self.all_calls():
                     target = self._imported_function(call)
-                    if target is None:
-                        continue
-                    for spec in self._specs_passing(call, ref):
-                        key = (target, spec)
-                        if key in seen:
-                            continue
-                        seen.add(key)
-                        self.exported.compiled_args.append(
-                            (ImportRef(target.module, f"{target.name}:{spec}", target.level),
-                             f"compiled `{site.target}`"))
+                    # `model, train = setup(args)`: the imports the helper returns; `if c: from a import f
+                    # as train` / `else: from b import g as train`: both (returned_functions.py)
+                    targets = self.called_imports(call) or ([target] if target is not None else []) \
+                        or self._imported_class(call)  # Trainer(model, opt) with `from .trainer import Trainer`
+                    for target in targets:
+                        for spec in self._specs_passing(call, ref):
+                            key = (target, spec)
+                            if key in seen:
+                                continue
+                            seen.add(key)
+                            self.exported.compiled_args.append(
+                                (ImportRef(target.module, f"{target.name}:{spec}", target.level),
+                                 f"compiled `{site.target}`"))
         # re-exports: `from .utils import test` in a package's __init__.py
         for key, why in self.project.compiled_args.items():
             name, _, spec = key.partition(":")
             ref = self.imports.get(name)
-            if name not in self.functions and ref is not None and ref.name[:1].islower():
+            if name not in self.functions and name not in self.classes and ref is not None \
+                    and ref.name[:1].isalpha():
                 self.exported.compiled_args.append((ImportRef(ref.module, f"{ref.name}:{spec}", ref.level), why))
 
     def _handoff_refs(self, site_node: cst.CSTNode) -> list[tuple]:
@@ -105,6 +109,31 @@ class Handoffs:
                 return ImportRef(module, func.attr.value)
         return None
 
+    def _imported_class(self, call: cst.Call) -> list[ImportRef]:
+        """``LRFinder(model, opt)`` with ``from pkg.lr_finder import LRFinder``
+        (a project module), or ``lr_finder.LRFinder(model, opt)`` with the
+        module imported: the class, whose ``__init__`` stores what it is
+        given (``self.model = model``) for its methods to run."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.attr.value[:1].isupper() and not func.attr.value.isupper():
+            # trainers.Trainer(model) with `from pkg import trainers` / `import pkg.trainers as trainers`
+            owner = self.imports.get(func.value.value)
+            module = (f"{owner.module}.{owner.name}" if owner.module else owner.name) \
+                if owner is not None and owner.name[:1].islower() else \
+                (self.aliases.get(func.value.value) if owner is None else None)
+            if module and (owner is not None and owner.level or self._top(module) not in _LIBRARIES) \
+                    and self.lookup(func.value.value, call)[0] is None:
+                return [ImportRef(module, func.attr.value, owner.level if owner is not None else 0)]
+            return []
+        if not isinstance(func, cst.Name) or not func.value[:1].isupper() or func.value.isupper():
+            return []
+        ref = self.imports.get(func.value)
+        if ref is None or not ref.name[:1].isupper() or (not ref.level and self._top(ref.module) in _LIBRARIES):
+            return []
+        binding, _scope = self.lookup(func.value, call)
+        return [ref] if binding is None or binding.how == "import" else []
+
     @staticmethod
     def _top(module: str) -> str:
         return module.split(".")[0] if module else ""
@@ -117,6 +146,7 @@ class Handoffs:
             name, _, spec = key.partition(":")
             info = self.functions.get(name)
             if info is None:
+                out += self._handed_to_class(name, spec, why)
                 continue
             params = list(info.params)
             param = params[int(spec)] if spec.isdigit() and int(spec) < len(params) else \
@@ -126,6 +156,28 @@ class Handoffs:
             source = why.split(", from ")[1] if ", from " in why else None
             what = f"compiled `{param}`" + (f" (passed in {source})" if source else "")
             out.append((("name", param, info, -1, None), what))
+        return out
+
+    def _handed_to_class(self, name: str, spec: str, why: str) -> list[tuple[tuple, str]]:
+        """Another file builds this file's class ``name`` with a compiled
+        object (``LRFinder(model, ...)``): the attributes its ``__init__``
+        stores that parameter in (``self.model = model``), as refs of the class."""
+        cls = self.classes.get(name)
+        init = cls.methods.get("__init__") if cls is not None else None
+        if init is None:
+            return []
+        params = list(init.params)[1:]  # after self
+        param = params[int(spec)] if spec.isdigit() and int(spec) < len(params) else \
+            (spec if spec in params else None)
+        if param is None:
+            return []
+        source = why.split(", from ")[1] if ", from " in why else None
+        what = f"compiled `{param}`" + (f" (passed in {source})" if source else "")
+        out = []
+        for attr, values in cls.attrs.items():
+            if any(isinstance(value, cst.Name) and value.value == param and self.enclosing_function(value) is init
+                   for value in values):
+                out.append((("self", attr, cls), what))
         return out
 
     # -- functions that compile their parameter, across files ---------------------
