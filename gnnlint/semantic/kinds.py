@@ -325,6 +325,10 @@ class Kinds:
             if 0 <= index < len(args):
                 return self._iter_element_kind(name, args[index], "iter")
             return UNKNOWN
+        method = iterable.func.attr.value if isinstance(iterable, cst.Call) and not iterable.args \
+            and isinstance(iterable.func, cst.Attribute) else None
+        if (how, method, index) in (("iter_unpack", "items", 0), ("iter", "keys", -1)):
+            return SCALAR  # a dict's keys (`for k, v in losses.items()`): a tensor has no `.items()`
         kind = self.kind(iterable)
         if kind == TENSOR:
             return TENSOR
@@ -437,7 +441,8 @@ class Kinds:
                 return SCALAR
             return TENSOR
         if base == BATCH:
-            if attr in _BATCH_ATTRS_NON_TENSOR or attr.startswith("num_"):
+            # `batch["coords"].shape`: a tensor's metadata, whatever the batch holds
+            if attr in _BATCH_ATTRS_NON_TENSOR or attr.startswith("num_") or attr in _TENSOR_ATTRS_NON_TENSOR:
                 return SCALAR if attr not in ("x_dict", "edge_index_dict", "edge_attr_dict", "y_dict") else UNKNOWN
             if attr.endswith("_dict") or attr in ("to", "cuda", "cpu"):
                 return UNKNOWN

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gnnlint.semantic.kinds import BATCH, MODEL, SCALAR, TENSOR
+from gnnlint.semantic.list_attrs import list_attribute
 from gnnlint.semantic.syntax import is_none
 from gnnlint.semantic.vocab import GRAPHS_TUPLE_CLASSES, GRAPHS_TUPLE_COUNTS, GRAPHS_TUPLE_FIELDS
 
@@ -172,6 +173,8 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     ``n.to(...)``; an int has none of these, a numpy scalar no first dimension),
     or made by such a method (``neighbors = neighbors.to(cell.device)``); ``len(n)`` too (an int has
     no length, and ``repeats`` takes no list)."""
+    if list_attribute(ctx, expr) is not None:
+        return False  # `batch[i].layout[k]` with `batch[i].layout.insert(...)` here: a Python list's element
     if likely_tensor(ctx, expr):
         return True
     if ctx.kind(expr) == SCALAR:
