@@ -72,8 +72,8 @@ class RepeatInterleaveSize(Rule):
 import torch
 def spatial_embed(embed, batch):
     for i in range(len(batch)):
-        batch[i].layout.insert(1, 4)
-    return torch.cat([embed[:4].repeat_interleave(batch[i].layout[1], dim=0)
+        batch[i].sizes.insert(1, 4)
+    return torch.cat([embed[:4].repeat_interleave(batch[i].sizes[1], dim=0)
                       for i in range(len(batch))])
 """),
         # a tuple that is not jraph's GraphsTuple: its last fields may be ints
@@ -167,8 +167,8 @@ def batch_of(embeddings, device):
         Invalid("""
 import torch
 def spatial_embed(embed, batch, cache):
-    cache.layout.insert(1, 4)
-    return torch.cat([embed[:4].repeat_interleave(batch[i].layout[1], dim=0)
+    cache.sizes.insert(1, 4)
+    return torch.cat([embed[:4].repeat_interleave(batch[i].sizes[1], dim=0)
                       for i in range(len(batch))])
 """, lines=(5,)),
         # torch_scatter's segment counts, a legacy `torch.LongTensor` (CPU: no sync, but a data-sized

@@ -53,6 +53,25 @@ _PYG_MASK_OUTPUTS = {"to_dense_batch": (1,), "remove_isolated_nodes": (2,), "dro
                      "dropout_edge": (1,)}
 
 
+# methods that change a tensor's layout or place, not its dtype (`.to(device)` too: a dtype
+# argument is the `to` case above)
+_LAYOUT_METHODS = frozenset(("squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "clone", "detach",
+                             "expand", "expand_as", "permute", "transpose", "t", "to", "cuda"))
+
+
+def _casts(ctx: FileContext, call: cst.Call) -> bool:
+    """``x.to(torch.float)`` / ``x.to(dtype=...)`` / ``x.to(other)``: may change the dtype."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return False
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            return True
+        if arg.keyword is None and ((ctx.resolve(arg.value) or "").startswith("torch.")
+                                    or ctx.kind(arg.value) == TENSOR):
+            return True
+    return False
+
+
 def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
     if depth > 6:
         return False
@@ -88,6 +107,8 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
                 return True
             if method in ("any", "all") and expr.args and ctx.kind(receiver) == TENSOR:
                 return True
+            if method in _LAYOUT_METHODS and not _casts(ctx, expr) and is_bool_mask(ctx, receiver, depth + 1):
+                return True  # `(a > b).squeeze(0)`, `mask.view(-1)`: the same booleans, another layout
         return False
     if isinstance(expr, cst.Name):
         binding, _ = ctx.lookup(expr.value, expr)
