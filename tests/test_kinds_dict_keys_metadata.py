@@ -1,4 +1,6 @@
-"""Two values that are never tensors, even when read from a batch of tensors
+"""A value ``x if cond else None`` has ``x``'s kind where it is used (heldout4,
+neural-graphs: ``to_dense_adj(...) if hasattr(batch, "m") else None``, a mask).
+Two values that are never tensors, even when read from a batch of tensors
 (heldout4, boltz: 5 GNN013 findings on them): a dict's keys (``for k, v in
 loss_dict["breakdown"].items()``: a tensor has no ``.items()``) and a tensor's
 metadata read from a batch mapping (``batch["coords"].shape[0]``)."""
@@ -24,6 +26,8 @@ def step(batch: dict[str, Tensor], out, table):
     for row in loss:
         print(row)
     print(batch["coords"].shape[0], batch["coords"].dtype, batch["coords"][0])
+    maybe = torch.ones(2) if table else None
+    print(maybe, None if table else torch.zeros(1))
 """
 
 
@@ -55,3 +59,9 @@ def test_tensor_metadata_read_from_a_batch_mapping_is_not_a_tensor():
     assert kinds['batch["coords"].shape[0]'] != TENSOR
     assert kinds['batch["coords"].dtype'] == SCALAR
     assert kinds['batch["coords"][0]'] != SCALAR
+
+
+def test_a_value_or_none_has_the_value_s_kind():
+    kinds = _kinds()
+    assert kinds["maybe"] == TENSOR
+    assert kinds["None if table else torch.zeros(1)"] == TENSOR

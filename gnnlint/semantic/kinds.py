@@ -220,8 +220,10 @@ class Kinds:
             return UNKNOWN
         if isinstance(expr, cst.BooleanOperation):
             return SCALAR if self.kind(expr.left) == SCALAR and self.kind(expr.right) == SCALAR else UNKNOWN
-        if isinstance(expr, cst.IfExp):
-            a, b = self.kind(expr.body), self.kind(expr.orelse)
+        if isinstance(expr, cst.IfExp):  # `to_dense_adj(...) if hasattr(b, "m") else None`: the tensor where used
+            a, b = (self.kind(e) if not (isinstance(e, cst.Name) and e.value == "None") else None
+                    for e in (expr.body, expr.orelse))
+            a, b = (a or b or UNKNOWN), (b or a or UNKNOWN)
             if a != b and (self._compiles(expr.body, expr.orelse) or self._compiles(expr.orelse, expr.body)):
                 return MODEL  # `torch.compile(model) if args.compile else model`: the model, compiled or not
             return a if a == b else UNKNOWN
