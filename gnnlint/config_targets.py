@@ -317,21 +317,57 @@ def param_fills(importer: str, cls_name: str, param: str) -> list[tuple[str, str
     ``_target_`` (``encoder:`` / ``  _target_: pkg.enc.Encoder``) gives
     ``("target", dotted)``. A literal, a list or anything else gives nothing."""
     module_path = os.path.splitext(os.path.abspath(importer))[0].replace(os.sep, "/")
+    folder = None
     for folder in _folders_up(importer):
-        out: list[tuple[str, str]] = []
-        for root in _config_roots(folder, param):
-            if root == folder:
-                continue  # a group folder named like the parameter, not a config directory
-            for path, targets in _scan_tree(root):
-                if not any(indent == 0 and parent is None and _names_class(dotted, module_path, cls_name)
-                           for indent, parent, dotted in targets):
-                    continue
-                for item in _top_entry(path, param, targets):
-                    if item not in out:
-                        out.append(item)
+        roots = [root for root in _config_roots(folder, param)
+                 if root != folder]  # a group folder named like the parameter, not a config directory
+        out = _fills_in(roots, module_path, cls_name, param)
         if out:
             return out
+    # the configs live next to the entry scripts (experiments/<task>/configs/), not above the class
+    if folder is not None and any(os.path.exists(os.path.join(folder, m)) for m in _ROOT_MARKERS):
+        return _fills_in(_project_config_roots(folder), module_path, cls_name, param)
     return []
+
+
+def _fills_in(roots, module_path: str, cls_name: str, param: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for root in roots:
+        for path, targets in _scan_tree(root):
+            if not any(indent == 0 and parent is None and _names_class(dotted, module_path, cls_name)
+                       for indent, parent, dotted in targets):
+                continue
+            for item in _top_entry(path, param, targets):
+                if item not in out:
+                    out.append(item)
+    return out
+
+
+_MAX_DIRS = 3000
+_SKIP_DIRS = frozenset(("__pycache__", "node_modules", "site-packages", "venv", "build", "dist"))
+
+
+@lru_cache(maxsize=64)
+def _project_config_roots(root: str) -> tuple[str, ...]:
+    """The conf-like folders (``configs``, ``conf``, ...) anywhere under the
+    project's root, outermost only, walked once per root (at most
+    ``_MAX_DIRS`` folders)."""
+    out = []
+    count = 0
+    for directory, dirs, _files in os.walk(root):
+        count += 1
+        if count > _MAX_DIRS:
+            break
+        keep = []
+        for name in sorted(dirs):
+            if name.startswith(".") or name in _SKIP_DIRS:
+                continue
+            if _CONF_NAME.match(name):
+                out.append(os.path.join(directory, name))  # scanned whole by _scan_tree; not walked again
+            else:
+                keep.append(name)
+        dirs[:] = keep
+    return tuple(out)
 
 
 def _names_class(dotted: str, module_path: str, cls_name: str) -> bool:

@@ -44,7 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import compile_facts, entry_points, flow, keys, layers, shapes
+from gnnlint.semantic import compile_facts, entry_points, flow, keys, layer_feeds, layers, shapes
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
@@ -124,6 +124,10 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         self._analyse_regions()
 
     # -- questions answered by functions of the context (semantic/flow.py, shapes.py, keys.py)
+    def is_test_file(self) -> bool:
+        """A test module (``test_*.py``, ``*_test.py``, under ``tests/``): a check of outputs, not a training path."""
+        return layer_feeds.test_file(self.path)
+
     def compiled_callee(self, call: cst.Call) -> Optional[str]:
         return flow.compiled_callee(self, call)
 

@@ -19,8 +19,10 @@ _LOGGING_FUNCS = {"print"}
 # PyG Data attributes that are tensors by convention
 _DATA_TENSOR_ATTRS = {"x", "y", "edge_index", "edge_attr", "edge_weight", "batch", "ptr", "pos",
                       "n_id", "e_id", "train_mask", "val_mask", "test_mask", "edge_label", "edge_label_index"}
+# comparisons of whole tensors that return a Python bool: computed on the device, read on the host
+_BOOL_COMPARISONS = {"allclose", "equal"}
 SYNC_TRIGGERS = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
-                 b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'")
+                 b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'", b"allclose(", b"equal(")
 
 
 def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
@@ -83,6 +85,9 @@ class SyncRule(Rule):
             self._flag(node, f"`.{copying or method}()`")
             return
         resolved = self.context.resolve(func)
+        if self._bool_comparison(node, resolved):
+            self._flag(node, f"`{self.context.module.code_for_node(func)}()`, a Python bool computed on the device,")
+            return
         if resolved in _CASTS and len(node.args) == 1 and node.args[0].keyword is None:
             if self._device_tensor(node.args[0].value):
                 self._flag(node, f"`{resolved}()` of a tensor")
@@ -117,6 +122,23 @@ class SyncRule(Rule):
         return any(binding.how == "assign" and binding.value is not None
                    and (_copying_method(binding.value) == "cpu" or self.context.host_tensor(binding.value))
                    for binding, _scope in self.context.reaching(expr.value, expr))
+
+    def _bool_comparison(self, node: cst.Call, resolved: Optional[str]) -> bool:
+        """``torch.allclose(a, b)`` / ``torch.equal(a, b)`` / ``a.allclose(b)`` on a
+        device tensor: the result is a Python bool, so it is copied to the host
+        like ``.item()`` is."""
+        func = node.func
+        if self.context.is_test_file():
+            return False  # a test comparing outputs (`assert torch.allclose(out, ref)`): a check, not a step
+        if resolved is not None and resolved.startswith("torch.") and resolved[6:] in _BOOL_COMPARISONS:
+            operands = [a.value for a in node.args[:2] if a.keyword is None and not a.star]
+        elif isinstance(func, cst.Attribute) and func.attr.value in _BOOL_COMPARISONS and node.args \
+                and self.context.kind(func.value) == TENSOR:
+            operands = [func.value, node.args[0].value]
+        else:
+            return False
+        return any(self._device_tensor(operand) for operand in operands) \
+            and not any(self.context.host_tensor(operand) for operand in operands)
 
     def _device_tensor(self, expr: cst.BaseExpression) -> bool:
         """A tensor not known to live on the CPU (reading a CPU tensor does not sync the device)."""

@@ -107,6 +107,16 @@ class HostSync(SyncRule):
     region = "compiled"
 
     VALID = (
+        # torch.allclose of CPU tensors (`torch.tensor(list)`): a bool, but no device to wait for
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if torch.allclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])):
+            return x
+        return -x
+model = torch.compile(Net())
+"""),
         # a CPU tensor built from Python or numpy data: reading it is no device sync (shared/cases policy)
         Valid("""
 import numpy as np
@@ -235,6 +245,18 @@ def scatter(src, index, dim_size=None):
 """ + _FILLED_SIZE.format(name="scatter_filled", fill="index.shape[0] + 1")),
     )
     INVALID = (
+        # torch.allclose / torch.equal / Tensor.allclose of device tensors return a Python bool:
+        # a data-dependent operator, a graph break (bench/evidence/e24_bool_comparisons.py)
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, y):
+        if torch.allclose(x, torch.zeros_like(x)):
+            return y
+        same = torch.equal(x, y) or x.allclose(y)
+        return x if same else y
+model = torch.compile(Net())
+""", lines=(5, 7, 7)),
         # ... but it does when a compiled caller may pass None
         Invalid(_SCATTER_HELPERS + "other = torch.compile(Other())\n", lines=(9,)),
         # the fill itself runs compiled when a caller leaves the size None

@@ -67,6 +67,15 @@ class RepeatInterleaveSize(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # a graph attribute this file treats as a Python list (`.insert`): its elements are ints
+        Valid("""
+import torch
+def spatial_embed(embed, batch):
+    for i in range(len(batch)):
+        batch[i].sizes.insert(1, 4)
+    return torch.cat([embed[:4].repeat_interleave(batch[i].sizes[1], dim=0)
+                      for i in range(len(batch))])
+"""),
         # a tuple that is not jraph's GraphsTuple: its last fields may be ints
         Valid("""
 import torch
@@ -154,6 +163,14 @@ def batch_of(embeddings, device):
 """),
     )
     INVALID = (
+        # a graph attribute is a tensor; a list method on another object's attribute of that name says nothing
+        Invalid("""
+import torch
+def spatial_embed(embed, batch, cache):
+    cache.sizes.insert(1, 4)
+    return torch.cat([embed[:4].repeat_interleave(batch[i].sizes[1], dim=0)
+                      for i in range(len(batch))])
+""", lines=(5,)),
         # torch_scatter's segment counts, a legacy `torch.LongTensor` (CPU: no sync, but a data-sized
         # output) and a value with a length (an int has none; `repeats` takes no list) are tensors
         Invalid("""

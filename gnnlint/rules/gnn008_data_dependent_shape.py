@@ -88,6 +88,15 @@ class DataDependentShape(Rule):
     triggers = (b"nonzero", b"argwhere", b"unique", b"where", b"masked_select", b"bincount", b"[")
 
     VALID = (
+        # a comparison cast to integers before indexing is an integer index (a gather), not a mask
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, counts):
+        index = (counts.unsqueeze(-1) > self.arange).to(torch.long)
+        return x[:, index.squeeze(0)]
+model = torch.compile(Net())
+"""),
         # after `if torch._dynamo.is_compiling(): return ...` the rest runs eagerly only
         Valid("""
 import torch
@@ -125,6 +134,16 @@ model = torch.compile(GCN(16, 32, 7))
 """),
     )
     INVALID = (
+        # a comparison reshaped (`.squeeze(0)`, `.view(-1)`, `.to(device)`) is still a boolean mask
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, logits, counts):
+        mask = counts.sum(1).unsqueeze(-1) > self.arange.to(logits.device)
+        picked = logits[:, mask.squeeze(0)]
+        return picked, logits[mask.view(-1).to(logits.device)]
+model = torch.compile(Net())
+""", lines=(6, 7)),
         # a registry filled by a decorator: every registered class may be compiled
         Invalid("""
 import torch

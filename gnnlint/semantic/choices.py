@@ -130,6 +130,9 @@ class Choices:
         built = self.instantiated_choice(call)  # hydra.utils.instantiate(cfg.encoder): the configs' classes
         if built is not None:
             return [(built, cond)]
+        config = self.instantiated_param(call)  # instantiate(encoder) of an __init__ parameter a config fills
+        if config is not None:
+            return self._instance_choices(config, at, depth + 1, cond)
         local = self.local_callee(call)
         if isinstance(local, ClassInfo):
             return [(local, cond)]

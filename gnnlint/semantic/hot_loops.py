@@ -202,6 +202,12 @@ class HotLoops:
                 self._mark_hot_func(callee, why)
             return
         func = call.func
+        if isinstance(func, cst.Name) and func.value == "self":  # `out = self(batch)` in a step hook: the forward
+            cls = self.enclosing_class(call)
+            forward = self.method_of(cls, "forward") if cls is not None and self.is_module_class(cls) else None
+            if forward is not None:
+                self._mark_hot_func(forward, why)
+            return
         if isinstance(func, (cst.Name, cst.Attribute)) and (self.kind(func) == MODEL or isinstance(
                 self.class_of(func, call), (ClassInfo, ImportRef))):
             cls = self.class_of(func, call)

@@ -49,6 +49,21 @@ class Instantiate:
                           and a.keyword.value == "config"), None)
         return self._config_group(first, call, depth)
 
+    def instantiated_param(self, call: cst.Call) -> Optional[cst.Name]:
+        """``hydra.utils.instantiate(encoder, ...)`` with ``encoder`` a parameter
+        of the enclosing ``__init__``: the name, whose classes are what the
+        config passes for that parameter (a nested ``_target_`` under
+        ``_recursive_: False``, ``config_params.py``); else None."""
+        if not isinstance(call, cst.Call) or self.resolve(call.func) not in HYDRA_BUILDERS:
+            return None
+        first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        if not isinstance(first, cst.Name):
+            return None
+        binding, func = self.lookup(first.value, call)
+        if binding is None or binding.how != "param" or func is None or func.name != "__init__":
+            return None
+        return first
+
     def instantiated_choice(self, call: cst.Call) -> Optional[ImportRef]:
         """The marker reference of the classes ``call`` may build (for
         ``model_choices``), or None."""

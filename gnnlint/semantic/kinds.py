@@ -220,8 +220,10 @@ class Kinds:
             return UNKNOWN
         if isinstance(expr, cst.BooleanOperation):
             return SCALAR if self.kind(expr.left) == SCALAR and self.kind(expr.right) == SCALAR else UNKNOWN
-        if isinstance(expr, cst.IfExp):
-            a, b = self.kind(expr.body), self.kind(expr.orelse)
+        if isinstance(expr, cst.IfExp):  # `to_dense_adj(...) if hasattr(b, "m") else None`: the tensor where used
+            a, b = (self.kind(e) if not (isinstance(e, cst.Name) and e.value == "None") else None
+                    for e in (expr.body, expr.orelse))
+            a, b = (a or b or UNKNOWN), (b or a or UNKNOWN)
             if a != b and (self._compiles(expr.body, expr.orelse) or self._compiles(expr.orelse, expr.body)):
                 return MODEL  # `torch.compile(model) if args.compile else model`: the model, compiled or not
             return a if a == b else UNKNOWN
@@ -325,6 +327,10 @@ class Kinds:
             if 0 <= index < len(args):
                 return self._iter_element_kind(name, args[index], "iter")
             return UNKNOWN
+        method = iterable.func.attr.value if isinstance(iterable, cst.Call) and not iterable.args \
+            and isinstance(iterable.func, cst.Attribute) else None
+        if (how, method, index) in (("iter_unpack", "items", 0), ("iter", "keys", -1)):
+            return SCALAR  # a dict's keys (`for k, v in losses.items()`): a tensor has no `.items()`
         kind = self.kind(iterable)
         if kind == TENSOR:
             return TENSOR
@@ -437,7 +443,8 @@ class Kinds:
                 return SCALAR
             return TENSOR
         if base == BATCH:
-            if attr in _BATCH_ATTRS_NON_TENSOR or attr.startswith("num_"):
+            # `batch["coords"].shape`: a tensor's metadata, whatever the batch holds
+            if attr in _BATCH_ATTRS_NON_TENSOR or attr.startswith("num_") or attr in _TENSOR_ATTRS_NON_TENSOR:
                 return SCALAR if attr not in ("x_dict", "edge_index_dict", "edge_attr_dict", "y_dict") else UNKNOWN
             if attr.endswith("_dict") or attr in ("to", "cuda", "cpu"):
                 return UNKNOWN

@@ -40,7 +40,7 @@ class LayerFeed(NamedTuple):
 def layer_input_feed(ctx: "FileContext", site_node: cst.CSTNode) -> Optional[LayerFeed]:
     """The library function that runs the function compiled at ``site_node`` on a graph it is handed."""
     site = ctx.compile_site(site_node)
-    if site is None or site.target_kind != "function" or _test_file(ctx.path) or _runs_as_script(ctx):
+    if site is None or site.target_kind != "function" or test_file(ctx.path) or _runs_as_script(ctx):
         return None
     for ref in ctx.compiled_refs(site_node):
         for call in _calls(ctx, ref):
@@ -83,7 +83,7 @@ def _runs_as_script(ctx: "FileContext") -> bool:
     return False
 
 
-def _test_file(path: str) -> bool:
+def test_file(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
     return name.startswith("test_") or name.endswith("_test.py") or any(p in _TEST_DIRS for p in parts[-4:-1])

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gnnlint.semantic.kinds import BATCH, MODEL, SCALAR, TENSOR
+from gnnlint.semantic.list_attrs import list_attribute
 from gnnlint.semantic.syntax import is_none
 from gnnlint.semantic.vocab import GRAPHS_TUPLE_CLASSES, GRAPHS_TUPLE_COUNTS, GRAPHS_TUPLE_FIELDS
 
@@ -50,6 +51,25 @@ def _dtype_is_bool(ctx: FileContext, call: cst.Call) -> bool:
 # PyG functions returning a boolean mask as one element of a tuple: name -> indexes
 _PYG_MASK_OUTPUTS = {"to_dense_batch": (1,), "remove_isolated_nodes": (2,), "dropout_node": (1, 2),
                      "dropout_edge": (1,)}
+
+
+# methods that change a tensor's layout or place, not its dtype (`.to(device)` too: a dtype
+# argument is the `to` case above)
+_LAYOUT_METHODS = frozenset(("squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "clone", "detach",
+                             "expand", "expand_as", "permute", "transpose", "t", "to", "cuda"))
+
+
+def _casts(ctx: FileContext, call: cst.Call) -> bool:
+    """``x.to(torch.float)`` / ``x.to(dtype=...)`` / ``x.to(other)``: may change the dtype."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return False
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            return True
+        if arg.keyword is None and ((ctx.resolve(arg.value) or "").startswith("torch.")
+                                    or ctx.kind(arg.value) == TENSOR):
+            return True
+    return False
 
 
 def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
@@ -87,6 +107,8 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
                 return True
             if method in ("any", "all") and expr.args and ctx.kind(receiver) == TENSOR:
                 return True
+            if method in _LAYOUT_METHODS and not _casts(ctx, expr) and is_bool_mask(ctx, receiver, depth + 1):
+                return True  # `(a > b).squeeze(0)`, `mask.view(-1)`: the same booleans, another layout
         return False
     if isinstance(expr, cst.Name):
         binding, _ = ctx.lookup(expr.value, expr)
@@ -172,6 +194,8 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     ``n.to(...)``; an int has none of these, a numpy scalar no first dimension),
     or made by such a method (``neighbors = neighbors.to(cell.device)``); ``len(n)`` too (an int has
     no length, and ``repeats`` takes no list)."""
+    if list_attribute(ctx, expr) is not None:
+        return False  # `batch[i].layout[k]` with `batch[i].layout.insert(...)` here: a Python list's element
     if likely_tensor(ctx, expr):
         return True
     if ctx.kind(expr) == SCALAR:
