@@ -235,6 +235,31 @@ def scatter(src, index, dim_size=None):
 """ + _FILLED_SIZE.format(name="scatter_filled", fill="index.shape[0] + 1")),
     )
     INVALID = (
+        # a comprehension's filter tests each element's truth: an element of a tensor is a 0-d tensor
+        Invalid("""
+import torch
+class Align(torch.nn.Module):
+    def forward(self, x, ids):
+        kept = [i for i in torch.unique(ids) if i != -1]
+        return x, kept
+align = torch.compile(Align())
+""", lines=(5,)),
+        # a trainer compiles the model it is given; nothing here constructs the trainer, but its parameter
+        # is declared a `Net` (`Optional[Net]` too): Net's forward runs compiled
+        Invalid("""
+import torch
+from typing import Optional
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+class Trainer:
+    def __init__(self, model: Optional[Net], use_compile: bool = False):
+        if use_compile:
+            model = torch.compile(model)
+        self.model = model
+""", lines=(6,)),
         # ... but it does when a compiled caller may pass None
         Invalid(_SCATTER_HELPERS + "other = torch.compile(Other())\n", lines=(9,)),
         # the fill itself runs compiled when a caller leaves the size None
