@@ -235,15 +235,18 @@ def scatter(src, index, dim_size=None):
 """ + _FILLED_SIZE.format(name="scatter_filled", fill="index.shape[0] + 1")),
     )
     INVALID = (
-        # a comprehension's filter tests each element's truth: an element of a tensor is a 0-d tensor
+        # a comprehension's filter tests each element's truth: an element of a tensor is a 0-d tensor,
+        # and so is each element of the list it builds
         Invalid("""
 import torch
 class Align(torch.nn.Module):
     def forward(self, x, ids):
         kept = [i for i in torch.unique(ids) if i != -1]
+        for k in kept:
+            print(int(k))
         return x, kept
 align = torch.compile(Align())
-""", lines=(5,)),
+""", lines=(5, 7)),
         # a trainer compiles the model it is given; nothing here constructs the trainer, but its parameter
         # is declared a `Net` (`Optional[Net]` too): Net's forward runs compiled
         Invalid("""

@@ -640,6 +640,14 @@ def run(model, ema, loader):
     eval_model = ema.module if ema is not None else model
     evaluate(eval_model, loader)
 """, lines=(5,)),
+        # ... also at a script's top level, where the loop runs the chosen name itself
+        Invalid("""
+import torch
+model = torch.compile(model)
+eval_model = ema.module if ema is not None else model
+for batch in loader:
+    print(eval_model(batch).sum().item())
+""", lines=(6,)),
         # a tensor copied to the host under `if hasattr(sid, "cpu"):` is the host copy after that `if`
         # (the earlier value reaches past it only when it is no tensor): the copy syncs, reading it does not
         Invalid("""

@@ -24,16 +24,16 @@ import libcst as cst
 from gnnlint.semantic.model import FuncInfo, assigned_targets
 
 
-def _choices(expr: cst.BaseExpression, depth: int = 0) -> Iterator[cst.BaseExpression]:
+def choice_values(expr: cst.BaseExpression, depth: int = 0) -> Iterator[cst.BaseExpression]:
     """The values ``expr`` may evaluate to: both branches of ``a if c else b``, each operand of ``a or b``."""
     if depth > 3:
         return
     if isinstance(expr, cst.IfExp):
-        yield from _choices(expr.body, depth + 1)
-        yield from _choices(expr.orelse, depth + 1)
+        yield from choice_values(expr.body, depth + 1)
+        yield from choice_values(expr.orelse, depth + 1)
     elif isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
-        yield from _choices(expr.left, depth + 1)
-        yield from _choices(expr.right, depth + 1)
+        yield from choice_values(expr.left, depth + 1)
+        yield from choice_values(expr.right, depth + 1)
     else:
         yield expr
 
@@ -46,17 +46,18 @@ class RefAliases:
         (``eval_model = ema.module if ema is not None else model``)."""
         if ref[0] not in ("name", "self"):
             return []
-        scope = ref[2] if ref[0] == "name" else None
-        funcs = [scope] if scope is not None else \
-            [m for m in (ref[2].methods.values() if ref[0] == "self" else ())]
+        if ref[0] == "name":  # the ref's own scope (None: the module's top level)
+            scopes = [(ref[2], ref[2].bindings if ref[2] is not None else self.module_bindings)]
+        else:  # `self.model`: any method of the class
+            scopes = [(method, method.bindings) for method in ref[2].methods.values()]
         out = []
-        for func in funcs:
-            for name, bindings in func.bindings.items():
+        for func, scope_bindings in scopes:
+            for name, bindings in scope_bindings.items():
                 for binding in bindings:
                     value = binding.value
                     if binding.how != "assign" or not isinstance(value, (cst.IfExp, cst.BooleanOperation)):
                         continue
-                    if not any(self._is_ref_expr(choice, ref, choice) for choice in _choices(value)):
+                    if not any(self._is_ref_expr(choice, ref, choice) for choice in choice_values(value)):
                         continue
                     stmt = self.statement_of(value)
                     out.append(("name", name, func, self.order.get(stmt, 0), stmt))
@@ -68,7 +69,7 @@ class RefAliases:
         if any(b.how != "param" for b in callee.bindings.get(param, [])):
             return False
         return any(ret.value is not None and any(isinstance(choice, cst.Name) and choice.value == param
-                                                 for choice in _choices(ret.value))
+                                                 for choice in choice_values(ret.value))
                    for ret in callee.returns)
 
     def call_result_refs(self, call: cst.Call) -> list[tuple]:
