@@ -82,7 +82,9 @@ from gnnlint.semantic.names import Names
 from gnnlint.semantic.narrowing import Narrowing
 from gnnlint.semantic.optim import Optim
 from gnnlint.semantic.optional_inputs import OptionalInputs
+from gnnlint.semantic.ref_aliases import RefAliases
 from gnnlint.semantic.regions import Regions
+from gnnlint.semantic.returned_compiled import ReturnedCompiled
 from gnnlint.semantic.returned_functions import ReturnedFunctions
 from gnnlint.semantic.step_args import StepArgs
 from gnnlint.semantic.syntax import (  # noqa: F401 - call-argument helpers rules use
@@ -106,7 +108,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
                   Containers, ConstructorArgs, ConfigParams, NoneFilled, Callables, Holders, CompileFlags,
-                  StepArgs, ReturnedFunctions):
+                  StepArgs, ReturnedFunctions, ReturnedCompiled, RefAliases):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

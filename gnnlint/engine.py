@@ -671,7 +671,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
         [("graph_steps", ref, why) for ref, why in result.exported.graph_steps] + \
         [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks] + \
-        [("returns", ref, why) for ref, why in result.exported.returns]
+        [("returns", ref, why) for ref, why in result.exported.returns] + \
+        [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns]
     if not params:
         return
     stem = Path(result.path).stem
@@ -679,13 +680,13 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         stem = Path(result.path).parent.name
     for kind, ref, why in params:
         # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
-        function = (ref.name.split(":")[0] if kind in ("compiled_params", "returns") else
+        function = (ref.name.split(":")[0] if kind in ("compiled_params", "returns", "compiled_returns") else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
         # `from citation import run` where citation/__init__.py says `from .train_eval import run`:
         # the importer names the package, not the defining module
         stems = [stem] + (_reexporting_package(result.path, stem, function, contents)
-                          if kind in ("compiled_params", "returns") else [])
+                          if kind in ("compiled_params", "returns", "compiled_returns") else [])
         for path in every:
             if path == result.path:
                 continue
@@ -693,7 +694,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             if data is None or function not in data or not pattern.search(data):
                 continue
             facts = incoming.setdefault(path, ProjectFacts())
-            keys = [f"{name}.{ref.name}" for name in stems] if kind in ("compiled_params", "returns") else [ref.name]
+            keys = [f"{name}.{ref.name}" for name in stems] \
+                if kind in ("compiled_params", "returns", "compiled_returns") else [ref.name]
             known = getattr(facts, kind)
             for key in keys:
                 if key not in known:
@@ -806,7 +808,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
-                            "compiled_hooks", "returns"):
+                            "compiled_hooks", "returns", "compiled_returns"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

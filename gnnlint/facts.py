@@ -149,7 +149,7 @@ class ImportRef:
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
-              "compiled_hooks", "returns", "stepped_args")
+              "compiled_hooks", "returns", "stepped_args", "compiled_returns")
 
 
 @dataclass
@@ -204,6 +204,9 @@ class ProjectFacts:
     # "<defining module's stem>.<function>" -> "torch_geometric.nn.global_max_pool,...": the library
     # functions a function this file imports returns (``get_aggregation("max")``; semantic/callables.py)
     returns: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>:<position>" -> why: a builder this file imports returns a
+    # compiled model ("" position: the whole result; "0": element 0 of its tuple; semantic/returned_compiled.py)
+    compiled_returns: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -248,6 +251,8 @@ class ExportedFacts:
     compiled_hooks: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>") -> "dotted,dotted": this file's functions returning library functions
     returns: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>:<position>") -> why: this file's builders returning a compiled model
+    compiled_returns: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

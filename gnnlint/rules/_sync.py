@@ -176,6 +176,9 @@ class SyncRule(Rule):
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._check_condition(node.test)
 
+    def visit_CompIf(self, node: cst.CompIf) -> None:  # `[i for i in ids.unique() if i != pad]`
+        self._check_condition(node.test)
+
     def _check_condition(self, test: cst.BaseExpression) -> None:
         culprit = self._truthy_tensor(test)
         if culprit is not None:

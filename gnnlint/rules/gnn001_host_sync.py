@@ -257,6 +257,34 @@ class Net(torch.nn.Module):
         return x if same else y
 model = torch.compile(Net())
 """, lines=(5, 7, 7)),
+        # a comprehension's filter tests each element's truth: an element of a tensor is a 0-d tensor,
+        # and so is each element of the list it builds
+        Invalid("""
+import torch
+class Align(torch.nn.Module):
+    def forward(self, x, ids):
+        kept = [i for i in torch.unique(ids) if i != -1]
+        for k in kept:
+            print(int(k))
+        return x, kept
+align = torch.compile(Align())
+""", lines=(5, 7)),
+        # a trainer compiles the model it is given; nothing here constructs the trainer, but its parameter
+        # is declared a `Net` (`Optional[Net]` too): Net's forward runs compiled
+        Invalid("""
+import torch
+from typing import Optional
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+class Trainer:
+    def __init__(self, model: Optional[Net], use_compile: bool = False):
+        if use_compile:
+            model = torch.compile(model)
+        self.model = model
+""", lines=(6,)),
         # ... but it does when a compiled caller may pass None
         Invalid(_SCATTER_HELPERS + "other = torch.compile(Other())\n", lines=(9,)),
         # the fill itself runs compiled when a caller leaves the size None

@@ -635,6 +635,65 @@ def train(model, loader):
         loss.backward()
         print(loss.item())
 """, lines=(11,)),
+        # a trainer compiles the model it is given under a flag, then stores it (`self.model = model`); an
+        # evaluation model picked by a local helper returning one of its parameters (`default(ema, model)`)
+        # may be that compiled model too: both loops run it
+        Invalid("""
+import torch
+def default(v, d):
+    return v if v is not None else d
+class Trainer:
+    def __init__(self, model, loader, use_torch_compile=False, ema_model=None):
+        if use_torch_compile:
+            model = torch.compile(model)
+        self.model = model
+        self.ema_model = ema_model
+        self.loader = loader
+    def __call__(self, steps):
+        for step in range(steps):
+            loss = self.model(next(self.loader))
+            loss.backward()
+            print(loss.item())
+        eval_model = default(self.ema_model, self.model)
+        for batch in self.loader:
+            print(eval_model(batch).item())
+""", lines=(16, 19)),
+        # an evaluation name choosing between an EMA copy and the compiled model may hold the compiled model
+        Invalid("""
+import torch
+def evaluate(model, loader):
+    for batch in loader:
+        print(model(batch).sum().item())
+def run(model, ema, loader):
+    model = torch.compile(model)
+    eval_model = ema.module if ema is not None else model
+    evaluate(eval_model, loader)
+""", lines=(5,)),
+        # ... also at a script's top level, where the loop runs the chosen name itself
+        Invalid("""
+import torch
+model = torch.compile(model)
+eval_model = ema.module if ema is not None else model
+for batch in loader:
+    print(eval_model(batch).sum().item())
+""", lines=(6,)),
+        # a tensor copied to the host under `if hasattr(sid, "cpu"):` is the host copy after that `if`
+        # (the earlier value reaches past it only when it is no tensor): the copy syncs, reading it does not
+        Invalid("""
+import torch
+model = torch.compile(model)
+for batch in loader:
+    out = model(batch.to("cuda"))
+    sid = out.argmax()
+    if hasattr(sid, "cpu"):
+        sid = sid.cpu()
+    if hasattr(sid, "item"):
+        print(sid.item())
+    tid = out.argmin()
+    if isinstance(tid, torch.Tensor):
+        tid = tid.cpu()
+    print(int(tid))
+""", lines=(8, 13)),
         # a rollout keeps every step's graph: the graph was moved to the device, its `.cpu()` copies it back
         Invalid("""
 import torch

@@ -64,11 +64,14 @@ class Choices:
                                                  self._binding_cond(binding, cond))
                 elif binding.how == "param" and func is not None:
                     # callers' arguments; for ``__init__``, what this file's constructions pass
+                    found = []
                     for arg in (self._args_for_param(binding.node, func) or []) \
                             + self.constructor_args(func, binding.node):
-                        out += self._instance_choices(arg, arg, depth + 1, cond)
+                        found += self._instance_choices(arg, arg, depth + 1, cond)
                     # what a Hydra config passes for it (encoder: ${encoder})
-                    out += [(ref, cond) for ref in self.config_param_choices(func, binding.node)]
+                    found += [(ref, cond) for ref in self.config_param_choices(func, binding.node)]
+                    # else the project class it is declared as (``model: Alphafold3``)
+                    out += found or self._single(self._declared_project_class(binding.node), cond)
             return out
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             # what the class stores there; and what Hydra builds into it (self.model = instantiate(cfg.model))
@@ -190,6 +193,27 @@ class Choices:
             return None
         name = param.annotation.annotation.value
         return self.classes.get(name) or (self.imports.get(name) if name[:1].isupper() else None)
+
+    def _declared_project_class(self, param) -> object:
+        """``def __init__(self, model: Alphafold3)`` (also ``Optional[X]``, ``X | None``):
+        the local or imported project class a parameter is annotated with; None for a
+        library class (``nn.Module``) or anything else."""
+        ann = param.annotation.annotation if isinstance(param, cst.Param) and param.annotation else None
+        if isinstance(ann, cst.Subscript) and self.last_part(ann.value) == "Optional" and len(ann.slice) == 1 \
+                and isinstance(ann.slice[0].slice, cst.Index):
+            ann = ann.slice[0].slice.value
+        elif isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr) \
+                and isinstance(ann.right, cst.Name) and ann.right.value == "None":
+            ann = ann.left
+        if not isinstance(ann, cst.Name) or not ann.value[:1].isupper():
+            return None
+        local = self.classes.get(ann.value)
+        if local is not None:
+            return local
+        ref = self.imports.get(ann.value)
+        if ref is None or (not ref.level and ref.module.split(".")[0] in _LIBRARIES) or "." in ref.name:
+            return None
+        return ref
 
     def _imported_factory(self, func, call) -> Optional[ImportRef]:
         """``build_model(cfg)`` imported from a project module: the function,

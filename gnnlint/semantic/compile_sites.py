@@ -206,6 +206,7 @@ class CompileSites:
                 refs.extend(self.handed_holder_refs(target, site_node))  # `model.module = ...` (holders.py)
             refs.extend(self.stored_holder_refs(refs))
             refs.extend(self._returned_to_callers(site_node, targets, _depth))
+            refs.extend(self.tuple_return_refs(site_node, targets, _depth))  # `return model, ema` (returned_compiled.py)
         elif isinstance(parent, cst.ListComp) and parent.elt is holder:
             refs.extend(self.element_refs(parent, site_node))  # [torch.compile(m) for m in models] (containers.py)
         elif isinstance(parent, cst.Return) and _depth < 3:
@@ -301,6 +302,8 @@ class CompileSites:
             return
         if ref[0] == "func":
             return
+        for alias in self.alias_refs(ref):  # `eval_model = ema.module if ema else model` (ref_aliases.py)
+            yield "ref", alias, None
         for call in self.all_calls():
             for index, arg in enumerate(call.args):
                 if arg.star or not self._is_ref_expr(arg.value, ref, arg.value):
@@ -323,6 +326,8 @@ class CompileSites:
                     param = self._param_for(callee, call, index, arg, skip_self)
                     if param is not None:
                         yield "ref", ("name", param, callee, -1, None), call
+                        if self.returned_param(callee, param):  # `m = default(ema, model)` (ref_aliases.py)
+                            yield from (("ref", new, call) for new in self.call_result_refs(call))
                     continue
                 yield "external", None, call
 

@@ -142,7 +142,7 @@ class Devices:
         return False
 
     def _host_name(self, name: cst.Name, depth: int) -> Optional[str]:
-        reaching = self.reaching(name.value, name)
+        reaching = self._past_host_copy(name.value, self.reaching(name.value, name), depth)
         if not reaching:
             return None
         found = None
@@ -165,6 +165,30 @@ class Devices:
             if found is None:
                 return None
         return found
+
+    def _past_host_copy(self, name: str, reaching: list, depth: int) -> list:
+        """``if hasattr(sid, "cpu"): sid = sid.cpu()`` (or under ``isinstance(sid, Tensor)``):
+        the earlier bindings reach past that ``if`` only when its test failed -- when
+        ``sid`` is no tensor -- so a tensor read after it is the host copy."""
+        copies = [b for b, _f in reaching if b.how == "assign" and b.value is not None
+                  and self._copy_under_tensor_test(name, b.value, depth)]
+        if not copies:
+            return reaching
+        first = min(b.order for b in copies)
+        return [(b, f) for b, f in reaching if b.order >= first]
+
+    def _copy_under_tensor_test(self, name: str, value: cst.BaseExpression, depth: int) -> bool:
+        if self.host_tensor(value, depth + 1) is None:
+            return False
+        stmt = self.statement_of(value)
+        branch = self.parent.get(self.parent.get(stmt)) if stmt is not None else None  # If <- IndentedBlock
+        if not isinstance(branch, cst.If) or self.parent.get(stmt) is not branch.body:
+            return False
+        test = branch.test
+        if isinstance(test, cst.Call) and self.resolve(test.func) == "hasattr" and len(test.args) == 2 \
+                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name:
+            return self.literal_value(test.args[1].value) in ("cpu", "detach", "item", "numpy")
+        return self._implies(test, name, True) is True
 
     def _host_elements(self, iterable: Optional[cst.BaseExpression], depth: int) -> bool:
         """Iterating ``iterable`` yields CPU tensors: a ``.cpu()`` result, whatever it copied (a

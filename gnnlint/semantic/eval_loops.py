@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 def evaluation_loops(ctx: "FileContext", hot_loops) -> list:
     """Loader loops of functions holding a hot loop whose body runs compiled code."""
-    if not (ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances):
+    if not (ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances
+            or ctx.project.compiled_returns):
         return []
     with_hot = {ctx.enclosing_function(loop) for loop in hot_loops} - {None}
     candidates = [loop for loop in ctx.loops

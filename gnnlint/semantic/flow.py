@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic.model import FuncInfo
+from gnnlint.semantic.ref_aliases import choice_values
 from gnnlint.semantic.syntax import arg_of, param_position
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
@@ -162,10 +163,15 @@ def _compiled_name(ctx: FileContext, name: str, at: cst.CSTNode, depth: int) -> 
         if b.how == "assign" and b.value is not None:
             if _is_compile_call(ctx, b.value):
                 return f"compiled `{name}`"
-            if isinstance(b.value, cst.Name) and b.value.value != name:
-                found = _compiled_name(ctx, b.value.value, b.node or at, depth + 1)
-                if found:
-                    return found
+            # `m2 = model`; `eval_model = ema.module if ema is not None else model` (one choice is it)
+            choices = [b.value] if isinstance(b.value, cst.Name) else \
+                [c for c in choice_values(b.value) if isinstance(c, cst.Name)] \
+                if isinstance(b.value, (cst.IfExp, cst.BooleanOperation)) else []
+            for choice in choices:
+                if choice.value != name:
+                    found = _compiled_name(ctx, choice.value, b.node or at, depth + 1)
+                    if found:
+                        return found
         elif b.how == "def":
             info = ctx.func_info.get(b.node)  # type: ignore[arg-type]
             if info is not None and _decorated_compiled(ctx, info):

@@ -27,8 +27,11 @@ class Handoffs:
     def _export_compiled_args(self) -> None:
         """Calls of imported functions that pass a compiled object: what this file tells their files."""
         seen: set = set()
-        for site_node, site in self.compile_sites:
-            for ref in self._handoff_refs(site_node):
+        seeds = [(self._handoff_refs(site_node), f"compiled `{site.target}`") for site_node, site in self.compile_sites]
+        # `model, ema = build(cfg)` with an imported builder returning it compiled (returned_compiled.py)
+        seeds += [(self._handoff_refs_from([ref]), what) for ref, what in self.returned_compiled_refs()]
+        for refs, what in seeds:
+            for ref in refs:
                 for call in self.all_calls():
                     target = self._imported_function(call)
                     # `model, train = setup(args)`: the imports the helper returns; `if c: from a import f
@@ -42,8 +45,7 @@ class Handoffs:
                                 continue
                             seen.add(key)
                             self.exported.compiled_args.append(
-                                (ImportRef(target.module, f"{target.name}:{spec}", target.level),
-                                 f"compiled `{site.target}`"))
+                                (ImportRef(target.module, f"{target.name}:{spec}", target.level), what))
         # re-exports: `from .utils import test` in a package's __init__.py
         for key, why in self.project.compiled_args.items():
             name, _, spec = key.partition(":")
@@ -54,7 +56,10 @@ class Handoffs:
 
     def _handoff_refs(self, site_node: cst.CSTNode) -> list[tuple]:
         """The refs holding a compile site's result, through local hand-offs."""
-        todo = [(ref, 0) for ref in self.compiled_refs(site_node) if ref[0] in ("name", "self")]
+        return self._handoff_refs_from(self.compiled_refs(site_node))
+
+    def _handoff_refs_from(self, refs: list[tuple]) -> list[tuple]:
+        todo = [(ref, 0) for ref in refs if ref[0] in ("name", "self")]
         out: list[tuple] = []
         while todo:
             ref, depth = todo.pop()
@@ -84,18 +89,20 @@ class Handoffs:
     def _imported_function(self, call: cst.Call) -> Optional[ImportRef]:
         """``train(...)`` with ``from train_eval import train``, or
         ``train_eval.train(...)`` with ``import train_eval`` / ``from . import
-        train_eval``: the function, as the import names it."""
+        train_eval``: the function, as the import names it. A capitalised name
+        may be a function too (``train.Train_QM9(model, ...)``); a class's file
+        has no function of that name, and ignores what it is told."""
         func = call.func
         if isinstance(func, cst.Name):
             ref = self.imports.get(func.value)
-            if ref is None or not ref.name[:1].islower() or self._top(ref.module) in _LIBRARIES:
+            if ref is None or not ref.name[:1].isalpha() or self._top(ref.module) in _LIBRARIES:
                 return None
             binding, _scope = self.lookup(func.value, call)
             if binding is not None and binding.how != "import":
                 return None
             return ref
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
-                and func.attr.value[:1].islower():
+                and func.attr.value[:1].isalpha():
             owner = func.value.value
             ref = self.imports.get(owner)
             if ref is not None and ref.name[:1].islower():  # from . import train_eval

@@ -80,7 +80,8 @@ class Holders:
 
     def stored_holder_refs(self, refs: list[tuple]) -> list[tuple]:
         """``compiled = torch.compile(...)`` then ``model.module = compiled`` in the same
-        function: ``handed_holder_refs`` of that attribute."""
+        function: ``handed_holder_refs`` of that attribute; ``self.model = compiled``
+        (later in the method): the class's ``self.model`` holds it."""
         found: list[tuple] = []
         for ref in refs:
             if ref[0] != "name" or ref[2] is None:
@@ -90,6 +91,11 @@ class Holders:
                 if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Name) and stmt.value.value == ref[1]:
                     for target in stmt.targets:
                         found.extend(self.handed_holder_refs(target.target, stmt.value))
+                        if self.order.get(node, 0) > ref[3] and _is_self_attr(target.target):
+                            # `model = torch.compile(model)` then `self.model = model`
+                            stored = self._ref_for_target(target.target, stmt.value)
+                            if stored is not None:
+                                found.append(stored)
         return found
 
     def holder_callers(self, func) -> list[cst.Call]:
@@ -135,3 +141,7 @@ class Holders:
                     and self.module.code_for_node(func) == text:
                 found.append(call)
         return found
+
+
+def _is_self_attr(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"

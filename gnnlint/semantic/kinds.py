@@ -332,7 +332,7 @@ class Kinds:
         if (how, method, index) in (("iter_unpack", "items", 0), ("iter", "keys", -1)):
             return SCALAR  # a dict's keys (`for k, v in losses.items()`): a tensor has no `.items()`
         kind = self.kind(iterable)
-        if kind == TENSOR:
+        if kind == TENSOR or self._tensor_elements(iterable):
             return TENSOR
         if how == "iter" and _BATCH_NAMES.match(name) and self._looks_like_loader(iterable):
             return BATCH
@@ -341,6 +341,15 @@ class Kinds:
         if how == "iter" and func_name == "range":
             return SCALAR
         return UNKNOWN
+
+    def _tensor_elements(self, iterable, depth: int = 0) -> bool:
+        """``ids = [i for i in torch.unique(x) if i != pad]``: a list built of a tensor's elements."""
+        if isinstance(iterable, cst.Name) and depth < 3:
+            reaching = self.reaching(iterable.value, iterable)
+            values = [b.value for b, _f in reaching if b.how == "assign"]
+            return bool(values) and len(values) == len(reaching) \
+                and all(self._tensor_elements(v, depth + 1) for v in values)
+        return isinstance(iterable, (cst.ListComp, cst.GeneratorExp)) and self.kind(iterable.elt) == TENSOR
 
     def _looks_like_loader(self, iterable) -> bool:
         iterable = self._unwrap_iterable(iterable)

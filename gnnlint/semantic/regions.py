@@ -481,6 +481,7 @@ class Regions(HotLoops):
             lightning_feeds.export(self)
             export_compiled_hooks(self)
             self.export_returned_functions()
+            self.export_compiled_returns()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")

@@ -61,6 +61,8 @@ class StepAnalysis:
                  for site_node, site in ctx.compile_sites]
         # parameters another file passes a compiled model to (project index)
         seeds += [("", [(ref, 0, what)]) for ref, what in ctx.handed_compiled_refs()]
+        # names holding what an imported builder returns compiled (returned_compiled.py)
+        seeds += [("", [(ref, 0, what)]) for ref, what in ctx.returned_compiled_refs()]
         for target, todo in seeds:
             seen: list = []
             while todo:
@@ -253,7 +255,7 @@ class StepAnalysis:
             return None
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
-                and not ctx.project.compiled_args and not ctx.project.stepped \
+                and not ctx.project.compiled_args and not ctx.project.stepped and not ctx.project.compiled_returns \
                 and not ctx.project.compiled_instances and not ctx.project.framework_compiled:
             return None  # a program that never compiles (nor is handed a compiled model)
         if isinstance(root, (cst.For, cst.While)):
@@ -330,7 +332,7 @@ class StepAnalysis:
         ctx = self.ctx
         if ctx.options.assume_compiled == "modules" or not (
                 ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_args or ctx.project.stepped
-                or ctx.project.compiled_instances):
+                or ctx.project.compiled_instances or ctx.project.compiled_returns):
             return
         for loop in ctx.hot_loops:
             what = self._loop_drives(loop)

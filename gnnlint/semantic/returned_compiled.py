@@ -1,0 +1,116 @@
+"""Compiled models a builder function returns: ``model, ema = build_model(cfg)``.
+
+Training code often compiles the model in a builder (``def
+build_model_and_ema(config): ... if config["use_compile"]: model =
+torch.compile(model); return model, ema_model``) and the caller -- in this
+file or another -- runs what it gets back: ``model, ema = build_model_and_ema(
+config)`` then ``train_epoch(model, loader, ...)`` or ``model(batch)`` in a
+loop. Whatever name takes that element of the result holds the compiled model.
+
+``tuple_return_refs`` answers for a local builder (compile_sites.py asks it
+next to ``return model``: the tuple form). ``export_compiled_returns`` tells
+the files importing a top-level builder which element of its result is
+compiled (``ExportedFacts.compiled_returns``: ``"build:0"``, ``"build:"`` for
+the whole result); ``returned_compiled_refs`` turns the calls of such an
+imported builder here into refs (``("name", ...)``, as compile_sites.py makes
+them), which the per-step analysis (steps.py) and the hand-offs to other
+files (handoffs.py) follow like the refs of a compile site of this file.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+from gnnlint.semantic.model import FuncInfo, assigned_targets
+
+
+class ReturnedCompiled:
+    """Compiled results of builder functions. Mixed into FileContext; reads the SemanticModel."""
+
+    def _returned_positions(self, func: FuncInfo, names: set) -> list[str]:
+        """Where ``func``'s ``return`` statements put one of ``names``: "" (the whole
+        result: ``return model``) or the tuple position ("0": ``return model, ema``)."""
+        out: list[str] = []
+        for ret in func.returns:
+            value = ret.value
+            if isinstance(value, cst.Name) and value.value in names:
+                out.append("")
+            elif isinstance(value, cst.Tuple):
+                for index, element in enumerate(value.elements):
+                    if isinstance(element, cst.StarredElement):
+                        break
+                    if isinstance(element.value, cst.Name) and element.value.value in names:
+                        out.append(str(index))
+        return list(dict.fromkeys(out))
+
+    def _position_refs(self, call: cst.Call, position: str) -> list[tuple]:
+        """The refs of the names taking element ``position`` of ``call``'s result
+        (``model, ema = build(...)``; ``model = build(...)`` for the whole result)."""
+        if position == "":
+            return [ref for ref in self._refs_of_value(call, 0) if ref[0] != "arg"]
+        parent = self.parent.get(call)
+        if not isinstance(parent, (cst.Assign, cst.AnnAssign)) or parent.value is not call:
+            return []
+        refs = []
+        for target in assigned_targets(parent):
+            if isinstance(target, (cst.Tuple, cst.List)) and int(position) < len(target.elements) \
+                    and not any(isinstance(e, cst.StarredElement) for e in target.elements[:int(position) + 1]):
+                ref = self._ref_for_target(target.elements[int(position)].value, call)
+                if ref is not None:
+                    refs.append(ref)
+        return refs
+
+    def tuple_return_refs(self, site_node: cst.CSTNode, targets: list, depth: int) -> list[tuple]:
+        """``def build(cfg): model = torch.compile(model); return model, ema``: the names
+        this file's callers unpack that element into (``model, ema = build(cfg)``)."""
+        names = {t.value for t in targets if isinstance(t, cst.Name)}
+        func = self.enclosing_function(site_node) if names and depth < 3 else None
+        if func is None:
+            return []
+        refs: list[tuple] = []
+        for position in self._returned_positions(func, names):
+            if position:
+                for caller in self.callers_of(func):
+                    refs.extend(self._position_refs(caller, position))
+        return refs
+
+    def export_compiled_returns(self) -> None:
+        """This file's top-level functions returning what a compile site here
+        produced: told to the files importing them (which element is compiled)."""
+        seen: set = set()
+        for site_node, site in self.compile_sites:
+            for ref in self.compiled_refs(site_node):
+                func = ref[2] if ref[0] == "name" else None
+                if func is None or func.parent is not None or func.cls is not None \
+                        or self.functions.get(func.name) is not func:
+                    continue
+                for position in self._returned_positions(func, {ref[1]}):
+                    if (func.name, position) not in seen:
+                        seen.add((func.name, position))
+                        self.exported.compiled_returns.append(
+                            (ImportRef("", f"{func.name}:{position}"),
+                             f"compiled `{site.target}` returned by `{func.name}`"))
+
+    def returned_compiled_refs(self) -> list[tuple[tuple, str]]:
+        """``[(ref, what it runs), ...]``: the names here holding the compiled result
+        of a builder imported from another file (its ``compiled_returns`` facts)."""
+        if not self.project.compiled_returns:
+            return []
+        key = ("returned_compiled_refs",)
+
+        def compute():
+            out = []
+            for call in self.all_calls():
+                target = self._imported_function(call)
+                if target is None:
+                    continue
+                stem = (target.module or "").split(".")[-1]
+                for fact, why in self.project.compiled_returns.items():
+                    head, _, position = fact.rpartition(":")
+                    if head == f"{stem}.{target.name}":
+                        source = why.split(", from ")[1] if ", from " in why else None
+                        what = f"compiled `{self.module.code_for_node(call.func)}(...)`" \
+                            + (f" result (compiled in {source})" if source else " result")
+                        out += [(ref, what) for ref in self._position_refs(call, position)]
+            return out
+        return self._memoised(key, compute, [])

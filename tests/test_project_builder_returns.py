@@ -1,0 +1,93 @@
+"""A builder in one file compiles the model (under a flag) and returns it with
+an EMA copy; the entry point unpacks the result and hands the model to the
+training and evaluation loops of a third file, also through an evaluation
+name that picks the EMA copy when there is one (issue 10, heldout5's
+MeshGraphNets family). Those loops drive compiled code; the element the
+builder does not compile (the EMA copy) does not, and the same project
+without the compile reports nothing."""
+from __future__ import annotations
+
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+
+PROJECT = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "demo/__init__.py": "",
+    "demo/setup.py": """\
+        import torch
+        from demo.model import Net
+
+
+        def build_model_and_ema(config, device):
+            model = Net().to(device)
+            ema_model = torch.optim.swa_utils.AveragedModel(model) if config.get("ema") else None
+            if config.get("use_compile", False):
+                model = torch.compile(model, dynamic=True)
+            return model, ema_model
+    """,
+    "demo/model.py": """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, graph):
+                return graph.x * 2
+    """,
+    "demo/loops.py": """\
+        import torch
+
+
+        def train_epoch(model, loader, optimizer):
+            for graph in loader:
+                optimizer.zero_grad()
+                loss = model(graph.to("cuda")).sum()
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+
+
+        def test_model(model, loader):
+            with torch.no_grad():
+                for graph in loader:
+                    print(model(graph.to("cuda")).sum().item())
+
+
+        def ema_stats(model, loader):
+            for graph in loader:
+                print(model(graph.to("cuda")).sum().item())
+    """,
+    "demo/main.py": """\
+        import torch
+        from torch_geometric.loader import DataLoader
+        from demo.setup import build_model_and_ema
+        from demo.loops import ema_stats, test_model, train_epoch
+
+
+        def main(config, train_ds, test_ds):
+            train_loader = DataLoader(train_ds, batch_size=8, shuffle=True)
+            test_loader = DataLoader(test_ds, batch_size=1)
+            model, ema_model = build_model_and_ema(config, "cuda")
+            optimizer = torch.optim.Adam(model.parameters())
+            for epoch in range(10):
+                train_epoch(model, train_loader, optimizer)
+                eval_model = ema_model.module if ema_model is not None else model
+                test_model(eval_model, test_loader)
+                ema_stats(ema_model, test_loader)
+    """,
+}
+
+
+def test_loops_handed_the_builders_compiled_result_drive_compiled_code(tmp_path):
+    root = write_project(tmp_path, PROJECT)
+    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert {line.split(":")[0] + ":" + line.split(":")[1] for line in lines} == {
+        "demo/loops.py:10", "demo/loops.py:16"}, lines
+    assert all("GNN013" in line for line in lines), lines
+    assert_one_file_agrees(root, "demo/loops.py", nonempty=True, cached=1)
+
+
+def test_without_the_compile_nothing(tmp_path):
+    files = dict(PROJECT)
+    files["demo/setup.py"] = PROJECT["demo/setup.py"].replace(
+        "model = torch.compile(model, dynamic=True)", "model = model.float()")
+    root = write_project(tmp_path, files)
+    assert not finding_lines(run(["check", ".", "--no-cache"], root).output)
