@@ -225,13 +225,9 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
     def step_unreached(self, node: cst.CSTNode) -> bool:
         """``node`` runs only in a branch that the compiled per-step path never takes: the
         class's compile flag is off there (semantic/compile_flags.py), or a test of a parameter
-        fails for every value the per-step calls from other files pass (semantic/step_args.py);
-        or it runs on one iteration of its loop only, ``if i == 0:`` (semantic/loop_once.py).
+        fails for every value the per-step calls from other files pass (semantic/step_args.py).
         ``hot_region``, ``step_drive`` and the per-step calls told to other files leave it out."""
-        from gnnlint.semantic.loop_once import first_iteration_only
-
-        return self.compile_flag_unreached(node) or self.step_arg_unreached(node) \
-            or first_iteration_only(self, node)
+        return self.compile_flag_unreached(node) or self.step_arg_unreached(node)
 
     def layer_input_feed(self, site_node: cst.CSTNode):
         """The module forward that runs the function compiled at ``site_node``

@@ -129,10 +129,6 @@ class StepHostSync(SyncRule):
     `if step <= 100 or step % 50 == 0:`) is reported with that condition:
     it costs a sync on those steps, not on every one ("syncs the device on
     the steps where `global_step % 500 == 0` holds, in a training loop").
-    A sync under `if i == 0:`, where `i` counts the batches of the loop
-    (`for i, batch in enumerate(loader)`), runs on the first batch only --
-    once per epoch -- and is not flagged; `if epoch == 0:` inside the batch
-    loop still runs on every batch of that epoch and is.
 
     ## Example
     ```python
@@ -215,22 +211,6 @@ model = torch.compile(model)
 for x, y in loader:
     out = model(x.to("cuda"))
     preds.append(torch.tensor([1, 2]).numpy(force=True))
-"""),
-        # the first batch of each pass only (`i` counts the batches): once per epoch, not per step --
-        # directly and through the helper it calls there
-        Valid("""
-import torch
-model = torch.compile(model)
-def show(images):
-    return images.detach().cpu().numpy()
-for epoch in range(10):
-    for i, batch in enumerate(loader):
-        out = model(batch)
-        out.sum().backward()
-        optimizer.step()
-        if i == 0 and log_images:
-            print(out.mean().item())
-            show(out)
 """),
         # methods other than forward called on the compiled wrapper run the original module eagerly
         # (bench/evidence/e22_compiled_wrapper_methods.py): this loop runs nothing compiled
@@ -564,6 +544,19 @@ for epoch in range(10):
         optimizer.step()
         if epoch == 0:
             print(loss.item())
+""", lines=(10,)),
+        # conditional logging inside the hot loop counts, on the first batch of each pass too (the labelling
+        # policy: "including ... conditional logging inside it")
+        Invalid("""
+import torch
+model = torch.compile(model)
+for epoch in range(10):
+    for i, batch in enumerate(loader):
+        out = model(batch)
+        out.sum().backward()
+        optimizer.step()
+        if i == 0 and log_images:
+            print(out.mean().item())
 """, lines=(10,)),
         # a model compiled only under a flag (`compile(m) if flag else m`, `if flag: m = compile(m)`) is still the
         # model: the evaluation function's loop runs it on every batch (the class is imported: no other hint)
