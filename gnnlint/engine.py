@@ -817,7 +817,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                     if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
                         continue
                     why = why.removesuffix(config_targets.SAME_FILE)
-                    if kind in ("stepped", "stepped_args") and "." in ref.name:  # a method: `Evaluator.eval`
+                    if kind in ("stepped", "stepped_args", "compiled_args") and "." in ref.name.partition(":")[0]:
+                        # a method: `Evaluator.eval`; `PPO.train:0` (an instance handed to it)
                         target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
                     facts = incoming.setdefault(target[0], ProjectFacts())
                     known = getattr(facts, kind).get(target[1])
