@@ -64,3 +64,34 @@ def test_without_the_compile_nothing(tmp_path):
         "            self.value_net = torch.compile(self.value_net, dynamic=True)\n", "")})
     root = write_project(tmp_path, files)
     assert not finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+
+
+def test_a_class_of_the_same_name_in_another_module_is_not_told(tmp_path):
+    # wheatley: psp/models/agent.py's Agent compiles its heads, jssp/models/agent.py's Agent
+    # (its own class, subclassing a base imported under the same name) does not
+    files = {
+        "pyproject.toml": PROJECT["pyproject.toml"],
+        "demo/__init__.py": "",
+        "demo/ppo.py": PROJECT["demo/ppo.py"],
+        "psp/__init__.py": "",
+        "psp/agent.py": AGENT,
+        "jssp/__init__.py": "",
+        "jssp/base.py": "import torch\n\n\nclass Agent(torch.nn.Module):\n    pass\n",
+        "jssp/agent.py": """\
+            import torch
+            from jssp.base import Agent
+
+
+            class Agent(Agent):
+                def get_value(self, x):
+                    return x.sum()
+        """,
+        "jssp/train.py": PROJECT["demo/train.py"].replace("demo.agent", "jssp.agent"),
+    }
+    root = write_project(tmp_path, files)
+    assert not finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    files["psp/train.py"] = PROJECT["demo/train.py"].replace("demo.agent", "psp.agent")
+    root = write_project(tmp_path, files)
+    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert [line.split(" ")[0] for line in lines] == ["demo/ppo.py:11:19:"], lines
+    assert "(passed in train.py)" in next(iter(lines))
