@@ -692,7 +692,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             data = _bytes_of(path, contents)
             if data is None or function not in data or not pattern.search(data):
                 continue
-            if kind == "compiled_instances" and _imported_from_elsewhere(data, function, result.path, every, contents):
+            if kind == "compiled_instances" and ref.name.isidentifier() \
+                    and _imported_from_elsewhere(data, function, result.path, every, contents):
                 continue  # `from jssp.models.agent import Agent`: another file's class of the same name
             facts = incoming.setdefault(path, ProjectFacts())
             keys = [f"{name}.{ref.name}" for name in stems] if kind in ("compiled_params", "returns") else [ref.name]
