@@ -693,6 +693,9 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             data = _bytes_of(path, contents)
             if data is None or function not in data or not pattern.search(data):
                 continue
+            if kind == "compiled_instances" and ref.name.isidentifier() \
+                    and _imported_from_elsewhere(data, function, result.path, every, contents):
+                continue  # `from jssp.models.agent import Agent`: another file's class of the same name
             facts = incoming.setdefault(path, ProjectFacts())
             keys = [f"{name}.{ref.name}" for name in stems] \
                 if kind in ("compiled_params", "returns", "compiled_returns") else [ref.name]
@@ -704,6 +707,33 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
                         and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
+
+
+def _imported_from_elsewhere(data: bytes, name: bytes, defining: str, every: Sequence[str],
+                             contents: Optional[dict]) -> bool:
+    """Every absolute ``from a.b.c import Name`` line of ``data`` names a
+    project file other than ``defining`` (``a/b/c.py`` or its package
+    ``__init__.py``) that does not re-export ``Name`` itself: the importer's
+    ``Name`` is a different class of the same name."""
+    files = {os.path.normpath(p).replace(os.sep, "/") for p in every}
+    home = os.path.normpath(defining).replace(os.sep, "/")
+    found = False
+    for match in re.finditer(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]*\(?([^\n)]*)", data, re.M):
+        if name not in re.findall(rb"\w+", match.group(2)):
+            continue
+        module = match.group(1).decode().replace(".", "/")
+        tails = ("/" + module + ".py", "/" + module + "/__init__.py")
+        other = [f for f in files if ("/" + f).endswith(tails)]
+        if not other or any(f == home or ("/" + home).endswith("/" + f) or ("/" + f).endswith("/" + home)
+                            for f in other):
+            return False
+        for f in other:
+            text = _bytes_of(f, contents) or b""
+            if re.search(rb"\bimport\b[^\n]*\b%s\b" % name, text) \
+                    and not re.search(rb"^[ \t]*class[ \t]+%s\b" % name, text, re.M):
+                return False  # a package re-exporting it (not a module defining its own)
+        found = True
+    return found
 
 
 def _broadcast_framework_facts(result: FileResult, every: Sequence[str], contents: Optional[dict],
@@ -819,8 +849,10 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                     if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
                         continue
                     why = why.removesuffix(config_targets.SAME_FILE)
-                    if kind in ("stepped", "stepped_args", "compiled") and "." in ref.name:
-                        # a method or an attribute: `Evaluator.eval`, `Calculator.model` (not the whole class)
+                    if kind in ("stepped", "stepped_args", "compiled", "compiled_args") \
+                            and "." in ref.name.partition(":")[0]:
+                        # a method or an attribute: `Evaluator.eval`, `Calculator.model` (not the whole class);
+                        # `PPO.train:0` (an instance handed to it)
                         target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
                     facts = incoming.setdefault(target[0], ProjectFacts())
                     known = getattr(facts, kind).get(target[1])

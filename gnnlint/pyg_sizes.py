@@ -62,6 +62,13 @@ def _s(keyword: str, position: int) -> SizeArg:
     return SizeArg(keyword, position)
 
 
+# aggregation modules besides those listed one by one (SortAggregation, SetTransformerAggregation
+# also pad with to_dense_batch, which needs `max_num_elements` too)
+_MORE_AGGREGATIONS = (
+    "SortAggregation", "SetTransformerAggregation", "MedianAggregation", "QuantileAggregation", "VarAggregation",
+    "StdAggregation", "PowerMeanAggregation", "MulAggregation", "LSTMAggregation", "GRUAggregation", "Set2Set",
+    "DeepSetsAggregation", "GraphMultisetTransformer", "MLPAggregation", "LCMAggregation", "EquilibriumAggregation",
+    "VariancePreservingAggregation", "DegreeScalerAggregation", "PatchTransformerAggregation")
 _POOL = "nn/pool/glob.py -> utils/_scatter.py:48 `dim_size = int(index.max()) + 1`"
 _MAYBE = "utils/num_nodes.py:32 `int(edge_index.max()) + 1`"
 _BATCH_TO_PTR = "nn/pool/__init__.py:37 `int(batch.max()) + 1` (`_batch_to_ptr`)"
@@ -142,6 +149,10 @@ TABLE: tuple[SizeInference, ...] = (
     SizeInference("MultiAggregation", (_s("dim_size", 3),), "number of groups",
                   "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
                   module=True),
+    # every other aggregation module: they all run `Aggregation.__call__` (the same line)
+    *(SizeInference(name, (_s("dim_size", 3),), "number of groups",
+                    "nn/aggr/base.py:128 `int(index.max()) + 1`", needs=_s("index", 1), unless=_s("ptr", 2),
+                    module=True) for name in _MORE_AGGREGATIONS),
     SizeInference("GraphNorm", (_s("batch_size", 2),), "number of graphs",
                   "nn/norm/graph_norm.py:70 `int(batch.max()) + 1`", needs=_s("batch", 1), module=True),
     SizeInference("InstanceNorm", (_s("batch_size", 2),), "number of graphs",

@@ -136,3 +136,32 @@ def test_factories_without_device_build_on_the_cpu():
     assert found['torch.arange(5, device="cuda")'] is None
     assert found["torch.ones(2)"] is None  # `with torch.device("cuda"):`
     assert found["torch.rand_like(x)"] is None  # where x lives
+
+
+def test_tuple_elements_a_local_method_returns_and_torch_ops_of_host_tensors():
+    # wheatley's pretrainer: masks built from numpy in a dataset method, unpacked by the
+    # training function, handed to a per-step helper that compares `torch.where(masks, 1, 0)`
+    found = _values("""
+        import numpy as np
+        import torch
+        class Pretrainer:
+            def generate(self, n, device):
+                masks = torch.tensor(np.array(n))
+                return masks, torch.ones(3, device=device)
+            def target(self, all_masks, inds):
+                p = torch.where(all_masks[inds], 1, 0)
+                total = p[0].sum()
+                probe(total == 1)
+                probe(torch.where(all_masks[inds], p, 0))
+            def train(self, device):
+                masks, on_device = self.generate(4, device)
+                probe(masks)
+                probe(on_device)
+                probe(torch.where(on_device, 1, 0))
+                self.target(masks, [0])
+    """)
+    assert found["total == 1"] is not None
+    assert found["torch.where(all_masks[inds], p, 0)"] is not None
+    assert found["masks"] is not None
+    assert found["on_device"] is None
+    assert found["torch.where(on_device, 1, 0)"] is None

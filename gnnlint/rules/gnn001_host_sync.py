@@ -33,6 +33,30 @@ model = torch.compile(Net())
 """
 # a compiled helper that fills `dim_size` when None (`{fill}`), then sizes its output from it:
 # the `else` needing it None never runs; the fill itself runs compiled (VALID / INVALID contrast)
+# a constructor picks the submodule in an if/else and compiles one arm's choice
+# (`{first}` / `{second}`: the compile statement in the else arm, or after the if)
+_ARM_COMPILED = """\
+import torch
+class Hier(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()
+class Flat(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+class Net(torch.nn.Module):
+    def __init__(self, hierarchical):
+        super().__init__()
+        if hierarchical:
+            self.gnn = Hier()
+        else:
+            self.gnn = Flat()
+{first}
+{second}
+    def forward(self, x):
+        return self.gnn(x)
+"""
+_COMPILE_GNN = "self.gnn = torch.compile(self.gnn, dynamic=True)"
+
 _FILLED_SIZE = """\
 def {name}(src, index, dim_size=None):
     if dim_size is None:
@@ -243,6 +267,8 @@ def scatter(src, index, dim_size=None):
         size = int(index.max()) + 1
     return src.new_zeros(size)
 """ + _FILLED_SIZE.format(name="scatter_filled", fill="index.shape[0] + 1")),
+        # only the else arm's `Flat` is compiled: `self.gnn` holds `Flat` at the compile call
+        Valid(_ARM_COMPILED.format(first="            " + _COMPILE_GNN, second="")),
     )
     INVALID = (
         # torch.allclose / torch.equal / Tensor.allclose of device tensors return a Python bool:
@@ -285,6 +311,8 @@ class Trainer:
             model = torch.compile(model)
         self.model = model
 """, lines=(6,)),
+        # compiled after the if: either arm's class runs compiled
+        Invalid(_ARM_COMPILED.format(first="", second="        " + _COMPILE_GNN), lines=(4,)),
         # ... but it does when a compiled caller may pass None
         Invalid(_SCATTER_HELPERS + "other = torch.compile(Other())\n", lines=(9,)),
         # the fill itself runs compiled when a caller leaves the size None

@@ -350,6 +350,19 @@ class Net(torch.nn.Module):
         return self.pool(x, batch)
 model = torch.compile(Net())
 """, lines=(11, 12)),
+        # every aggregation module runs Aggregation.__call__, which counts the groups (lesion-gnn's DRGNet)
+        Invalid("""
+import torch
+from torch_geometric.nn.aggr import SortAggregation
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sort_pool = SortAggregation(30)
+    def forward(self, x, batch, num_graphs):
+        known = self.sort_pool(x, batch, dim_size=num_graphs)
+        return self.sort_pool(x, batch) + known
+model = torch.compile(Net())
+""", lines=(10,)),
         # index2ptr(batch) counts the examples from the data (DynamicEdgeConv, XConv); with size it does not
         Invalid("""
 import torch

@@ -18,6 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.attr_reaching import attr_values_reaching, rebinds_itself
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
 
@@ -104,22 +105,11 @@ class Choices:
         if cls is None:
             return []
         out = []
-        for value in self.class_attr_values(cls, expr.attr.value):
-            if self._rebinds_itself(value, expr.attr.value):
+        for value in attr_values_reaching(self, cls, expr.attr.value, at or expr):
+            if rebinds_itself(self, value, expr.attr.value):
                 continue  # self.model = torch.compile(self.model) / self.model.to(device)
             out += self._instance_choices(value, value, depth + 1, self._binding_cond_at(value, cond))
         return out
-
-    def _rebinds_itself(self, value, attr: str) -> bool:
-        while isinstance(value, cst.Call):
-            if isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODEL_METHODS_SELF:
-                value = value.func.value
-            elif self.compile_api(value.func) and value.args:
-                value = value.args[0].value
-            else:
-                return False
-        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
-            and value.value.value == "self" and value.attr.value == attr
 
     def _call_choices(self, call: cst.Call, at, depth: int, cond: Optional[str]) -> list:
         func = call.func

@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.attr_reaching import attr_values_reaching
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS
@@ -73,7 +74,7 @@ class Classes:
             cls = self.enclosing_class(at or expr)
             if cls is None:
                 return None
-            for value in self.class_attr_values(cls, expr.attr.value):
+            for value in attr_values_reaching(self, cls, expr.attr.value, at or expr):
                 found = self.class_of(value, value, depth + 1)
                 if found is not None:
                     return found

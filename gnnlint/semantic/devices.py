@@ -28,11 +28,17 @@ import libcst as cst
 
 from gnnlint.semantic import batch_loops
 from gnnlint.semantic.kinds import LEGACY_TENSOR_CONSTRUCTORS, SCALAR, TENSOR
+from gnnlint.semantic.model import FuncInfo
 
 _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 # factories that build on the default device (the CPU) without `device=`
 _FACTORIES = {"torch." + name for name in (
     "rand", "randn", "randint", "randperm", "zeros", "ones", "empty", "full", "arange", "linspace", "eye")}
+# elementwise / reducing ops whose result lives on their tensor inputs' device
+_HOST_OPS = {"torch." + name for name in (
+    "where", "sum", "mean", "abs", "clamp", "maximum", "minimum", "max", "min", "exp", "log", "sqrt",
+    "argmax", "argmin", "cumsum", "flatten", "reshape", "transpose", "gather", "masked_fill", "logical_not",
+    "logical_and", "logical_or", "eq", "ne", "gt", "lt", "ge", "le")}
 _JOINS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
 _FIXTURES = ("pytest.fixture",)
 # methods whose result lives where the receiver does
@@ -49,7 +55,7 @@ class Devices:
     def host_tensor(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """How ``expr`` is known to be a CPU tensor ("`torch.tensor(...)` without
         `device=`", "a `.cpu()` result", "`torch.from_numpy(...)`"), or None."""
-        if depth > 6 or self._default_device_set():
+        if depth > 12 or self._default_device_set():
             return None
         if isinstance(expr, cst.Call):
             return self._host_call(expr, depth)
@@ -113,6 +119,9 @@ class Devices:
             return None
         if resolved in _FACTORIES and not has_device and not self._under_device_context(call):
             return f"`{resolved}(...)` without `device=` (built on the CPU)"
+        if resolved in _HOST_OPS and not has_device and positional and self.host_tensor(positional[0], depth + 1) \
+                and all(self._host_or_number(a, depth) for a in positional[1:]):
+            return self.host_tensor(positional[0], depth + 1)  # torch.where(cpu_mask, 1, 0): on the input's device
         if resolved in _JOINS and positional and isinstance(positional[0], (cst.List, cst.Tuple)) \
                 and positional[0].elements and all(
                     not isinstance(e, cst.StarredElement) and self.host_tensor(e.value, depth + 1)
@@ -131,6 +140,12 @@ class Devices:
         if method in _MOVES or self.kind(func.value) == SCALAR:
             return None
         return self.host_tensor(func.value, depth + 1)
+
+    def _host_or_number(self, expr: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(expr, (cst.Integer, cst.Float)) or (isinstance(expr, cst.UnaryOperation)
+                                                          and isinstance(expr.expression, (cst.Integer, cst.Float))):
+            return True
+        return self.host_tensor(expr, depth + 1) is not None
 
     def _under_device_context(self, node: cst.CSTNode) -> bool:
         """Inside ``with torch.device(...):``, where factories build on that device."""
@@ -158,6 +173,9 @@ class Devices:
             elif candidate.how == "unpack" and isinstance(candidate.value, cst.Name) \
                     and self._is_param(candidate.value):
                 found = self._host_fixture(candidate.value.value, candidate.index, depth)
+            elif candidate.how == "unpack" and isinstance(candidate.value, cst.Call) and candidate.index >= 0:
+                callee = self.local_callee(candidate.value)  # `a, masks = self.build(...)`: what it returns
+                found = self._host_returned(callee, candidate.index, depth) if isinstance(callee, FuncInfo) else None
             elif candidate.how != "assign" or candidate.value is None:
                 return None
             else:
@@ -212,10 +230,15 @@ class Devices:
                                                     else d.decorator) or "") in _FIXTURES
                                       for d in fixture.node.decorators):
             return None
-        if not fixture.returns:
+        return self._host_returned(fixture, index, depth)
+
+    def _host_returned(self, func, index: int, depth: int) -> Optional[str]:
+        """Every ``return`` of a local function gives a CPU tensor (``index``:
+        that element of a returned tuple)."""
+        if not func.returns:
             return None
         found = None
-        for ret in fixture.returns:
+        for ret in func.returns:
             value = ret.value
             if index >= 0:
                 if not isinstance(value, cst.Tuple) or index >= len(value.elements):

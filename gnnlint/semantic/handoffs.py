@@ -16,6 +16,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 
 _MAX_DEPTH = 3
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "tqdm", "lightning", "pytorch_lightning")
@@ -46,6 +47,17 @@ class Handoffs:
                             seen.add(key)
                             self.exported.compiled_args.append(
                                 (ImportRef(target.module, f"{target.name}:{spec}", target.level), what))
+        # instances of a class holding compiled submodules (compiled_holders.py): `ppo.train(agent)`
+        if self._has_self_compiled() or self.project.compiled_instances:
+            for call in self.all_calls():
+                target = self._imported_function(call) or self._imported_method(call)
+                if target is None:
+                    continue
+                for spec, why in self._holder_args(call):
+                    if (target, spec) not in seen:
+                        seen.add((target, spec))
+                        self.exported.compiled_args.append(
+                            (ImportRef(target.module, f"{target.name}:{spec}", target.level), why))
         # re-exports: `from .utils import test` in a package's __init__.py
         for key, why in self.project.compiled_args.items():
             name, _, spec = key.partition(":")
@@ -140,6 +152,33 @@ class Handoffs:
             return []
         binding, _scope = self.lookup(func.value, call)
         return [ref] if binding is None or binding.how == "import" else []
+    def _imported_method(self, call: cst.Call) -> Optional[ImportRef]:
+        """``ppo.train(...)`` with ``ppo = PPO(...)`` of a class imported from
+        the project: ``ImportRef(module, "PPO.train")``."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.attr.value[:1].islower() and not func.attr.value.startswith("__")):
+            return None
+        cls = self.class_of(func.value, call)
+        if not isinstance(cls, ImportRef) or not cls.name[:1].isupper() or "." in cls.name \
+                or self._top(cls.module) in _LIBRARIES:
+            return None
+        return ImportRef(cls.module, f"{cls.name}.{func.attr.value}", cls.level)
+
+    def _holder_args(self, call: cst.Call) -> Iterator[tuple[str, str]]:
+        """(parameter position or keyword, why) of the arguments holding an
+        instance of a class that compiles its submodules."""
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                return
+            spec = arg.keyword.value if arg.keyword is not None else str(position)
+            if arg.keyword is None:
+                position += 1
+            if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                why = self.compiled_instance(arg.value, call)
+                if why is not None and HOLDER_MARK in why:
+                    yield spec, why
 
     @staticmethod
     def _top(module: str) -> str:
@@ -152,6 +191,12 @@ class Handoffs:
         for key, why in self.project.compiled_args.items():
             name, _, spec = key.partition(":")
             info = self.functions.get(name)
+            if info is None and "." in name:  # a method: `ppo.train(agent)` in another file
+                cls = self.classes.get(name.split(".")[0])
+                info = self.method_of(cls, name.split(".", 1)[1]) if cls is not None else None
+                if info is not None and info.cls is not None and spec.isdigit() \
+                        and list(info.params)[:1] in (["self"], ["cls"]):
+                    spec = str(int(spec) + 1)
             if info is None:
                 out += self._handed_to_class(name, spec, why)
                 continue
@@ -160,8 +205,9 @@ class Handoffs:
                 (spec if spec in info.params else None)
             if param is None:
                 continue
-            source = why.split(", from ")[1] if ", from " in why else None
-            what = f"compiled `{param}`" + (f" (passed in {source})" if source else "")
+            held = HANDED_HOLDER + " " if HOLDER_MARK in why else ""
+            source = why.split(", from ")[-1 if held else 1] if ", from " in why else None
+            what = f"{held or 'compiled '}`{param}`" + (f" (passed in {source})" if source else "")
             out.append((("name", param, info, -1, None), what))
         return out
 

@@ -16,6 +16,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic import batch_loops, dispatch
+from gnnlint.semantic.compiled_holders import HANDED_HOLDER
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -25,6 +26,15 @@ from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
 class HotLoops:
     """Hot-loop questions. Mixed into FileContext (through Regions); reads the SemanticModel."""
+
+    def _holder_calls(self) -> set:
+        """Calls of a running method of an object another file hands over,
+        whose class compiles its submodules (compiled_holders.py)."""
+        def compute():
+            from gnnlint.semantic.steps import StepAnalysis  # a throwaway analysis: hot regions are not known yet
+
+            return {key for key, what in StepAnalysis(self)._compiled_calls().items() if HANDED_HOLDER in what}
+        return self._memoised(("holder_calls",), compute, set())
 
     def _is_step_trigger(self, call: cst.Call) -> bool:
         func = call.func
@@ -56,6 +66,8 @@ class HotLoops:
             return True  # `trainer.train(x, y)`: inherited from an imported base, runs the compiled self.model
         if batch_loops.hands_model(self, call):
             return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
+        if isinstance(func, cst.Attribute) and self.project.compiled_args and id(call) in self._holder_calls():
+            return True  # `agent.get_action(obs)`: a handed object's method runs the submodules it compiled
         if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True

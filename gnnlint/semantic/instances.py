@@ -28,6 +28,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.compiled_holders import holder_why
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import ClassInfo
 
@@ -64,7 +65,7 @@ class Instances:
         """Why instances of a local class are compiled models: it compiles its own forward."""
         why = self.compiled_classes.get(cls.name)
         if why is None or _SELF_COMPILED not in why:
-            return None
+            return holder_why(self, cls)  # compiles a submodule its methods run (compiled_holders.py)
         flags = self.self_compile_flags(cls)
         return f"`{cls.name}`, which compiles its own forward" + \
             (f" when `self.{sorted(flags)[0]}` is set" if flags else "")
@@ -93,7 +94,9 @@ class Instances:
         return None
 
     def _has_self_compiled(self) -> bool:
-        return any(_SELF_COMPILED in why for why in self.compiled_classes.values())
+        return any(_SELF_COMPILED in why for why in self.compiled_classes.values()) \
+            or self._memoised(("holders",), lambda: any(holder_why(self, cls) is not None
+                                                        for cls in self.classes.values()), False)
 
     def _inherited_attr(self, cls: ClassInfo, attr: str) -> Optional[str]:
         for c in self.local_lineage(cls):

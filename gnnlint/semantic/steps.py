@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
 
@@ -84,6 +85,9 @@ class StepAnalysis:
                                 calls.setdefault(id(call), what)
                             elif func.attr.value == "parameters":
                                 self._optimizer_steps(call, what, calls)
+                            elif HANDED_HOLDER in what and func.attr.value not in NOT_RUNNING:
+                                # `agent.get_action(obs)`: its methods run the submodules it compiled
+                                calls.setdefault(id(call), what)
                 if depth < _MAX_DEPTH:
                     for how, new, call in ctx._ref_passes(ref):
                         if how == "ref":
