@@ -22,21 +22,34 @@ def assign(x, mask):
     return x * 2
 
 
+def assign_tensor(x, mask, value):
+    # a tensor value sized by the mask, made outside (`full[mask] = embed`, neural-graphs
+    # dynamic_graph_constructor.py:260, where `embed` has one row per selected position)
+    x = x.clone()
+    x[mask] = value
+    return x * 2
+
+
 def read(x, mask):
     return x[mask] * 2
 
 
-for fn in (assign, read):
+def inputs(fn, n):
+    x = torch.randn(n)
+    mask = x > 0
+    return (x, mask, torch.ones(int(mask.sum()))) if fn is assign_tensor else (x, mask)
+
+
+for fn in (assign, assign_tensor, read):
     torch._dynamo.reset()
     counters.clear()
     compiled = torch.compile(fn, backend="eager")
     for n in (5, 7, 9):
-        x = torch.randn(n)
-        compiled(x, x > 0)
+        compiled(*inputs(fn, n))
     breaks = sum(counters["graph_break"].values())
     torch._dynamo.reset()
     try:
-        torch.compile(fn, backend="eager", fullgraph=True)(torch.randn(6), torch.randn(6) > 0)
+        torch.compile(fn, backend="eager", fullgraph=True)(*inputs(fn, 6))
         full = "compiles"
     except Exception as exc:  # noqa: BLE001 - report what dynamo raised
         full = f"fails ({type(exc).__name__})"
