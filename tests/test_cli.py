@@ -24,6 +24,7 @@ HAZARD = textwrap.dedent("""\
 
     model = GCN()
     torch.compile(model)
+    fast = torch.compile(GCN())  # the bare compile above compiles nothing; this one does
 """)
 CLEAN = textwrap.dedent("""\
     import torch

@@ -26,6 +26,7 @@ HAZARD = textwrap.dedent('''\
 
     model = GCN()
     torch.compile(model)
+    fast = torch.compile(GCN())  # the bare compile above compiles nothing; this one does
 ''')
 
 
