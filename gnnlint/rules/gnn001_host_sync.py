@@ -131,6 +131,15 @@ class HostSync(SyncRule):
     region = "compiled"
 
     VALID = (
+        # a comprehension filter on part of a dict's tuple key (`for (ntype, name), feat in x.items()`) tests a
+        # string, not a tensor
+        Valid("""
+import torch
+@torch.compile
+def step(minibatch, model):
+    feats = {t: f.float() for (t, name), f in minibatch.node_features.items() if name == "feat"}
+    return model(feats)
+"""),
         # torch.allclose of CPU tensors (`torch.tensor(list)`): a bool, but no device to wait for
         Valid("""
 import torch

@@ -300,8 +300,21 @@ class Kinds:
             kind = self.kind(value)
             return TENSOR if kind == TENSOR else UNKNOWN
         if how in ("iter", "iter_unpack"):
+            if how == "iter_unpack" and binding.index == -1 and self._in_items_key(name, binding):
+                return SCALAR  # `for (ntype, name), feat in feats.items()`: part of a tuple key
             return self._iter_element_kind(name, value, how, binding.index)
         return UNKNOWN
+
+    @staticmethod
+    def _in_items_key(name: str, binding) -> bool:
+        """``name`` is bound inside the key tuple of ``for (a, b), v in d.items()``."""
+        loop, value = binding.node, binding.value
+        target = getattr(loop, "target", None)
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "items" and isinstance(target, (cst.Tuple, cst.List))
+                and target.elements and isinstance(target.elements[0].value, (cst.Tuple, cst.List))):
+            return False
+        return any(isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements[0].value.elements)
 
     _ITER_WRAPPERS = ("tqdm", "iter", "progress", "track", "trange_wrap", "islice")
 
