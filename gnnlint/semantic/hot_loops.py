@@ -89,26 +89,19 @@ class HotLoops:
             func = func.parent
         return func.name in self._FORWARD_METHODS or func.name.startswith(("_forward", "forward_"))
 
-    _TRIGGER_BARRIERS = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
     def _direct_triggers(self, stmts_root: cst.CSTNode, func: Optional[FuncInfo]) -> Iterator[cst.Call]:
-        """Calls under ``stmts_root`` (a loop's or a function's body) that are
-        not inside a nested loop or def: the calls whose nearest enclosing
-        loop/def/lambda/class is the one that owns ``stmts_root`` and that sit
-        in that body. Indexed once per file (every loop and function asks)."""
-        index = self.__dict__.get("_triggers_by_body")
-        if index is None:
-            index = {}
-            for calls in [self.module_calls] + [info.calls for info in self.func_info.values()]:
-                for call in calls:
-                    child = call
-                    for anc in self.ancestors(call):
-                        if isinstance(anc, self._TRIGGER_BARRIERS):
-                            index.setdefault(id(child), []).append(call)
-                            break
-                        child = anc
-            self._triggers_by_body = index
-        return iter(index.get(id(stmts_root), ()))
+        """Calls under ``stmts_root`` that are not inside a nested loop or def."""
+        calls = func.calls if func is not None else self.module_calls
+        for call in calls:
+            ok = False
+            for anc in self.ancestors(call):
+                if anc is stmts_root:
+                    ok = True
+                    break
+                if isinstance(anc, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    break
+            if ok:
+                yield call
 
     def _analyse_hot(self) -> None:
         # Functions that run a step (not inside their own loop) when called.
