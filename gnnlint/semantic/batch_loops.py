@@ -63,11 +63,10 @@ def model_holder(ctx: "FileContext", cls) -> Optional[str]:
 def _holds_compiled_model(ctx: "FileContext") -> bool:
     """Some local class holds a compiled model (``model_holder``): without one,
     no call hands one over -- answered once per file, before any argument's kind."""
-    memo = ctx.__dict__.setdefault("_model_holders", {})
-    if "any" not in memo:
-        memo["any"] = False  # recursion guard
-        memo["any"] = any(model_holder(ctx, cls) is not None for cls in list(ctx.class_info.values()))
-    return memo["any"]
+    if "_holds_compiled_model" not in ctx.__dict__:
+        ctx._holds_compiled_model = False  # recursion guard
+        ctx._holds_compiled_model = any(model_holder(ctx, cls) is not None for cls in list(ctx.class_info.values()))
+    return ctx._holds_compiled_model
 
 
 def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:

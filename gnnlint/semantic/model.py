@@ -495,7 +495,6 @@ class SemanticModel:
         self._enclosing_memo = {}
         # `torch.compile(model)` as a statement compiles nothing (the result is dropped; GNN010
         # reports it): every compile question sees only the calls whose result is kept
-        self.discarded_compile_calls = [c for c in self.compile_calls if self.compile_result_discarded(c)]
         self.compile_calls = [c for c in self.compile_calls if not self.compile_result_discarded(c)]
 
     def compile_result_discarded(self, call: cst.Call) -> bool:
