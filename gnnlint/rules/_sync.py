@@ -63,7 +63,7 @@ class SyncRule(Rule):
             # `t.numpy(force=True)` copies `t` to the host from any device (it is
             # `t.detach().cpu()...numpy()`); a numpy array has no `.numpy()`
             if self.context.kind(func.value) not in (SCALAR, MODEL) and _copying_method(func.value) is None \
-                    and not self.context.host_tensor(func.value) and not self._copied_on_some_path(func.value):
+                    and not self.context.host_tensor(func.value) and not self.context.host_on_some_path(func.value):
                 self._flag(node, "`.numpy(force=True)`")
             return
         if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and not node.args:
@@ -112,16 +112,6 @@ class SyncRule(Rule):
                 return
         if self._formats_tensor(node):
             self._flag(node, "formatting a tensor in an f-string")
-
-    def _copied_on_some_path(self, expr: cst.BaseExpression) -> bool:
-        """A name one of whose reaching assignments is already a host copy
-        (``if mask is not None: mask = mask.cpu()``, later ``if mask is not
-        None: mask.numpy(force=True)``): the copy, not this read, is the sync."""
-        if not isinstance(expr, cst.Name):
-            return False
-        return any(binding.how == "assign" and binding.value is not None
-                   and (_copying_method(binding.value) == "cpu" or self.context.host_tensor(binding.value))
-                   for binding, _scope in self.context.reaching(expr.value, expr))
 
     def _bool_comparison(self, node: cst.Call, resolved: Optional[str]) -> bool:
         """``torch.allclose(a, b)`` / ``torch.equal(a, b)`` / ``a.allclose(b)`` on a

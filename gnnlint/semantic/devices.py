@@ -52,6 +52,16 @@ _DTYPES = {"float16", "float32", "float64", "bfloat16", "half", "float", "double
 class Devices:
     """``host_tensor``. Mixed into FileContext; reads the SemanticModel and the value kinds."""
 
+    def host_on_some_path(self, expr: cst.BaseExpression) -> bool:
+        """A name one of whose reaching assignments is already a host tensor
+        (``if mask is not None: mask = mask.cpu()``, later ``if mask is not
+        None: mask.numpy(force=True)``): that copy, not this read, is the sync."""
+        if not isinstance(expr, cst.Name):
+            return False
+        return any(binding.how == "assign" and binding.value is not None
+                   and (_cpu_call(binding.value) or self.host_tensor(binding.value))
+                   for binding, _scope in self.reaching(expr.value, expr))
+
     def host_tensor(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """How ``expr`` is known to be a CPU tensor ("`torch.tensor(...)` without
         `device=`", "a `.cpu()` result", "`torch.from_numpy(...)`"), or None."""
@@ -312,3 +322,8 @@ class Devices:
             cached = any((self.resolve(c.func) or "") == "torch.set_default_device" for c in self.all_calls())
             self._default_device_cache = cached
         return cached
+
+
+def _cpu_call(value: cst.BaseExpression) -> bool:
+    """``x.cpu()``: a host copy of whatever ``x`` was."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "cpu"
