@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 # compile`, `c = torch.compile` -- but not `re.compile("...")`.
 _COMPILED_RE = re.compile(
     rb"(?<![\w.])(?:torch|torch_geometric)\.compile\b|\.compile\((?!\s*[rbuf]*['\"])"
-    rb"|\bimport\b[^\n]*\bcompile\b|\bcompile\w*\s*=|@\w*\.?compile")
+    rb"|\bcompile\w*\s*=|@\w*\.?compile")
+# An imported `compile` compiles only where the file uses it: a bare call or
+# decorator, or under an alias. A package `__init__` that re-exports it
+# (`from ._compile import compile` and `'compile'` in `__all__`) compiles
+# nothing; importers reach the defining file through the import (compiling_files.py).
+_IMPORTED_COMPILE_RE = re.compile(rb"\bimport\b[^\n]*\bcompile\b")
+_IMPORTED_COMPILE_USED_RE = re.compile(rb"(?<![\w.'\"])compile\s*[(,)]|@compile\b|\bcompile\s+as\s+\w")
 # ... or hot loop: an optimizer step, a backward pass, a Lightning step hook, a framework's per-step method,
 # or a loop (over a range, or over a loader's batches) whose first lines call
 # something named like a model: `for batch in loader: out = model(batch)`.
@@ -107,7 +113,17 @@ def may_export_sweep(data: bytes, compiles=None) -> bool:
 
 def compiles_anything(data: bytes) -> bool:
     """Cheap byte test: this file may hold a compile site of its own."""
-    return b"compile" in data and _COMPILED_RE.search(data) is not None
+    if b"compile" not in data:
+        return False
+    if _COMPILED_RE.search(data) is not None:
+        return True
+    if _IMPORTED_COMPILE_RE.search(data) is None:
+        return False
+    for used in _IMPORTED_COMPILE_USED_RE.finditer(data):
+        line = data[data.rfind(b"\n", 0, used.start()) + 1:used.start()].lstrip()
+        if b" as " in used.group() or not line.startswith((b"from ", b"import ")):
+            return True
+    return False
 
 
 BOTH_REGIONS = frozenset(("compiled", "compiled_or_hot"))

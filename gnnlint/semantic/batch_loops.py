@@ -49,15 +49,25 @@ def model_holder(ctx: "FileContext", cls) -> Optional[str]:
         if found is not None:
             memo[cls] = f"compiled `self.{attr}` ({found})"
             return memo[cls]
-    for call in ctx.all_calls():
-        func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                and ctx.enclosing_class(call) is cls:
-            found = ctx.compiled_callee(call)
-            if found is not None:
-                break
+    for call in _self_calls(ctx).get(cls, ()):
+        found = ctx.compiled_callee(call)
+        if found is not None:
+            break
     memo[cls] = found
     return found
+
+
+def _self_calls(ctx: "FileContext") -> dict:
+    """The ``self.X(...)`` calls of the file, by enclosing class: grouped in
+    one pass, so asking every class costs one walk of the calls, not one each."""
+    if "_self_calls_by_class" not in ctx.__dict__:
+        by_class: dict = {}
+        for call in ctx.all_calls():
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                by_class.setdefault(ctx.enclosing_class(call), []).append(call)
+        ctx._self_calls_by_class = by_class
+    return ctx._self_calls_by_class
 
 
 def _holds_compiled_model(ctx: "FileContext") -> bool:
