@@ -7,7 +7,7 @@ import libcst as cst
 import pytest
 
 from gnnlint.context import FileContext
-from gnnlint.facts import possible_regions
+from gnnlint.facts import compiles_anything, possible_regions
 from gnnlint.rules import all_rules
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.py"))
@@ -131,3 +131,17 @@ def test_a_re_export_chain_through_plain_modules_is_followed(tmp_path):
 ])
 def test_an_autograd_functions_save_for_backward_is_no_step(code, hot):
     assert ("compiled_or_hot" in possible_regions(code)) is hot
+
+
+@pytest.mark.parametrize("code, compiles", [
+    # a package __init__ re-exporting the name compiles nothing itself (importers follow the import)
+    (b"from ._compile import compile, is_compiling\n__all__ = ['compile', 'is_compiling']\n", False),
+    (b"from torch import compile\nx = 1\n", False),
+    (b"from torch import compile\nmodel = compile(model)\n", True),
+    (b"from torch import compile\n@compile\ndef step(x):\n    return x\n", True),
+    (b"from torch import compile\nfast = partial(compile, dynamic=True)\n", True),
+    (b"from torch import compile as tc\nmodel = tc(model)\n", True),
+])
+def test_an_imported_compile_is_a_compile_site_only_where_the_file_uses_it(code, compiles):
+    assert ("compiled" in possible_regions(code)) is compiles
+    assert compiles_anything(code) is compiles
