@@ -195,18 +195,60 @@ def handed_fresh_batch(ctx: "FileContext", call: cst.Call) -> bool:
     return fresh
 
 
-def hands_batch_to_step(ctx: "FileContext", calls: list, runs_step, with_hot_loop: set) -> bool:
+def hands_batch_to_step(ctx: "FileContext", loop: cst.CSTNode, calls: list, runs_step, with_hot_loop: set) -> bool:
     """A loop that hands a batch to a function running the model
     (``out = self._forward(batch)``) is a batch loop itself, even when it also
     calls a pass over a loader of its own (``self.run_relaxations()`` every
-    ``eval_every`` steps)."""
+    ``eval_every`` steps). A name bound outside the loop is the same graph on
+    every iteration (``test(full_data)`` once per epoch beside a ``train()``
+    that loops over mini-batches): that hands no batch."""
     from gnnlint.semantic.kinds import _BATCH_NAMES, BATCH
     from gnnlint.semantic.model import FuncInfo
 
+    bound = None
     for call in calls:
         callee = ctx.method_callee(call)
-        if isinstance(callee, FuncInfo) and callee not in with_hot_loop and runs_step(callee) \
-                and any(ctx.kind(a.value) == BATCH or isinstance(a.value, cst.Name)
-                        and _BATCH_NAMES.match(a.value.value) for a in call.args):
+        if not (isinstance(callee, FuncInfo) and callee not in with_hot_loop and runs_step(callee)):
+            continue
+        for arg in call.args:
+            value = arg.value
+            if not (ctx.kind(value) == BATCH or isinstance(value, cst.Name) and _BATCH_NAMES.match(value.value)):
+                continue
+            if isinstance(value, cst.Name):
+                bound = _names_bound_in(loop) if bound is None else bound
+                if value.value not in bound:
+                    continue  # loop-invariant: the whole graph, once per iteration of an epoch loop
             return True
     return False
+
+
+def _names_bound_in(loop: cst.CSTNode) -> set:
+    """Names the loop binds: its target and what its body assigns."""
+    names: set = set()
+
+    class _Bound(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            node.target.visit(_Bound())
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            node.target.visit(_Bound())
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            node.target.visit(_Bound())
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            node.target.visit(_Bound())
+
+        def visit_For(self, node: cst.For) -> None:
+            node.target.visit(_Bound())
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                node.asname.visit(_Bound())
+
+    loop.visit(_Targets())
+    return names

@@ -141,7 +141,7 @@ class HotLoops:
         for loop, calls in only_via_calls:
             callees = [c for c in (self.method_callee(call) for call in calls) if isinstance(c, FuncInfo)]
             if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees) \
-                    and not batch_loops.hands_batch_to_step(self, calls, runs_step, with_hot_loop):
+                    and not batch_loops.hands_batch_to_step(self, loop, calls, runs_step, with_hot_loop):
                 del self.hot_loops[loop]
         for loop in evaluation_loops(self, self.hot_loops):  # a validation pass running the model (eval_loops.py)
             self.hot_loops[loop] = "inside the evaluation loop over batches"

@@ -17,7 +17,8 @@ says True only when it knows every run of ``self.<attr>``: every read of it in
 the file sits in a method of ``cls`` or of its local base classes, at least one
 read is a run outside ``__init__``, and none is in compiled code. Any read
 elsewhere (another class, a module-level function) keeps the old answer:
-compiled.
+compiled. A submodule nothing reads (built in ``__init__``, never called)
+never runs, unless the class reaches its children by name or iteration.
 """
 from __future__ import annotations
 
@@ -37,12 +38,14 @@ _MAX_DEPTH = 4
 def eager_only_submodule(ctx: FileContext, cls: ClassInfo, attr: str) -> bool:
     """``self.<attr>`` of ``cls`` is only read by methods that do not run compiled."""
     owners = _local_lineage(ctx, cls)
-    ran = False
+    ran = read = False
     for node in flow.attribute_nodes(ctx, attr):
-        if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
-            continue
-        if isinstance(ctx.parent.get(node), cst.AssignTarget):
+        on_self = isinstance(node.value, cst.Name) and node.value.value == "self"
+        if on_self and isinstance(ctx.parent.get(node), cst.AssignTarget):
             continue  # `self.featuriser = ...`: the binding, not a run
+        read = True
+        if not on_self:
+            continue
         func = ctx.enclosing_function(node)
         while func is not None and func.parent is not None:
             if func in ctx.compiled_funcs:
@@ -54,7 +57,29 @@ def eager_only_submodule(ctx: FileContext, cls: ClassInfo, attr: str) -> bool:
             return False
         if func.name != "__init__":
             ran = True
-    return ran
+    # built and never read (a leftover `self.out_norm = Norm(d)` no method calls): it never runs,
+    # unless the class reaches its children by name or by iteration
+    return ran or not read and not _reads_children_dynamically(ctx, owners)
+
+
+_DYNAMIC_CHILDREN = ("children", "modules", "named_children", "named_modules", "_modules", "apply", "__dict__")
+
+
+def _reads_children_dynamically(ctx: FileContext, owners: list) -> bool:
+    """``getattr(self, name)``, ``self.children()``, ``self._modules[...]`` in the class or its local bases."""
+    for owner in owners:
+        for method in owner.methods.values():
+            for call in method.calls:
+                func = call.func
+                if isinstance(func, cst.Name) and func.value in ("getattr", "vars") and call.args \
+                        and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self":
+                    return True
+        for attr in _DYNAMIC_CHILDREN:
+            for node in flow.attribute_nodes(ctx, attr):
+                if isinstance(node.value, cst.Name) and node.value.value == "self" \
+                        and getattr(ctx.enclosing_function(node), "cls", None) is owner:
+                    return True
+    return False
 
 
 def _local_lineage(ctx: FileContext, cls: ClassInfo) -> list:

@@ -1,0 +1,89 @@
+"""Code a compiled program builds but never runs compiled, or runs once per
+epoch: a submodule built in ``__init__`` that nothing reads, and a
+full-graph evaluation an epoch loop calls beside a mini-batch ``train()``
+(the labelling policy: "once per epoch outside the batch loop ... not a hazard")."""
+import textwrap
+
+import libcst as cst
+
+from gnnlint.context import FileContext
+
+
+def _ctx(source: str) -> FileContext:
+    return FileContext(cst.parse_module(textwrap.dedent(source)), "case.py")
+
+
+def test_a_submodule_nothing_reads_is_not_compiled():
+    ctx = _ctx("""
+        import torch
+
+        class Norm(torch.nn.Module):
+            def forward(self, x):
+                return x
+        class Used(torch.nn.Module):
+            def forward(self, x):
+                return x
+        class ByName(torch.nn.Module):
+            def forward(self, x):
+                return x
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.out_norm = Norm()  # a leftover: no method reads it
+                self.used = Used()
+            def forward(self, x):
+                return self.used(x)
+        class Dynamic(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer0 = ByName()
+            def forward(self, x):
+                return getattr(self, "layer0")(x)
+
+        model = torch.compile(Net())
+        other = torch.compile(Dynamic())
+    """)
+    assert "Used" in ctx.compiled_classes
+    assert "Norm" not in ctx.compiled_classes
+    assert "ByName" in ctx.compiled_classes  # reached by name: may run
+
+
+EPOCHS = """
+    import torch
+    from torch_geometric.loader import NeighborLoader
+
+    model = torch.compile(Net(), dynamic=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    loader = NeighborLoader(data, num_neighbors=[10], batch_size=128)
+
+    def train():
+        for batch in loader:
+            optimizer.zero_grad()
+            loss = model(batch).sum()
+            loss.backward()
+            optimizer.step()
+
+    @torch.no_grad()
+    def test(data):
+        pred = model(data)
+        return pred.mean().item()
+
+    full_data = data.to("cuda")
+    for epoch in range(100):
+        train()
+        acc = test({ARG})
+"""
+
+
+
+def test_a_whole_graph_evaluated_once_per_epoch_beside_a_batch_loop_is_not_per_step():
+    ctx = _ctx(EPOCHS.replace("{ARG}", "full_data"))
+    assert [ctx.module.code_for_node(loop).splitlines()[0] for loop in ctx.hot_loops] == ["for batch in loader:"]
+    assert not any(f.name == "test" for f in ctx.hot_funcs)
+
+
+def test_a_batch_bound_in_the_loop_is_still_handed_per_step():
+    source = EPOCHS.replace("{ARG}", "batch").replace("        train()\n", "        train()\n        batch = next(it)\n")
+    ctx = _ctx(source)
+    assert any(ctx.module.code_for_node(loop).startswith("for epoch") for loop in ctx.hot_loops)
+    assert any(f.name == "test" for f in ctx.hot_funcs)
