@@ -353,11 +353,13 @@ def remove(root: Path) -> Optional[str]:
 
 
 def _rules_fingerprint() -> str:
-    """Changes when any rule module changes (a development install)."""
-    from gnnlint import rules
+    """Changes when any module of gnnlint changes (a development install): the
+    rules, and the analyses they ask (``semantic/``), which decide findings as much."""
+    import gnnlint
 
     h = hashlib.sha256()
-    for folder in (Path(rules.__file__).parent, Path(rules.__file__).parent.parent):
+    package = Path(gnnlint.__file__).parent
+    for folder in (package, package / "rules", package / "semantic"):
         for path in sorted(folder.glob("*.py")):
             try:
                 stat = path.stat()

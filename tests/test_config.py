@@ -617,3 +617,23 @@ def test_fingerprint_ignores_equivalent_selections(tmp_path):
 def test_real_registry_contains_syntax_error(monkeypatch):
     monkeypatch.undo()  # use the real rule registry
     assert "GNN000" in config.known_codes()
+
+
+def test_the_cache_key_follows_the_analyses_as_well_as_the_rules(monkeypatch):
+    # a development install that edits gnnlint/semantic/*.py must not be answered from stale cache entries
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import gnnlint.cache as cache_module
+
+    before = cache_module._rules_fingerprint()
+    real_stat = Path.stat
+
+    def touched(self, *args, **kwargs):
+        result = real_stat(self, *args, **kwargs)
+        if self.parent.name == "semantic" and self.name == "steps.py":
+            return SimpleNamespace(st_size=result.st_size + 1, st_mtime_ns=result.st_mtime_ns)
+        return result
+
+    monkeypatch.setattr(Path, "stat", touched)
+    assert cache_module._rules_fingerprint() != before
