@@ -87,3 +87,46 @@ def test_a_batch_bound_in_the_loop_is_still_handed_per_step():
     ctx = _ctx(source)
     assert any(ctx.module.code_for_node(loop).startswith("for epoch") for loop in ctx.hot_loops)
     assert any(f.name == "test" for f in ctx.hot_funcs)
+
+
+TEMPLATE = """
+    import lightning as L
+    import torch
+
+    class LitModule(L.LightningModule):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def training_step(self, batch, batch_idx):
+            loss = self.net(batch).mean()
+            self.log("loss", loss.item())
+            return loss
+
+        def predict_step(self, batch, batch_idx):
+            out = self.net(batch)
+            return out.cpu()
+
+        def setup(self, stage):
+            if self.hparams.compile and {GUARD}:
+                self.net = torch.compile(self.net)
+"""
+
+
+def _drives(ctx: FileContext, method: str) -> bool:
+    call = next(c for c in ctx.all_calls() if ctx.enclosing_function(c).name == method
+                and isinstance(c.func, cst.Attribute) and c.func.attr.value in ("item", "cpu"))
+    return ctx.step_drive(call) is not None
+
+
+def test_predict_step_of_a_module_compiled_in_setup_for_fit_runs_eagerly():
+    # the Lightning template: `setup("predict")` skips the compile, so prediction runs the net eagerly
+    ctx = _ctx(TEMPLATE.replace("{GUARD}", 'stage == "fit"'))
+    assert _drives(ctx, "training_step")
+    assert not _drives(ctx, "predict_step")
+
+
+def test_predict_step_of_a_module_compiled_in_setup_for_every_stage_is_per_step():
+    ctx = _ctx(TEMPLATE.replace("{GUARD}", 'stage in ("fit", "predict")'))
+    assert _drives(ctx, "training_step")
+    assert _drives(ctx, "predict_step")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.semantic import lightning_stages
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
@@ -255,8 +256,8 @@ class StepAnalysis:
         """Whether the per-step code holding ``node`` drives compiled code."""
         ctx = self.ctx
         root = self._hot_root(node)
-        if root is None or ctx.step_unreached(node):
-            return None
+        if root is None or ctx.step_unreached(node) or lightning_stages.hook_runs_eager(ctx, node):
+            return None  # (`predict_step` of a module compiled in `setup` for "fit" only: lightning_stages.py)
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
                 and not ctx.project.compiled_args and not ctx.project.stepped and not ctx.project.compiled_returns \
