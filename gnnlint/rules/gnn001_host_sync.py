@@ -131,6 +131,16 @@ class HostSync(SyncRule):
     region = "compiled"
 
     VALID = (
+        # a value compared with a string is a Python bool whatever the value is (a tensor never equals a str)
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, queries, structure):
+        if self.query_name_dict[structure] == "2u-DNF":
+            queries = queries[:, :-1]
+        return queries
+model = torch.compile(Net())
+"""),
         # a comprehension filter on part of a dict's tuple key (`for (ntype, name), feat in x.items()`) tests a
         # string, not a tensor
         Valid("""

@@ -212,6 +212,10 @@ class Kinds:
             for target in expr.comparisons:
                 if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
                     return SCALAR
+            # `names[key] == "2u-DNF"`: a tensor is never compared with a string, so a Python bool
+            if any(isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                   for e in [expr.left] + [c.comparator for c in expr.comparisons]):
+                return SCALAR
             kinds = [self.kind(expr.left)] + [self.kind(c.comparator) for c in expr.comparisons]
             if TENSOR in kinds:
                 return TENSOR
