@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
+from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
 
@@ -93,9 +94,11 @@ class StepAnalysis:
                         if how == "ref":
                             todo.append((new, depth + 1, what))
                         elif isinstance(call, cst.Call):
+                            if runs_handed(ctx, call):  # `apply_step(net, p, v)` of another file (handed_calls.py)
+                                calls.setdefault(id(call), what)
                             # `VGAE(encoder)`: what wraps the compiled module runs it
                             todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
-                                     if wrapped[0] != "arg"]
+                                     if wrapped[0] != "arg" and how == "external"]
         # `self.potential.model.forward = torch.compile(...)`: the holder's calls run it (holders.py)
         for site_node, site in ctx.compile_sites:
             for call in ctx.held_compile_calls(site_node) or ():
