@@ -66,6 +66,10 @@ def test_message_names_the_compiled_method(tmp_path):
     root = write_project(tmp_path, {"pkg/__init__.py": "", "pkg/dyn.py": DYN, "train.py": TRAIN})
     out = run(["check", "train.py", "--no-cache"], root).output
     assert "runs compiled `model.step`" in out
+    # the helper's rollout loop is part of the training step that calls it, not an evaluation loop
+    helper = run(["check", ".", "--no-cache"], root).output
+    assert "pkg/dyn.py:17:20: GNN013 warning: `.cpu()` syncs the device every step of a training loop " \
+           "(train.py, through `rollout`) that runs compiled `model.step`" in helper
 
 
 def test_eager_forward_of_an_object_with_a_compiled_method_is_not_compiled(tmp_path):

@@ -271,8 +271,19 @@ class StepAnalysis:
                 what = 'compiled code (assume-compiled = "modules")'
             if what is None:
                 return None
-            return StepDrive(what, root, self._role_of_block(root.body), self._per(root))
+            role = self._role_of_block(root.body)
+            outer = self._stepped_training(ctx.enclosing_function(root)) if role == "evaluation" else None
+            return outer or StepDrive(what, root, role, self._per(root))
         return self._drive_function(root, library)
+
+    def _stepped_training(self, func: Optional["FuncInfo"]) -> Optional[StepDrive]:
+        """A helper another file's training loop calls every step (a rollout of a
+        compiled ``model.step``): its own loop is part of that training step, not an
+        evaluation loop."""
+        if func is None or func not in self.ctx.hot_funcs:
+            return None
+        stepped = self._stepped(func, 0)
+        return stepped if stepped is not None and stepped.role == "training" else None
 
     def _drive_function(self, root: "FuncInfo", library: bool = False) -> Optional[StepDrive]:
         ctx = self.ctx
@@ -293,6 +304,9 @@ class StepAnalysis:
         # loss helper called by a loop that steps the optimizer runs in training
         role = "training" if root.name == "training_step" or ctx._updates_when_called(root) or (
             loop is not None and self._role_of_block(loop.body) == "training") else "evaluation"
+        outer = self._stepped_training(root) if role == "evaluation" else None
+        if outer is not None:
+            return outer
         entry = self._framework_entry(root) if loop is None else None
         if entry is not None:  # no loop of the project's: the framework's step
             return StepDrive(what, None, entry.role, "step", entry=entry.why)
