@@ -21,6 +21,7 @@ import libcst as cst
 
 from gnnlint import config_targets
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
+from gnnlint.semantic.method_refs import method_compile_refs, method_ref_expr, method_ref_passes
 from gnnlint.semantic.model import ClassInfo, FuncInfo, assigned_targets
 from gnnlint.semantic.vocab import _FEED_MODEL_WRAPPERS, COMPILE_FUNCS
 
@@ -204,6 +205,7 @@ class CompileSites:
                 if ref is not None:
                     refs.append(ref)
                 refs.extend(self.handed_holder_refs(target, site_node))  # `model.module = ...` (holders.py)
+            refs.extend(method_compile_refs(self, targets, site_node))  # `model.step = ...` (method_refs.py)
             refs.extend(self.stored_holder_refs(refs))
             refs.extend(self._returned_to_callers(site_node, targets, _depth))
             refs.extend(self.tuple_return_refs(site_node, targets, _depth))  # `return model, ema` (returned_compiled.py)
@@ -263,6 +265,8 @@ class CompileSites:
 
     def _is_ref_expr(self, expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
         kind = ref[0]
+        if kind == "method":
+            return method_ref_expr(self, expr, ref, at)
         if kind == "name":
             if not (isinstance(expr, cst.Name) and expr.value == ref[1]):
                 return False
@@ -300,7 +304,8 @@ class CompileSites:
         if ref[0] == "arg":
             yield "external", None, ref[1]
             return
-        if ref[0] == "func":
+        if ref[0] in ("func", "method"):
+            yield from method_ref_passes(self, ref) if ref[0] == "method" else ()
             return
         for alias in self.alias_refs(ref):  # `eval_model = ema.module if ema else model` (ref_aliases.py)
             yield "ref", alias, None

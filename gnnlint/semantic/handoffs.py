@@ -17,6 +17,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
+from gnnlint.semantic.method_refs import handed_method, passing_base
 
 _MAX_DEPTH = 3
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "tqdm", "lightning", "pytorch_lightning")
@@ -71,7 +72,7 @@ class Handoffs:
         return self._handoff_refs_from(self.compiled_refs(site_node))
 
     def _handoff_refs_from(self, refs: list[tuple]) -> list[tuple]:
-        todo = [(ref, 0) for ref in refs if ref[0] in ("name", "self")]
+        todo = [(ref, 0) for ref in refs if ref[0] in ("name", "self", "method")]
         out: list[tuple] = []
         while todo:
             ref, depth = todo.pop()
@@ -83,7 +84,9 @@ class Handoffs:
         return out
 
     def _specs_passing(self, call: cst.Call, ref: tuple) -> Iterator[str]:
-        """The parameters (position or keyword) a call passes the ref as."""
+        """The parameters (position or keyword) a call passes the ref as
+        (``0@step``: the object whose compiled ``step`` a ``("method", ...)`` ref holds)."""
+        ref, suffix = passing_base(ref)
         position = 0
         for arg in call.args:
             if arg.star:
@@ -92,10 +95,10 @@ class Handoffs:
                 continue
             if arg.keyword is not None:
                 if self._is_ref_expr(arg.value, ref, arg.value):
-                    yield arg.keyword.value
+                    yield arg.keyword.value + suffix
                 continue
             if self._is_ref_expr(arg.value, ref, arg.value):
-                yield str(position)
+                yield str(position) + suffix
             position += 1
 
     def _imported_function(self, call: cst.Call) -> Optional[ImportRef]:
@@ -190,6 +193,7 @@ class Handoffs:
         out = []
         for key, why in self.project.compiled_args.items():
             name, _, spec = key.partition(":")
+            spec, method = handed_method(spec)  # `rollout:0@step`: only its `step` is compiled (method_refs.py)
             info = self.functions.get(name)
             if info is None and "." in name:  # a method: `ppo.train(agent)` in another file
                 cls = self.classes.get(name.split(".")[0])
@@ -198,7 +202,7 @@ class Handoffs:
                         and list(info.params)[:1] in (["self"], ["cls"]):
                     spec = str(int(spec) + 1)
             if info is None:
-                out += self._handed_to_class(name, spec, why)
+                out += self._handed_to_class(name, spec, why) if method is None else []
                 continue
             params = list(info.params)
             param = params[int(spec)] if spec.isdigit() and int(spec) < len(params) else \
@@ -207,8 +211,10 @@ class Handoffs:
                 continue
             held = HANDED_HOLDER + " " if HOLDER_MARK in why else ""
             source = why.split(", from ")[-1 if held else 1] if ", from " in why else None
-            what = f"{held or 'compiled '}`{param}`" + (f" (passed in {source})" if source else "")
-            out.append((("name", param, info, -1, None), what))
+            shown = f"{param}.{method}" if method else param
+            what = f"{held or 'compiled '}`{shown}`" + (f" (passed in {source})" if source else "")
+            ref = ("name", param, info, -1, None)
+            out.append((("method", ref, method) if method else ref, what))
         return out
 
     def _handed_to_class(self, name: str, spec: str, why: str) -> list[tuple[tuple, str]]:

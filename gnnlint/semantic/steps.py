@@ -23,6 +23,7 @@ import libcst as cst
 
 from gnnlint.semantic import lightning_stages
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
+from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
 
@@ -94,9 +95,11 @@ class StepAnalysis:
                         if how == "ref":
                             todo.append((new, depth + 1, what))
                         elif isinstance(call, cst.Call):
+                            if runs_handed(ctx, call):  # `apply_step(net, p, v)` of another file (handed_calls.py)
+                                calls.setdefault(id(call), what)
                             # `VGAE(encoder)`: what wraps the compiled module runs it
                             todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
-                                     if wrapped[0] != "arg"]
+                                     if wrapped[0] != "arg" and how == "external"]
         # `self.potential.model.forward = torch.compile(...)`: the holder's calls run it (holders.py)
         for site_node, site in ctx.compile_sites:
             for call in ctx.held_compile_calls(site_node) or ():
@@ -269,8 +272,19 @@ class StepAnalysis:
                 what = 'compiled code (assume-compiled = "modules")'
             if what is None:
                 return None
-            return StepDrive(what, root, self._role_of_block(root.body), self._per(root))
+            role = self._role_of_block(root.body)
+            outer = self._stepped_training(ctx.enclosing_function(root)) if role == "evaluation" else None
+            return outer or StepDrive(what, root, role, self._per(root))
         return self._drive_function(root, library)
+
+    def _stepped_training(self, func: Optional["FuncInfo"]) -> Optional[StepDrive]:
+        """A helper another file's training loop calls every step (a rollout of a
+        compiled ``model.step``): its own loop is part of that training step, not an
+        evaluation loop."""
+        if func is None or func not in self.ctx.hot_funcs:
+            return None
+        stepped = self._stepped(func, 0)
+        return stepped if stepped is not None and stepped.role == "training" else None
 
     def _drive_function(self, root: "FuncInfo", library: bool = False) -> Optional[StepDrive]:
         ctx = self.ctx
@@ -291,6 +305,9 @@ class StepAnalysis:
         # loss helper called by a loop that steps the optimizer runs in training
         role = "training" if root.name == "training_step" or ctx._updates_when_called(root) or (
             loop is not None and self._role_of_block(loop.body) == "training") else "evaluation"
+        outer = self._stepped_training(root) if role == "evaluation" else None
+        if outer is not None:
+            return outer
         entry = self._framework_entry(root) if loop is None else None
         if entry is not None:  # no loop of the project's: the framework's step
             return StepDrive(what, None, entry.role, "step", entry=entry.why)
