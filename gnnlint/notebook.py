@@ -459,7 +459,7 @@ def script_source(data: bytes) -> bytes:
     lines replaced by ``pass`` as in a notebook cell (same line count), when
     Python rejects the file as it is and accepts it so. Otherwise ``data``
     unchanged (the search for such a line gates everything else)."""
-    if _SCRIPT_MAGIC.search(data) is None:
+    if _SCRIPT_MAGIC.search(data) is None or _compiles(data):  # `%` continuing an expression: as it is
         return data
     try:
         text = data.decode("utf-8-sig")
@@ -469,7 +469,7 @@ def script_source(data: bytes) -> bytes:
     if not magic:
         return data
     new = "".join(lines).encode("utf-8")
-    return new if not _compiles(data) and _compiles(new) else data  # `%` continuing an expression: as it is
+    return new if _compiles(new) else data
 
 
 def _compiles(data: bytes) -> bool:
