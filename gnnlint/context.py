@@ -84,6 +84,7 @@ from gnnlint.semantic.optim import Optim
 from gnnlint.semantic.optional_inputs import OptionalInputs
 from gnnlint.semantic.ref_aliases import RefAliases
 from gnnlint.semantic.regions import Regions
+from gnnlint.semantic.fed_args import FedArgs
 from gnnlint.semantic.returned_compiled import ReturnedCompiled
 from gnnlint.semantic.returned_functions import ReturnedFunctions
 from gnnlint.semantic.step_args import StepArgs
@@ -108,7 +109,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
                   Containers, ConstructorArgs, ConfigParams, NoneFilled, Callables, Holders, CompileFlags,
-                  StepArgs, ReturnedFunctions, ReturnedCompiled, RefAliases):
+                  StepArgs, ReturnedFunctions, ReturnedCompiled, RefAliases, FedArgs):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

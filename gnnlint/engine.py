@@ -375,9 +375,10 @@ def _drop_nested_duplicates(findings: list[Finding]) -> list[Finding]:
 
 
 # ---------------------------------------------------------------------- project
-def read_source(path: str, decode: bool = True) -> tuple[Optional[bytes], Optional[str]]:
-    """The file's bytes (a notebook's: the module its code cells make), or
-    an error message for a file that cannot be read or (``decode``) decoded
+def read_source(path: str, decode: bool = True, magics: bool = True) -> tuple[Optional[bytes], Optional[str]]:
+    """The file's bytes (a notebook's: the module its code cells make; with
+    ``magics``, a script's IPython lines blanked: ``notebook.script_source``),
+    or an error message for a file that cannot be read or (``decode``) decoded
     -- reported once and skipped, never a traceback."""
     try:
         if not S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
@@ -397,6 +398,10 @@ def read_source(path: str, decode: bool = True) -> tuple[Optional[bytes], Option
             data = python_source(data)
         except (NotebookError, UnicodeDecodeError) as exc:
             return None, f"{path}: cannot read notebook: {exc}"
+    elif magics and path.endswith(".py"):  # `!pip install` kept in a script exported from a notebook
+        from gnnlint.notebook import script_source
+
+        data = script_source(data)
     error = decode_error(path, data) if decode else None
     return (None, error) if error else (data, None)
 
@@ -658,6 +663,9 @@ _FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train ->
 # and back: a compiled class tells the file constructing it which arguments it runs compiled)
 
 
+_FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args")  # "<stem>.<function>:..." keys
+
+
 def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],
                           incoming: dict, changed: set) -> None:
     """``def run(model): model = torch.compile(model)``: the files that
@@ -672,7 +680,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("graph_steps", ref, why) for ref, why in result.exported.graph_steps] + \
         [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks] + \
         [("returns", ref, why) for ref, why in result.exported.returns] + \
-        [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns]
+        [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
+        [("fed_args", ref, why) for ref, why in result.exported.fed_args]
     if not params:
         return
     stem = Path(result.path).stem
@@ -680,25 +689,30 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         stem = Path(result.path).parent.name
     for kind, ref, why in params:
         # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
-        function = (ref.name.split(":")[0] if kind in ("compiled_params", "returns", "compiled_returns") else
+        function = (ref.name.split(":")[0] if kind in _FUNCTION_KEYED else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
+        if kind == "fed_args":  # `import training.train as train` then `train.Train_QM9(model, ...)`
+            function = function.split(b".")[0]
+            pattern = re.compile(rb"\bimport\b[^\n]*\b(?:%s|%s)\b|\bimport\s*\([^)]*\b%s\b"
+                                 % (function, stem.encode(), function))
         # `from citation import run` where citation/__init__.py says `from .train_eval import run`:
         # the importer names the package, not the defining module
         stems = [stem] + (_reexporting_package(result.path, stem, function, contents)
-                          if kind in ("compiled_params", "returns", "compiled_returns") else [])
+                          if kind in _FUNCTION_KEYED else [])
         for path in every:
             if path == result.path:
                 continue
             data = _bytes_of(path, contents)
-            if data is None or function not in data or not pattern.search(data):
+            if data is None or (function not in data and (kind != "fed_args" or stem.encode() not in data)) \
+                    or not pattern.search(data):
                 continue
             if kind == "compiled_instances" and ref.name.isidentifier() \
                     and _imported_from_elsewhere(data, function, result.path, every, contents):
                 continue  # `from jssp.models.agent import Agent`: another file's class of the same name
             facts = incoming.setdefault(path, ProjectFacts())
             keys = [f"{name}.{ref.name}" for name in stems] \
-                if kind in ("compiled_params", "returns", "compiled_returns") else [ref.name]
+                if kind in _FUNCTION_KEYED else [ref.name]
             known = getattr(facts, kind)
             for key in keys:
                 if key not in known:
@@ -838,7 +852,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
-                            "compiled_hooks", "returns", "compiled_returns"):
+                            "compiled_hooks", "returns", "compiled_returns", "fed_args"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

@@ -165,7 +165,7 @@ class ImportRef:
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
-              "compiled_hooks", "returns", "stepped_args", "compiled_returns")
+              "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args")
 
 
 @dataclass
@@ -223,6 +223,10 @@ class ProjectFacts:
     # "<defining module's stem>.<function>:<position>" -> why: a builder this file imports returns a
     # compiled model ("" position: the whole result; "0": element 0 of its tuple; semantic/returned_compiled.py)
     compiled_returns: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function or Class>:<position or keyword>" -> "<Loader>: <how>, from <file>":
+    # a function this file imports feeds the compiled object passed there a loader's batches
+    # (semantic/fed_args.py)
+    fed_args: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -269,6 +273,9 @@ class ExportedFacts:
     returns: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>:<position>") -> why: this file's builders returning a compiled model
     compiled_returns: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function or Class>:<position or keyword>") -> "<Loader>: <how>": this file's
+    # functions feeding the compiled object another file hands them a loader's batches
+    fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

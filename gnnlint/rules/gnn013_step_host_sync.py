@@ -228,6 +228,17 @@ for x in loader:
     z = model.encode(x.to("cuda"))
     print(model.decode(z).sum().item())
 """),
+        # ... nor does the optimizer over its parameters: its step trains what only eager methods run
+        Valid("""
+import torch
+agent = torch.compile(Agent())
+opt = torch.optim.Adam(agent.parameters())
+for obs in loader:
+    loss = agent.get_action_and_value(obs.to("cuda"))[1].mean()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+"""),
         # the model is called before the helper compiles its submodule: eager
         Valid("""
 import torch

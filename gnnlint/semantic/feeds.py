@@ -235,7 +235,7 @@ class Feeds:
             return bool(hits)
         if used(getattr(loop, "body", loop), tainted):
             return True
-        callee = self.local_callee(call)
+        callee = self.method_callee(call)  # also `trainer.train(batch)` on a local object
         if isinstance(callee, FuncInfo):
             params = {p for p in callee.params
                       if self._call_mentions(call, tainted) and p not in ("self", "cls")}
@@ -281,11 +281,27 @@ class Feeds:
                         if found:
                             return found
             return None
+        if binding.how == "unpack" and isinstance(binding.value, cst.Name) and binding.index >= 0:
+            # train_loader, val_loader = loaders: an element of what the name holds
+            found = self._loader_or_guess(binding.value, at, depth + 1)
+            if found and not found.startswith(_GUESS):
+                return found
+            if _LOADER_NAME.fullmatch(expr.value) and (found or self._param_binding(binding.value, at)):
+                return _GUESS + expr.value  # a loader tuple another file (or no caller here) passes
+            return None
         if binding.how == "iter" and isinstance(binding.value, (cst.List, cst.Tuple)):
             return self._loader_or_guess(binding.value, at, depth + 1)
         if binding.how == "param":
             return self._loader_of_param(binding, expr.value, depth)
         return None
+
+    def _param_binding(self, name: cst.Name, at: cst.CSTNode) -> bool:
+        """``name`` is a parameter of the function reading it that no local caller binds."""
+        binding = self.feed_binding(name.value, at)
+        if binding is None or binding.how != "param" or binding.node is None:
+            return False
+        func = self.enclosing_function(binding.node)
+        return func is not None and not self.callers_of(func)
 
     def _loader_of_param(self, binding: Binding, name: str, depth: int) -> Optional[str]:
         """A parameter: what the local callers (or the constructor calls of its class) pass."""
@@ -633,4 +649,8 @@ class Feeds:
                         feeds.append(LoaderFeed(loader, call, f"`{name}(..., {self.module.code_for_node(arg.value)})`",
                                                 self.pipeline_padded(), (), bool(self.mark_dynamic_keys())))
                         break
+                else:
+                    feed = self.fed_by_callee(call, ref)  # its loop in another file (fed_args.py)
+                    if feed is not None:
+                        feeds.append(feed)
         return feeds

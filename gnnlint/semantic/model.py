@@ -20,6 +20,10 @@ from gnnlint.facts import ContextOptions, ImportRef, ProjectFacts
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
 
+# Packages whose top-level module has an attribute of its own name (`torch_geometric.torch_geometric
+# is torch_geometric`, `torch.torch is torch`: they import their own submodules).
+_SELF_NAMED = frozenset({"torch", "torch_geometric"})
+
 @dataclass(eq=False)
 class Binding:
     order: int
@@ -324,7 +328,10 @@ class _Collector:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             if level == 0:
-                self.ctx.aliases[local] = f"{module}.{name}" if module else name
+                # `from torch_geometric import torch_geometric` (an editor's auto-import): a package
+                # that imports its own submodules holds itself under its name -- the package
+                self.ctx.aliases[local] = module if name == module in _SELF_NAMED else \
+                    f"{module}.{name}" if module else name
             self.ctx.imports[local] = ImportRef(module or "", name, level)
 
     # bindings -------------------------------------------------------------------

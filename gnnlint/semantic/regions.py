@@ -482,6 +482,7 @@ class Regions(HotLoops):
             export_compiled_hooks(self)
             self.export_returned_functions()
             self.export_compiled_returns()
+            self.export_fed_args()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")

@@ -41,6 +41,10 @@ class ReturnedCompiled:
                         break
                     if isinstance(element.value, cst.Name) and element.value.value in names:
                         out.append(str(index))
+            elif isinstance(value, cst.Call) and (self.last_part(value.func) or "")[:1].isupper():
+                # `return RunData(model=model, loader=loader)`: a record (dataclass, NamedTuple) of the run
+                out += [f".{arg.keyword.value}" for arg in value.args if arg.keyword is not None
+                        and isinstance(arg.value, cst.Name) and arg.value.value in names]
         return list(dict.fromkeys(out))
 
     def _position_refs(self, call: cst.Call, position: str) -> list[tuple]:
@@ -48,6 +52,8 @@ class ReturnedCompiled:
         (``model, ema = build(...)``; ``model = build(...)`` for the whole result)."""
         if position == "":
             return [ref for ref in self._refs_of_value(call, 0) if ref[0] != "arg"]
+        if position.startswith("."):
+            return self._field_refs(call, position[1:])
         parent = self.parent.get(call)
         if not isinstance(parent, (cst.Assign, cst.AnnAssign)) or parent.value is not call:
             return []
@@ -56,6 +62,23 @@ class ReturnedCompiled:
             if isinstance(target, (cst.Tuple, cst.List)) and int(position) < len(target.elements) \
                     and not any(isinstance(e, cst.StarredElement) for e in target.elements[:int(position) + 1]):
                 ref = self._ref_for_target(target.elements[int(position)].value, call)
+                if ref is not None:
+                    refs.append(ref)
+        return refs
+
+    def _field_refs(self, call: cst.Call, field: str) -> list[tuple]:
+        """``run_data = build(spec)`` then ``model = run_data.model``: the names taking
+        that field of the record ``call`` returns, in the same function."""
+        holders = {ref[1]: ref for ref in self._refs_of_value(call, 0) if ref[0] == "name"}
+        refs = []
+        for node in self.attribute_nodes(field) if holders else ():
+            holder = holders.get(node.value.value) if isinstance(node.value, cst.Name) else None
+            assign = self.parent.get(node)
+            if holder is None or not isinstance(assign, cst.Assign) or assign.value is not node \
+                    or not self._is_ref_expr(node.value, holder, node):
+                continue
+            for target in assigned_targets(assign):
+                ref = self._ref_for_target(target, node)
                 if ref is not None:
                     refs.append(ref)
         return refs
@@ -109,8 +132,9 @@ class ReturnedCompiled:
                     head, _, position = fact.rpartition(":")
                     if head == f"{stem}.{target.name}":
                         source = why.split(", from ")[1] if ", from " in why else None
-                        what = f"compiled `{self.module.code_for_node(call.func)}(...)`" \
-                            + (f" result (compiled in {source})" if source else " result")
+                        field = position[1:] if position.startswith(".") else ""
+                        what = f"compiled `{self.module.code_for_node(call.func)}(...){'.' + field if field else ''}`" \
+                            + ("" if field else " result") + (f" (compiled in {source})" if source else "")
                         out += [(ref, what) for ref in self._position_refs(call, position)]
             return out
         return self._memoised(key, compute, [])

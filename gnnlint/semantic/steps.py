@@ -67,39 +67,7 @@ class StepAnalysis:
         # names holding what an imported builder returns compiled (returned_compiled.py)
         seeds += [("", [(ref, 0, what)]) for ref, what in ctx.returned_compiled_refs()]
         for target, todo in seeds:
-            seen: list = []
-            while todo:
-                ref, depth, what = todo.pop()
-                if ref in seen:
-                    continue
-                seen.append(ref)
-                what = what or f"compiled `{_ref_text(ref, target)}`"
-                for call in ctx.ref_calls(ref):
-                    calls.setdefault(id(call), what)
-                if ref[0] in ("name", "self"):
-                    # `model.forward(x)` runs the compiled program; `model.encode(x)` on the
-                    # compiled wrapper runs the original module's method eagerly, and the
-                    # submodules it calls too (bench/evidence/e22_compiled_wrapper_methods.py)
-                    for call in ctx.all_calls():
-                        func = call.func
-                        if isinstance(func, cst.Attribute) and ctx._is_ref_expr(func.value, ref, call):
-                            if func.attr.value == "forward":
-                                calls.setdefault(id(call), what)
-                            elif func.attr.value == "parameters":
-                                self._optimizer_steps(call, what, calls)
-                            elif HANDED_HOLDER in what and func.attr.value not in NOT_RUNNING:
-                                # `agent.get_action(obs)`: its methods run the submodules it compiled
-                                calls.setdefault(id(call), what)
-                if depth < _MAX_DEPTH:
-                    for how, new, call in ctx._ref_passes(ref):
-                        if how == "ref":
-                            todo.append((new, depth + 1, what))
-                        elif isinstance(call, cst.Call):
-                            if runs_handed(ctx, call):  # `apply_step(net, p, v)` of another file (handed_calls.py)
-                                calls.setdefault(id(call), what)
-                            # `VGAE(encoder)`: what wraps the compiled module runs it
-                            todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
-                                     if wrapped[0] != "arg" and how == "external"]
+            self._seed_calls(target, todo, calls)
         # `self.potential.model.forward = torch.compile(...)`: the holder's calls run it (holders.py)
         for site_node, site in ctx.compile_sites:
             for call in ctx.held_compile_calls(site_node) or ():
@@ -135,6 +103,59 @@ class StepAnalysis:
                         calls[id(call)] = what
         self._calls = calls
         return calls
+
+    def _seed_calls(self, target: str, todo: list, calls: dict[int, str]) -> None:
+        """The calls that run what one compile site (``target``; "" for a compiled object
+        another file hands here) compiled, followed through the refs it is passed to."""
+        ctx = self.ctx
+        seen: list = []
+        # `opt.step()` of an optimizer over the compiled model's parameters trains what the
+        # compiled wrapper runs: only when something runs the wrapper (a call, `.forward`, a
+        # hand-off); a wrapper only reached through its methods (`agent.act(obs)`) runs nothing
+        # compiled (bench/evidence/e22_compiled_wrapper_methods.py), nor does its optimizer
+        steps: dict[int, str] = {}
+        runs = False
+        while todo:
+            ref, depth, what = todo.pop()
+            if ref in seen:
+                continue
+            seen.append(ref)
+            what = what or f"compiled `{_ref_text(ref, target)}`"
+            for call in ctx.ref_calls(ref):
+                calls.setdefault(id(call), what)
+                runs = True
+            if ref[0] in ("name", "self"):
+                # `model.forward(x)` runs the compiled program; `model.encode(x)` on the
+                # compiled wrapper runs the original module's method eagerly, and the
+                # submodules it calls too (bench/evidence/e22_compiled_wrapper_methods.py)
+                for call in ctx.all_calls():
+                    func = call.func
+                    if isinstance(func, cst.Attribute) and ctx._is_ref_expr(func.value, ref, call):
+                        if func.attr.value == "forward":
+                            calls.setdefault(id(call), what)
+                            runs = True
+                        elif func.attr.value == "parameters":
+                            self._optimizer_steps(call, what, steps)
+                        elif HANDED_HOLDER in what and func.attr.value not in NOT_RUNNING:
+                            # `agent.get_action(obs)`: its methods run the submodules it compiled
+                            calls.setdefault(id(call), what)
+                            runs = True
+            if depth < _MAX_DEPTH:
+                for how, new, call in ctx._ref_passes(ref):
+                    runs = True
+                    if how == "ref":
+                        todo.append((new, depth + 1, what))
+                    elif isinstance(call, cst.Call):
+                        if runs_handed(ctx, call):  # `apply_step(net, p, v)` of another file (handed_calls.py)
+                            calls.setdefault(id(call), what)
+                        # `VGAE(encoder)`: what wraps the compiled module runs it
+                        todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
+                                 if wrapped[0] != "arg" and how == "external"]
+            elif any(True for _ in ctx._ref_passes(ref)):
+                runs = True
+        if runs or not target:  # a parameter / builder result from another file: its wrapper may run there
+            for key, what in steps.items():
+                calls.setdefault(key, what)
 
     def _optimizer_steps(self, params: cst.Call, what: str, calls: dict) -> None:
         """``opt = Adam(model.parameters())``: ``opt.step()`` trains the
