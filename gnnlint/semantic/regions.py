@@ -204,6 +204,9 @@ class Regions(HotLoops):
             if name == "*" or name.endswith("()") or (name.endswith("]") and "()[" in name):
                 self._mark_compiled_choices(name, why)
             elif name in self.classes:
+                forward = self.method_of(self.classes[name], "forward")
+                if name not in self.compiled_classes and forward is not None and forward.cls is self.classes[name]:
+                    self._fact_roots.add(forward)  # its optional branches run only for what the callers pass
                 self._mark_class(self.classes[name], why)
             elif name.partition(":")[0] in self.classes:  # "SPACE:module": what the class stores there
                 self._mark_held(self.classes[name.partition(":")[0]], name.partition(":")[2], why)
