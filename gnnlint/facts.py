@@ -149,7 +149,7 @@ class ImportRef:
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
-              "compiled_hooks", "returns", "stepped_args", "compiled_returns")
+              "compiled_hooks", "returns", "stepped_args", "compiled_returns", "sparse_fed")
 
 
 @dataclass
@@ -207,6 +207,9 @@ class ProjectFacts:
     # "<defining module's stem>.<function>:<position>" -> why: a builder this file imports returns a
     # compiled model ("" position: the whole result; "0": element 0 of its tuple; semantic/returned_compiled.py)
     compiled_returns: dict[str, str] = field(default_factory=dict)
+    # "<function>" -> "`batch.adj_t` is fed to compiled `model` in train.py": another file feeds the
+    # ``adj_t`` of what this function returns to a compiled model (semantic/sparse_feeds.py, GNN005)
+    sparse_fed: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -253,6 +256,8 @@ class ExportedFacts:
     returns: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>:<position>") -> why: this file's builders returning a compiled model
     compiled_returns: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported functions whose result's ``adj_t`` this file feeds to a compiled model
+    sparse_fed: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -18,7 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import compile_facts, lightning_feeds, submodule_reach
+from gnnlint.semantic import compile_facts, lightning_feeds, sparse_feeds, submodule_reach
 from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
@@ -485,9 +485,10 @@ class Regions(HotLoops):
             export_compiled_hooks(self)
             self.export_returned_functions()
             self.export_compiled_returns()
+            sparse_feeds.export_sparse_fed(self)
         return self.exported
 
-    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")
+    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed", "sparse_fed")
     # through `from .x import *` (a name not bound here) only what the compiled-region rules need
     _STAR_REEXPORTED_KINDS = ("compiled", "fullgraph", "compiled_passed")
 
