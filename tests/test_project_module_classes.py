@@ -88,3 +88,42 @@ def test_the_optional_branch_runs_when_a_compiled_call_passes_it(tmp_path):
 def test_nothing_without_the_compile(tmp_path):
     root = write_project(tmp_path, _project("from demo.layers import conv", "conv.Conv", compile_="list"))
     assert not finding_lines(run(["check", ".", "--no-cache", "--select", "GNN005,GNN008"], root).output)
+
+
+MP_METHODS = """
+import torch
+import torch.nn as nn
+from torch_geometric.nn import MessagePassing
+
+
+class Base(nn.Module):
+    def forward(self, x, edge_index):
+        return self.message_and_aggregate(x, edge_index)
+
+
+class Conv(Base):
+    def aggregate(self, x, index):  # never called: no propagate runs it
+        return x[index > 0]
+
+    def message_and_aggregate(self, x, edge_index):
+        return x[edge_index[0]]
+
+
+class PygConv(MessagePassing):
+    def forward(self, x, edge_index):
+        return self.propagate(edge_index, x=x)
+
+    def message(self, x_j):
+        return x_j[x_j.sum(-1) > 0]
+
+
+model = torch.compile(Conv())
+pyg = torch.compile(PygConv())
+"""
+
+
+def test_message_passing_hooks_run_compiled_only_under_propagate():
+    from gnnlint.engine import LintOptions, lint_bytes
+
+    result = lint_bytes("model.py", MP_METHODS.encode(), LintOptions(codes=frozenset({"GNN008"})))
+    assert [f.line for f in result.findings] == [25], [(f.line, f.message) for f in result.findings]

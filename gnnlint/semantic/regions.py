@@ -327,11 +327,23 @@ class Regions(HotLoops):
             self.exported.compiled.append((cls, f"compiled forward of `{cls.name}`"))
             self._export_passed(cls, None)  # compiled itself: called with anything
 
+    def _may_propagate(self, cls: ClassInfo) -> bool:
+        """PyG's ``propagate`` may run ``message``/``aggregate``/...: not when the class and its
+        bases in this file derive only from ``nn.Module`` (those methods run when its own
+        methods call them, and the callee walk follows those calls)."""
+        for current in self.local_lineage(cls):
+            for base in current.bases:
+                if base.split(".")[-1] not in self.classes and (self.resolve_dotted(base) or base) not in (
+                        "torch.nn.Module", "torch.nn.modules.module.Module"):
+                    return True
+        return False
+
     def _mark_class(self, cls: ClassInfo, why: str) -> None:
         if cls.name in self.compiled_classes:
             return
         self.compiled_classes[cls.name] = why
-        for entry in ("forward",) + MESSAGE_PASSING_METHODS + ("__call__",):
+        hooks = MESSAGE_PASSING_METHODS if self._may_propagate(cls) else ()
+        for entry in ("forward",) + hooks + ("__call__",):
             method = self.method_of(cls, entry)
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
