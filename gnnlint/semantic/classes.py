@@ -141,14 +141,20 @@ class Classes:
                 and container.value.value == "self"):
             return None
         cls = self.enclosing_class(container)
-        values = self.class_attr_values(cls, container.attr.value) if cls is not None else []
-        appended = [call.args[0].value for method in (cls.methods.values() if cls is not None else ())
-                    for call in method.calls
-                    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" and call.args
-                    and self.module.code_for_node(call.func.value) == f"self.{container.attr.value}"]
-        found = {self.class_of(e, e, depth + 1) for e in self._container_elements(values) + appended
-                 if e not in values}
-        return found.pop() if len(found) == 1 and isinstance(next(iter(found)), (ClassInfo, ImportRef)) else None
+        if cls is None:
+            return None
+        attr = container.attr.value
+
+        def compute():
+            values = self.class_attr_values(cls, attr)
+            appended = [call.args[0].value for method in cls.methods.values() for call in method.calls
+                        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append"
+                        and call.args and _is_self_attr(call.func.value, attr)]
+            found = {self.class_of(e, e, depth + 1) for e in self._container_elements(values) + appended
+                     if e not in values}
+            return found.pop() if len(found) == 1 and isinstance(next(iter(found)), (ClassInfo, ImportRef)) \
+                else None
+        return self._memoised((cls.node, attr, "element class"), compute, None)
 
     def class_name(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
         """The dotted name of the class ``expr`` is an instance of (``class_of`` as text), or None."""
@@ -182,6 +188,11 @@ def full_name(ref) -> Optional[str]:
     if isinstance(ref, ClassInfo):
         return ref.name
     return None
+
+
+def _is_self_attr(expr: cst.BaseExpression, attr: str) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == attr and isinstance(expr.value, cst.Name) \
+        and expr.value.value == "self"
 
 
 def _returns_self(ret: cst.Return) -> bool:
