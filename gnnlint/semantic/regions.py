@@ -338,11 +338,25 @@ class Regions(HotLoops):
                     return True
         return False
 
+    def _dispatched_hooks(self, cls: ClassInfo) -> tuple:
+        """The hooks (``message_and_aggregate``...) the class's forward reaches through
+        ``self.<method>(...)`` calls, each resolved on the class (an override in a subclass
+        runs when its base's forward calls it)."""
+        reached, todo = set(), ["forward", "__call__"]
+        while todo:
+            method = self.method_of(cls, todo.pop())
+            if method is None or method in reached:
+                continue
+            reached.add(method)
+            todo += [call.func.attr.value for call in method.calls if isinstance(call.func, cst.Attribute)
+                     and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"]
+        return tuple(h for h in MESSAGE_PASSING_METHODS if self.method_of(cls, h) in reached)
+
     def _mark_class(self, cls: ClassInfo, why: str) -> None:
         if cls.name in self.compiled_classes:
             return
         self.compiled_classes[cls.name] = why
-        hooks = MESSAGE_PASSING_METHODS if self._may_propagate(cls) else ()
+        hooks = MESSAGE_PASSING_METHODS if self._may_propagate(cls) else self._dispatched_hooks(cls)
         for entry in ("forward",) + hooks + ("__call__",):
             method = self.method_of(cls, entry)
             if method is not None:
