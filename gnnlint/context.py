@@ -44,7 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import compile_facts, entry_points, flow, keys, layer_feeds, layers, shapes
+from gnnlint.semantic import compile_facts, entry_points, flow, keys, layer_feeds, layers, shapes, sparse_feeds
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
@@ -222,6 +222,16 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         from gnnlint.semantic.step_guards import logging_guard
 
         return logging_guard(self, node, loop)
+
+    def adj_sinks(self) -> list:
+        """``(compiled call, why, the read)`` for each compiled call this file feeds an
+        ``X.adj_t`` / ``X.adj_t_dict`` (PyG's sparse adjacency; semantic/sparse_feeds.py)."""
+        return sparse_feeds.adj_sinks(self)
+
+    def sparse_fed_functions(self) -> dict:
+        """This file's functions (and the local functions they call) whose result another
+        file feeds as ``adj_t`` to a compiled model: -> what is fed where (``sparse_fed`` facts)."""
+        return sparse_feeds.sparse_fed_functions(self)
 
     def step_unreached(self, node: cst.CSTNode) -> bool:
         """``node`` runs only in a branch that the compiled per-step path never takes: the

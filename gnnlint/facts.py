@@ -165,7 +165,7 @@ class ImportRef:
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
-              "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args")
+              "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed")
 
 
 @dataclass
@@ -227,6 +227,9 @@ class ProjectFacts:
     # a function this file imports feeds the compiled object passed there a loader's batches
     # (semantic/fed_args.py)
     fed_args: dict[str, str] = field(default_factory=dict)
+    # "<function>" -> "`batch.adj_t` is fed to compiled `model` in train.py": another file feeds the
+    # ``adj_t`` of what this function returns to a compiled model (semantic/sparse_feeds.py, GNN005)
+    sparse_fed: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -276,6 +279,8 @@ class ExportedFacts:
     # ImportRef("", "<function or Class>:<position or keyword>") -> "<Loader>: <how>": this file's
     # functions feeding the compiled object another file hands them a loader's batches
     fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # imported functions whose result's ``adj_t`` this file feeds to a compiled model
+    sparse_fed: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -18,6 +18,11 @@ _DENSE_RESULTS = ("to_dense", "values", "indices", "crow_indices", "col_indices"
                   "to_torch_sparse_coo_tensor", "to_torch_sparse_csr_tensor", "to_torch_sparse_csc_tensor")
 _TORCH_SPARSE_FUNCS = ("torch.sparse_coo_tensor", "torch.sparse_csr_tensor", "torch.sparse_csc_tensor",
                        "torch.sparse_bsr_tensor", "torch.sparse_bsc_tensor", "torch.sparse_compressed_tensor")
+# Libraries re-export torch's constructors under the same names (torchdrug's
+# ``utils.sparse_coo_tensor``); the legacy ``torch.sparse.FloatTensor(i, v, size)``.
+_SPARSE_CTOR_NAMES = frozenset(f.rpartition(".")[2] for f in _TORCH_SPARSE_FUNCS)
+_LEGACY_SPARSE = ("torch.sparse.FloatTensor", "torch.sparse.DoubleTensor", "torch.sparse.LongTensor",
+                  "torch.cuda.sparse.FloatTensor", "torch.cuda.sparse.DoubleTensor")
 _PYG_SPARSE_FUNCS = ("to_torch_csr_tensor", "to_torch_coo_tensor", "to_torch_csc_tensor",
                      "to_torch_sparse_tensor")
 _TO_SPARSE_METHODS = ("to_sparse", "to_sparse_csr", "to_sparse_coo", "to_sparse_csc", "to_sparse_bsr",
@@ -36,10 +41,16 @@ class SparseUnderCompile(Rule):
     that reaches a compiled model: the value (possibly returned by a helper
     function, moved with `.to(device)` or transposed with `.t()`) is passed
     to a call of a `torch.compile`d model or function, or it is built inside
-    the compiled region itself. `T.ToSparseTensor()` counts when a compiled
-    model is called with an `adj_t` attribute in the same file. When the
-    adjacency comes from outside the file (`batch.adj_t` from a loader), the
-    finding points at the call that feeds it to the compiled model.
+    the compiled region itself (there every op making a sparse tensor is
+    reported, a `.to_sparse_csr()` conversion too; outside it a conversion of
+    an adjacency built above is the same adjacency). Library re-exports of
+    torch's constructors (`utils.sparse_coo_tensor`) and the legacy
+    `torch.sparse.FloatTensor(...)` count. `T.ToSparseTensor()` counts when a
+    compiled model is called with an `adj_t` attribute in the same file, or
+    when another file feeds a compiled model the `adj_t` of what a function
+    here returns (`data, n = get_dataset(...)`, then `NeighborLoader(data, ...)`
+    and `batch.adj_t`): the finding is where the adjacency is made, in the
+    function that builds the transform or one it calls, never at the feed.
 
     ## Why is this bad?
     TorchDynamo cannot trace sparse tensors: every compiled call that receives
@@ -51,8 +62,9 @@ class SparseUnderCompile(Rule):
 
     What it deliberately does not catch: a sparse adjacency in a program that
     never compiles (sparse matmuls are fine in eager mode), a sparse tensor
-    handed to the compiled model through another file, a container, or a
-    dictionary, and layers that merely *accept* a `SparseTensor` argument --
+    handed to the compiled model through a container or a dictionary, an
+    `adj_t` whose maker cannot be followed back to a project function (no
+    finding at the feed), and layers that merely *accept* a `SparseTensor` argument --
     including code under `if is_torch_sparse_tensor(edge_index):` /
     `if isinstance(adj_t, SparseTensor):` (a parameter) that re-wraps the
     caller's own sparse input (`set_sparse_value(edge_index, value)`,
@@ -94,6 +106,27 @@ class SparseUnderCompile(Rule):
     triggers = (b"SparseTensor", b"sparse", b"adj_t", b"to_torch_c")
 
     VALID = (
+        # an `adj_t` made in another file: reported there, at its `T.ToSparseTensor()` (this file
+        # tells the file defining the function that returned the data), not at the feed
+        Valid("""
+import torch
+from pkg.data import get_dataset
+def train(model, loader):
+    for batch in loader:
+        out = model(batch.x, batch.adj_t)
+
+data = get_dataset("Reddit")
+model = torch.compile(GCN(16, 32, 7), dynamic=True)
+train(model, NeighborLoader(data, num_neighbors=[10]))
+"""),
+        # an eager conversion of an adjacency built above is the same adjacency
+        Valid("""
+import torch
+adj = torch.sparse_coo_tensor(edge_index, weight).to_sparse_csr()
+deg = torch.sparse.sum(adj, dim=1)
+model = torch.compile(GCN(16, 32, 7), dynamic=True)
+out = model(x, edge_index)
+"""),
         # accepts vs builds (issue 10 item 4): re-wrapping the caller's own sparse input
         Valid("""
 import torch
@@ -149,6 +182,7 @@ out = GCN(16, 32, 7)(x, adj.t())
     )
     INVALID = (
         # the guard is on a value the function built itself, not on its input: it builds one
+        # (and converts it, in compiled code: a second break)
         Invalid("""
 import torch
 from torch_geometric.utils import is_torch_sparse_tensor, to_torch_csr_tensor
@@ -161,7 +195,7 @@ class Net(torch.nn.Module):
     def forward(self, x, edge_index):
         return norm(edge_index, x[:, 0], x.size(0)) @ x
 model = torch.compile(Net())
-""", lines=(5,)),
+""", lines=(5, 7)),
         # two transforms applied by hand: only the one whose data reaches the compiled model
         Invalid("""
 import torch
@@ -203,15 +237,16 @@ model.compile()
 adj = SparseTensor(row=row, col=col, sparse_sizes=(n, n))
 out = model(x, adj.t())
 """, lines=(6,)),
+        # in compiled code every op making a sparse tensor breaks the graph, a conversion too
         Invalid("""
 import torch
-def train(model, loader):
-    for batch in loader:
-        out = model(batch.x, batch.adj_t)
-
-model = torch.compile(GCN(16, 32, 7), dynamic=True)
-train(model, loader)
-""", lines=(5,)),
+class Conv(torch.nn.Module):
+    def forward(self, x, edge_index, weight):
+        adj = torch.sparse_coo_tensor(edge_index, weight, (x.size(0), x.size(0)))
+        adj = adj.t().to_sparse_csr()
+        return adj @ x
+model = torch.compile(Conv())
+""", lines=(5, 6)),
     )
 
     def __init__(self, context) -> None:
@@ -244,46 +279,37 @@ train(model, loader)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         ctx = self.context
-        adj_sinks: list[tuple[cst.Call, str, cst.Attribute]] = []
-        seen_calls: set = set()
-        for attr in _ADJ_ATTRS:
-            for node in ctx.attribute_nodes(attr):
-                if not ctx.is_read(node):
-                    continue
-                if isinstance(node.value, cst.Name) and node.value.value == "self":
-                    continue
-                if ctx.kind(node.value) == SCALAR:
-                    continue
-                sink = ctx.compiled_sink(node)
-                if sink is None or sink[0] in seen_calls:
-                    continue
-                seen_calls.add(sink[0])
-                adj_sinks.append((sink[0], sink[1], node))
+        reported: set = set()
+        fed_here = ctx.sparse_fed_functions()
+        for transform in self._transforms if fed_here else ():
+            why = next((fed_here[f] for f in _enclosing_functions(ctx, transform) if f in fed_here), None)
+            if why is not None:
+                reported.add(transform)
+                subject = f"`{_short(ctx.module.code_for_node(transform), 40)}` makes the sparse `adj_t` that"
+                self.report(transform, f"{subject} another file feeds to a compiled model ({_first_origin(why)}): "
+                                       f"a graph break on every call. "
+                                       f"{_cap(_WHY[_kind_of('transform', transform, ctx)])}; with "
+                                       f"`fullgraph=True` it is an error. Load `edge_index` (or an `EdgeIndex`) "
+                                       f"instead of `adj_t`.")
+        adj_sinks = ctx.adj_sinks()
         if not adj_sinks:
             return
-        if self._transforms:
-            for transform in self._transforms:
-                applied = self._applied_to(transform)
-                # applied by hand to one object: only that object's adj_t counts
-                fed = [(c, w, attr) for c, w, attr in adj_sinks
-                       if applied is None or (isinstance(attr.value, cst.Name) and attr.value.value in applied)]
-                if fed:
-                    name = _attr_name(fed[0][2])
-                    made = (f"`{name}`, a dict of sparse adjacencies," if name.endswith("_dict")
-                            else f"a sparse `{name}`")
-                    subject = f"`{_short(ctx.module.code_for_node(transform), 40)}` makes {made} that reaches"
-                    self.report(transform, _message(subject, fed[0][0], fed[0][1], ctx,
-                                                    kind=_kind_of("transform", transform, ctx)))
-            return
-        for call, why, attr in adj_sinks:
-            text = _short(ctx.module.code_for_node(attr), 40)
-            name = _attr_name(attr)
-            origin = (f"By PyG's convention `{name}` is a dict of sparse adjacencies (one per edge type, from "
-                      f"`T.ToSparseTensor()`)" if name.endswith("_dict") else
-                      f"By PyG's convention `{name}` is the sparse adjacency `T.ToSparseTensor()` adds")
-            self.report(call, f"`{text}` is fed to {why}: a graph break on every call. "
-                              f"{origin}; {_WHY['unknown']} (with `fullgraph=True`: an error). "
-                              f"Load `edge_index` (or an `EdgeIndex`) instead of `{name}`.")
+        # An adj_t from outside this file is reported where it is made: this file tells the file
+        # defining the function that returned it (semantic/sparse_feeds.py), not the feed here.
+        for transform in self._transforms:
+            if transform in reported:
+                continue
+            applied = self._applied_to(transform)
+            # applied by hand to one object: only that object's adj_t counts
+            fed = [(c, w, attr) for c, w, attr in adj_sinks
+                   if applied is None or (isinstance(attr.value, cst.Name) and attr.value.value in applied)]
+            if fed:
+                name = _attr_name(fed[0][2])
+                made = (f"`{name}`, a dict of sparse adjacencies," if name.endswith("_dict")
+                        else f"a sparse `{name}`")
+                subject = f"`{_short(ctx.module.code_for_node(transform), 40)}` makes {made} that reaches"
+                self.report(transform, _message(subject, fed[0][0], fed[0][1], ctx,
+                                                kind=_kind_of("transform", transform, ctx)))
 
     def _applied_to(self, transform: cst.Call) -> Optional[set[str]]:
         """Names bound to what a transform is applied to by hand --
@@ -332,7 +358,7 @@ train(model, loader)
         head, _, method = resolved.rpartition(".")
         if method in _SPARSE_CLASSMETHODS and head in _SPARSE_TENSOR_CLASSES:
             return "SparseTensor"
-        if resolved in _TORCH_SPARSE_FUNCS:
+        if _torch_sparse_ctor(resolved):
             return "torch.sparse"
         if resolved.startswith("torch_geometric") and last in _PYG_SPARSE_FUNCS:
             return "pyg"
@@ -340,8 +366,11 @@ train(model, loader)
             return "transform"
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _TO_SPARSE_METHODS:
             receiver = node.func.value
-            if ctx.kind(receiver) == SCALAR or _is_sparse_source(ctx, receiver):
+            if ctx.kind(receiver) == SCALAR:
                 return None
+            if _is_sparse_source(ctx, receiver) and ctx.compiled_region(node) is None:
+                return None  # an eager conversion of an adjacency built (and reported) above
+            # (in compiled code every op making a sparse tensor is a graph break of its own)
             if isinstance(receiver, cst.Name) and receiver.value in ctx.aliases:
                 return None  # a module attribute, not a tensor
             return "to_sparse"
@@ -352,7 +381,7 @@ def _is_sparse_source(ctx, expr: cst.BaseExpression) -> bool:
     """The receiver is itself a sparse value we already anchor on."""
     if isinstance(expr, cst.Call):
         resolved = ctx.resolve(expr.func) or ""
-        if resolved.endswith("SparseTensor") or resolved in _TORCH_SPARSE_FUNCS or \
+        if resolved.endswith("SparseTensor") or _torch_sparse_ctor(resolved) or \
                 resolved.split(".")[-1] in _PYG_SPARSE_FUNCS:
             return True
         if isinstance(expr.func, cst.Attribute) and expr.func.attr.value not in _DENSE_RESULTS:
@@ -367,6 +396,27 @@ def _is_sparse_source(ctx, expr: cst.BaseExpression) -> bool:
                 and binding.value is not expr:
             return _is_sparse_source(ctx, binding.value)
     return False
+
+
+def _torch_sparse_ctor(resolved: str) -> bool:
+    """``torch.sparse_coo_tensor`` and the like, also as another library re-exports it."""
+    return resolved in _TORCH_SPARSE_FUNCS or resolved in _LEGACY_SPARSE or (
+        "." in resolved and resolved.rpartition(".")[2] in _SPARSE_CTOR_NAMES)
+
+
+def _enclosing_functions(ctx, node: cst.CSTNode) -> list:
+    """The functions ``node`` sits in, innermost first."""
+    out, func = [], ctx.enclosing_function(node)
+    while func is not None:
+        out.append(func)
+        func = func.parent
+    return out
+
+
+def _first_origin(why: str) -> str:
+    """What the feeding file told, without the files it was handed on through."""
+    parts = why.split(", from ")
+    return ", from ".join(parts[:2])
 
 
 def _short(text: str, limit: int = 60) -> str:

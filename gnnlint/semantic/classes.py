@@ -20,6 +20,14 @@ from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
+# Top-level packages that are libraries, not project modules (``np.Foo(...)``, ``T.ToSparseTensor()``).
+_LIBRARIES = frozenset(("torch", "torch_geometric", "torchvision", "numpy", "np", "dgl", "lightning",
+                        "pytorch_lightning", "transformers", "timm", "e3nn", "torch_scatter", "torch_sparse",
+                        "torch_cluster", "math", "random", "time", "os", "json", "pandas", "sklearn", "scipy",
+                        "statistics", "collections", "typing", "dataclasses", "functools", "itertools",
+                        "enum", "abc", "pathlib", "logging", "torchmetrics", "hydra", "omegaconf", "jax",
+                        "tensorflow", "ase", "rdkit", "pymatgen", "wandb", "matplotlib", "torchdrug"))
+
 
 class Classes:
     """Mixin: the class a value is an instance of."""
@@ -58,6 +66,9 @@ class Classes:
                         return only
             if isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].isupper():
                 return self.imports[func.value]
+            in_module = self._module_class(func, at or expr)
+            if in_module is not None:
+                return in_module
             if resolved and resolved[:1] != "" and (self.last_part(func) or "")[:1].isupper():
                 return resolved
             return None
@@ -78,6 +89,8 @@ class Classes:
                 found = self.class_of(value, value, depth + 1)
                 if found is not None:
                     return found
+        elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+            return self._self_container_class(expr.value, depth)  # self.layers[i]
         elif isinstance(expr, cst.Attribute) and depth < 4:
             # model.encoder, for `model = Net()` of a local class: what Net stores there
             owner = self.class_of(expr.value, at or expr, depth + 1)
@@ -88,6 +101,28 @@ class Classes:
                         return found
         return None
 
+    def _module_class(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[ImportRef]:
+        """``conv.Conv(16)`` with the project module imported (``from pkg.layers import conv``,
+        ``from . import conv``, ``import pkg.layers.conv as conv``): that module's class, as
+        the file defining it will be told (not a library's dotted name)."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.attr.value[:1].isupper() and not func.attr.value.isupper()):
+            return None
+        owner = func.value.value
+        ref = self.imports.get(owner)
+        if ref is not None:
+            if not ref.name[:1].islower() or "." in ref.name:
+                return None  # `from pkg import Models`: a class, not a module
+            module, level = (f"{ref.module}.{ref.name}" if ref.module else ref.name), ref.level
+        else:
+            module, level = self.aliases.get(owner) or "", 0
+        if not module or not level and module.split(".")[0] in _LIBRARIES:
+            return None
+        binding, _scope = self.lookup(owner, at)
+        if binding is not None and binding.how != "import":
+            return None
+        return ImportRef(module, func.attr.value, level)
+
     def _element_class(self, binding, depth: int):
         """The one class of the modules a loop walks: ``for conv in self.convs``,
         ``for i, conv in enumerate(self.convs)`` over ``ModuleList([Conv() ...])``."""
@@ -97,13 +132,29 @@ class Classes:
                     and container.args and binding.index == 1):
                 return None
             container = container.args[0].value
+        return self._self_container_class(container, depth)
+
+    def _self_container_class(self, container: cst.BaseExpression, depth: int):
+        """The one class of the modules in ``self.<attr>``: ``ModuleList([Conv() ...])``, or
+        ``ModuleList()`` filled by ``self.<attr>.append(Conv())``."""
         if not (isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name)
                 and container.value.value == "self"):
             return None
         cls = self.enclosing_class(container)
-        values = self.class_attr_values(cls, container.attr.value) if cls is not None else []
-        found = {self.class_of(e, e, depth + 1) for e in self._container_elements(values) if e not in values}
-        return found.pop() if len(found) == 1 and isinstance(next(iter(found)), ClassInfo) else None
+        if cls is None:
+            return None
+        attr = container.attr.value
+
+        def compute():
+            values = self.class_attr_values(cls, attr)
+            appended = [call.args[0].value for method in cls.methods.values() for call in method.calls
+                        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append"
+                        and call.args and _is_self_attr(call.func.value, attr)]
+            found = {self.class_of(e, e, depth + 1) for e in self._container_elements(values) + appended
+                     if e not in values}
+            return found.pop() if len(found) == 1 and isinstance(next(iter(found)), (ClassInfo, ImportRef)) \
+                else None
+        return self._memoised((cls.node, attr, "element class"), compute, None)
 
     def class_name(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
         """The dotted name of the class ``expr`` is an instance of (``class_of`` as text), or None."""
@@ -137,6 +188,11 @@ def full_name(ref) -> Optional[str]:
     if isinstance(ref, ClassInfo):
         return ref.name
     return None
+
+
+def _is_self_attr(expr: cst.BaseExpression, attr: str) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == attr and isinstance(expr.value, cst.Name) \
+        and expr.value.value == "self"
 
 
 def _returns_self(ret: cst.Return) -> bool:

@@ -108,7 +108,7 @@ class OptionalInputs:
         if func is None or func not in self._fact_roots or func in self._compiled_via:
             return None
         conditions = self._none_conditions(node, func)
-        spec = self.project.compiled_passed.get(func.name)
+        spec = self.project.compiled_passed.get(_passed_key(func))
         if not conditions or not spec:
             return None
         calls = self._passed_calls(func)
@@ -126,10 +126,10 @@ class OptionalInputs:
 
     def _passed_calls(self, func) -> Optional[list]:
         """[{parameter: never None}] for each compiled call another file makes, or None when unknown."""
-        spec = self.project.compiled_passed.get(func.name)
+        spec = self.project.compiled_passed.get(_passed_key(func))
         if not spec:
             return None
-        names = list(func.params)
+        names = list(func.params)[1:] if func.cls is not None else list(func.params)  # not `self`
         calls = []
         for one in spec.split("|"):
             one = one.partition("@")[0]
@@ -205,6 +205,13 @@ class OptionalInputs:
         set_ = [b for b in values if not (isinstance(b.value, cst.Name) and b.value.value == "None")]
         return bool(set_) and len(set_) < len(values) and all(
             b.value is not None and self.sparse_input_guard(b.value) is not None for b in set_)
+
+
+def _passed_key(func) -> str:
+    """The ``compiled_passed`` key of a fact root: a function's name, or the
+    class whose ``forward`` another file's compiled code calls (``layer(x,
+    edge_index, edge_attr)`` on a submodule built from this file's class)."""
+    return func.cls.name if func.cls is not None else func.name
 
 
 def _exits(body: cst.BaseSuite) -> bool:

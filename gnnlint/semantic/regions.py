@@ -18,7 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import compile_facts, lightning_feeds, submodule_reach
+from gnnlint.semantic import compile_facts, lightning_feeds, sparse_feeds, submodule_reach
 from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
@@ -204,6 +204,9 @@ class Regions(HotLoops):
             if name == "*" or name.endswith("()") or (name.endswith("]") and "()[" in name):
                 self._mark_compiled_choices(name, why)
             elif name in self.classes:
+                forward = self.method_of(self.classes[name], "forward")
+                if name not in self.compiled_classes and forward is not None and forward.cls is self.classes[name]:
+                    self._fact_roots.add(forward)  # its optional branches run only for what the callers pass
                 self._mark_class(self.classes[name], why)
             elif name.partition(":")[0] in self.classes:  # "SPACE:module": what the class stores there
                 self._mark_held(self.classes[name.partition(":")[0]], name.partition(":")[2], why)
@@ -324,11 +327,37 @@ class Regions(HotLoops):
             self.exported.compiled.append((cls, f"compiled forward of `{cls.name}`"))
             self._export_passed(cls, None)  # compiled itself: called with anything
 
+    def _may_propagate(self, cls: ClassInfo) -> bool:
+        """PyG's ``propagate`` may run ``message``/``aggregate``/...: not when the class and its
+        bases in this file derive only from ``nn.Module`` (those methods run when its own
+        methods call them, and the callee walk follows those calls)."""
+        for current in self.local_lineage(cls):
+            for base in current.bases:
+                if base.split(".")[-1] not in self.classes and (self.resolve_dotted(base) or base) not in (
+                        "torch.nn.Module", "torch.nn.modules.module.Module"):
+                    return True
+        return False
+
+    def _dispatched_hooks(self, cls: ClassInfo) -> tuple:
+        """The hooks (``message_and_aggregate``...) the class's forward reaches through
+        ``self.<method>(...)`` calls, each resolved on the class (an override in a subclass
+        runs when its base's forward calls it)."""
+        reached, todo = set(), ["forward", "__call__"]
+        while todo:
+            method = self.method_of(cls, todo.pop())
+            if method is None or method in reached:
+                continue
+            reached.add(method)
+            todo += [call.func.attr.value for call in method.calls if isinstance(call.func, cst.Attribute)
+                     and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"]
+        return tuple(h for h in MESSAGE_PASSING_METHODS if self.method_of(cls, h) in reached)
+
     def _mark_class(self, cls: ClassInfo, why: str) -> None:
         if cls.name in self.compiled_classes:
             return
         self.compiled_classes[cls.name] = why
-        for entry in ("forward",) + MESSAGE_PASSING_METHODS + ("__call__",):
+        hooks = MESSAGE_PASSING_METHODS if self._may_propagate(cls) else self._dispatched_hooks(cls)
+        for entry in ("forward",) + hooks + ("__call__",):
             method = self.method_of(cls, entry)
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
@@ -483,9 +512,10 @@ class Regions(HotLoops):
             self.export_returned_functions()
             self.export_compiled_returns()
             self.export_fed_args()
+            sparse_feeds.export_sparse_fed(self)
         return self.exported
 
-    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed")
+    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed", "sparse_fed")
     # through `from .x import *` (a name not bound here) only what the compiled-region rules need
     _STAR_REEXPORTED_KINDS = ("compiled", "fullgraph", "compiled_passed")
 
