@@ -87,7 +87,24 @@ class Devices:
                 return fresh
         if isinstance(expr, cst.Name):
             return self._host_name(expr, depth)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
+            # `sample = batch.to_data_list()[0].cpu()`: the fields of a host copy live on the host too
+            found = self._host_name(expr.value, depth + 1) or self._host_object(expr.value)
+            return f"a field of {found}" if found is not None else None
         return None
+
+    def _host_object(self, name: cst.Name) -> Optional[str]:
+        """``sample = batch.to_data_list()[0].cpu()`` (every reaching assignment):
+        a host copy of an object, whatever its class (a graph, a batch)."""
+        reaching = self.reaching(name.value, name)
+        for binding, _f in reaching:
+            value = binding.value
+            if binding.how != "assign" or not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+                return None
+            method, args = value.func.attr.value, value.args
+            if not (method == "cpu" and not args or method == "to" and args and self._cpu_literal(args[0].value)):
+                return None
+        return "a host copy (`.cpu()`)" if reaching else None
 
     def moved_to_device(self, expr: cst.BaseExpression) -> bool:
         """``graph`` after ``graph = graph.to(device)`` / ``graph.cuda()`` (every
