@@ -74,8 +74,8 @@ class Devices:
         if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
             operands = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) \
                 else (expr.left, *(c.comparator for c in expr.comparisons))
-            sides = [self.host_tensor(side, depth + 1) if self.kind(side) != SCALAR else "scalar"
-                     for side in operands]
+            sides = [self.host_tensor(side, depth + 1) if self.kind(side) != SCALAR and not _hparam(side)
+                     else "scalar" for side in operands]
             if None in sides:
                 return None
             return next((s for s in sides if s != "scalar"), None)
@@ -344,3 +344,11 @@ class Devices:
 def _cpu_call(value: cst.BaseExpression) -> bool:
     """``x.cpu()``: a host copy of whatever ``x`` was."""
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "cpu"
+
+
+def _hparam(expr: cst.BaseExpression) -> bool:
+    """``self.hparams.max_weight``: a LightningModule's saved hyperparameter
+    (``save_hyperparameters()`` keeps the ``__init__`` arguments): a Python value."""
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute) \
+        and expr.value.attr.value == "hparams" and isinstance(expr.value.value, cst.Name) \
+        and expr.value.value.value == "self"
