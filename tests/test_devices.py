@@ -182,3 +182,14 @@ def test_fields_of_a_host_copy_and_saved_hyperparameters():
     """)
     host = {k for k, v in found.items() if v}
     assert host == {"sample.y", "self.hparams.max_weight * torch.exp(torch.tensor(-5.0 * phase))"}
+
+
+def test_keyword_splat_may_carry_the_device():
+    found = _values("""
+        import torch
+        def f(q, tensor_kwargs):
+            rot = torch.tensor([[1.0, q]], **tensor_kwargs)
+            probe(rot.T)
+            probe(rot)
+    """)
+    assert not any(found.values()), found

@@ -131,7 +131,8 @@ class Devices:
 
     def _host_call(self, call: cst.Call, depth: int) -> Optional[str]:
         resolved = self.resolve(call.func) or ""
-        has_device = any(a.keyword is not None and a.keyword.value == "device" for a in call.args)
+        # `**tensor_kwargs` may carry `device=`
+        has_device = any(a.keyword is not None and a.keyword.value == "device" or a.star == "**" for a in call.args)
         positional = [a.value for a in call.args if a.keyword is None]
         if resolved == "torch.from_numpy":
             return "`torch.from_numpy(...)`"
