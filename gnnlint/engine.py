@@ -679,6 +679,7 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
         [("graph_steps", ref, why) for ref, why in result.exported.graph_steps] + \
         [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks] + \
+        [("step_hooks", ref, why) for ref, why in result.exported.step_hooks] + \
         [("returns", ref, why) for ref, why in result.exported.returns] + \
         [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
         [("fed_args", ref, why) for ref, why in result.exported.fed_args]
@@ -852,7 +853,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
-                            "compiled_hooks", "returns", "compiled_returns", "fed_args"):
+                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

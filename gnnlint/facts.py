@@ -165,7 +165,8 @@ class ImportRef:
 # (a factory's result) fed a loader's batches. Field names of both classes below.
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
-              "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed")
+              "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
+              "step_hooks")
 
 
 @dataclass
@@ -217,6 +218,10 @@ class ProjectFacts:
     # "Base" -> "_embedding,_conv_args: why": a base class in another file whose forward a compiled
     # subclass inherits calls these methods on self; a subclass's overrides run compiled (semantic/inherited.py)
     compiled_hooks: dict[str, str] = field(default_factory=dict)
+    # "Base" -> "execute,get_figure: training: `Base.on_train_batch_end`, from base.py": a Lightning
+    # Callback / LightningModule base in another file whose per-step hooks call these methods on self;
+    # a subclass's overrides run once per step (semantic/callback_hooks.py)
+    step_hooks: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function>" -> "torch_geometric.nn.global_max_pool,...": the library
     # functions a function this file imports returns (``get_aggregation("max")``; semantic/callables.py)
     returns: dict[str, str] = field(default_factory=dict)
@@ -272,6 +277,8 @@ class ExportedFacts:
     graph_steps: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "Base") -> "_embedding,_conv_args: why", told to the files naming ``Base`` in an import line
     compiled_hooks: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "Base") -> "execute: training: `Base.on_train_batch_end`", told to the files naming ``Base``
+    step_hooks: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>") -> "dotted,dotted": this file's functions returning library functions
     returns: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>:<position>") -> why: this file's builders returning a compiled model

@@ -165,3 +165,31 @@ def test_tuple_elements_a_local_method_returns_and_torch_ops_of_host_tensors():
     assert found["masks"] is not None
     assert found["on_device"] is None
     assert found["torch.where(on_device, 1, 0)"] is None
+
+
+def test_fields_of_a_host_copy_and_saved_hyperparameters():
+    found = _values("""
+        import torch
+        class Lit:
+            def step(self, batch, outputs, phase):
+                sample = batch.to_data_list()[0].detach().cpu()
+                moved = batch.cuda()
+                probe(sample.y)
+                probe(moved.y)
+                probe(batch.y)
+                probe(self.hparams.max_weight * torch.exp(torch.tensor(-5.0 * phase)))
+                probe(self.scale * torch.exp(torch.tensor(-5.0 * phase)))
+    """)
+    host = {k for k, v in found.items() if v}
+    assert host == {"sample.y", "self.hparams.max_weight * torch.exp(torch.tensor(-5.0 * phase))"}
+
+
+def test_keyword_splat_may_carry_the_device():
+    found = _values("""
+        import torch
+        def f(q, tensor_kwargs):
+            rot = torch.tensor([[1.0, q]], **tensor_kwargs)
+            probe(rot.T)
+            probe(rot)
+    """)
+    assert not any(found.values()), found

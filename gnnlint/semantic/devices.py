@@ -74,8 +74,8 @@ class Devices:
         if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
             operands = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) \
                 else (expr.left, *(c.comparator for c in expr.comparisons))
-            sides = [self.host_tensor(side, depth + 1) if self.kind(side) != SCALAR else "scalar"
-                     for side in operands]
+            sides = [self.host_tensor(side, depth + 1) if self.kind(side) != SCALAR and not _hparam(side)
+                     else "scalar" for side in operands]
             if None in sides:
                 return None
             return next((s for s in sides if s != "scalar"), None)
@@ -87,7 +87,24 @@ class Devices:
                 return fresh
         if isinstance(expr, cst.Name):
             return self._host_name(expr, depth)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
+            # `sample = batch.to_data_list()[0].cpu()`: the fields of a host copy live on the host too
+            found = self._host_name(expr.value, depth + 1) or self._host_object(expr.value)
+            return f"a field of {found}" if found is not None else None
         return None
+
+    def _host_object(self, name: cst.Name) -> Optional[str]:
+        """``sample = batch.to_data_list()[0].cpu()`` (every reaching assignment):
+        a host copy of an object, whatever its class (a graph, a batch)."""
+        reaching = self.reaching(name.value, name)
+        for binding, _f in reaching:
+            value = binding.value
+            if binding.how != "assign" or not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+                return None
+            method, args = value.func.attr.value, value.args
+            if not (method == "cpu" and not args or method == "to" and args and self._cpu_literal(args[0].value)):
+                return None
+        return "a host copy (`.cpu()`)" if reaching else None
 
     def moved_to_device(self, expr: cst.BaseExpression) -> bool:
         """``graph`` after ``graph = graph.to(device)`` / ``graph.cuda()`` (every
@@ -114,7 +131,8 @@ class Devices:
 
     def _host_call(self, call: cst.Call, depth: int) -> Optional[str]:
         resolved = self.resolve(call.func) or ""
-        has_device = any(a.keyword is not None and a.keyword.value == "device" for a in call.args)
+        # `**tensor_kwargs` may carry `device=`
+        has_device = any(a.keyword is not None and a.keyword.value == "device" or a.star == "**" for a in call.args)
         positional = [a.value for a in call.args if a.keyword is None]
         if resolved == "torch.from_numpy":
             return "`torch.from_numpy(...)`"
@@ -327,3 +345,11 @@ class Devices:
 def _cpu_call(value: cst.BaseExpression) -> bool:
     """``x.cpu()``: a host copy of whatever ``x`` was."""
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "cpu"
+
+
+def _hparam(expr: cst.BaseExpression) -> bool:
+    """``self.hparams.max_weight``: a LightningModule's saved hyperparameter
+    (``save_hyperparameters()`` keeps the ``__init__`` arguments): a Python value."""
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute) \
+        and expr.value.attr.value == "hparams" and isinstance(expr.value.value, cst.Name) \
+        and expr.value.value.value == "self"

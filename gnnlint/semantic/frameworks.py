@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from gnnlint.semantic.callback_hooks import told_compiled, told_step_entry
+
 if TYPE_CHECKING:
     from gnnlint.semantic.model import ClassInfo, FuncInfo
 
@@ -79,7 +81,8 @@ class Frameworks:
         if role is not None and (self._derives_from(cls, _LIGHTNING_PACKAGES, "Callback")
                                  or self._derives_from(cls, _LIGHTNING_PACKAGES, "LightningModule")):
             return StepEntry("lightning", role, f"Lightning calls `{cls.name}.{func.name}` once per step", False)
-        return None
+        told = told_step_entry(self, func)  # an imported base's per-step hook calls `self.<name>`
+        return StepEntry("lightning", told[0], told[1], False) if told is not None else None
 
     def framework_host_param(self, func: "FuncInfo", name: str) -> bool:
         """``data`` of LAMMPS's ``compute_forces(self, data)``, ``atoms`` of ASE's
@@ -121,7 +124,7 @@ class Frameworks:
         if why:
             what, _, origin = why.rpartition(", ")
             return f"the project's compiled models ({what}, {origin})"
-        return None
+        return told_compiled(self) if self.project.step_hooks else None  # a Callback base's file knew it
 
     def compile_wrappers(self) -> list[str]:
         """Classes of this file that compile a model in their own methods

@@ -16,6 +16,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic import batch_loops, dispatch
+from gnnlint.semantic.callback_hooks import self_overrides
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import inherited_compiled_calls
@@ -208,6 +209,8 @@ class HotLoops:
         if isinstance(callee, FuncInfo):
             if not batch_loops.iterates_batches(self, callee):  # `self.validate()`: its own loop decides
                 self._mark_hot_func(callee, why)
+            for override in self_overrides(self, call):  # `self.get_figure()`: a local subclass's runs
+                self._mark_hot_func(override, why)
             return
         func = call.func
         if isinstance(func, cst.Name) and func.value == "self":  # `out = self(batch)` in a step hook: the forward

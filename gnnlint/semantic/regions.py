@@ -22,6 +22,7 @@ from gnnlint.semantic import compile_facts, lightning_feeds, sparse_feeds, submo
 from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
+from gnnlint.semantic.callback_hooks import export_step_hooks
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
@@ -509,6 +510,7 @@ class Regions(HotLoops):
             self._export_framework_compiled()
             lightning_feeds.export(self)
             export_compiled_hooks(self)
+            export_step_hooks(self)
             self.export_returned_functions()
             self.export_compiled_returns()
             self.export_fed_args()

@@ -285,7 +285,8 @@ class StepAnalysis:
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
                 and not ctx.project.compiled_args and not ctx.project.stepped and not ctx.project.compiled_returns \
-                and not ctx.project.compiled_instances and not ctx.project.framework_compiled:
+                and not ctx.project.compiled_instances and not ctx.project.framework_compiled \
+                and not ctx.project.step_hooks:
             return None  # a program that never compiles (nor is handed a compiled model)
         if isinstance(root, (cst.For, cst.While)):
             what = self._loop_drives(root)
