@@ -130,3 +130,30 @@ def test_predict_step_of_a_module_compiled_in_setup_for_every_stage_is_per_step(
     ctx = _ctx(TEMPLATE.replace("{GUARD}", 'stage in ("fit", "predict")'))
     assert _drives(ctx, "training_step")
     assert _drives(ctx, "predict_step")
+
+
+MEMBER = """
+    import lightning as L
+    import torch
+
+    class Wrapper(L.LightningModule):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def test_step(self, batch, batch_idx):
+            pred = self.model(batch)
+            return pred.cpu()
+
+    trainer_model = Wrapper(Net())
+    {COMPILE}
+    L.Trainer().test(trainer_model)
+"""
+
+
+def test_a_submodule_compiled_on_an_instance_runs_compiled_in_the_class_methods():
+    # `inst.model = torch.compile(inst.model)` in the script: the class's `self.model(...)` runs the compiled module
+    ctx = _ctx(MEMBER.replace("{COMPILE}", "trainer_model.model = torch.compile(trainer_model.model, dynamic=True)"))
+    assert _drives(ctx, "test_step")
+    ctx = _ctx(MEMBER.replace("{COMPILE}", "other = torch.compile(Net(), dynamic=True)"))
+    assert not _drives(ctx, "test_step")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.semantic.instance_members import compiled_member
 from gnnlint.semantic.model import FuncInfo
 from gnnlint.semantic.ref_aliases import choice_values
 from gnnlint.semantic.syntax import arg_of, param_position
@@ -143,6 +144,9 @@ def compiled_value(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, 
                 for value in ctx.class_attr_values(cls, expr.attr.value):
                     if _is_compile_call(ctx, value):
                         return f"compiled `{text}`"
+                member = compiled_member(ctx, cls, expr.attr.value)  # `trainer.model = torch.compile(trainer.model)`
+                if member is not None:
+                    return f"compiled `{member}`"
     return None
 
 

@@ -25,6 +25,7 @@ from gnnlint.semantic import lightning_stages
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
+from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
 
 if TYPE_CHECKING:
@@ -72,6 +73,9 @@ class StepAnalysis:
         for site_node, site in ctx.compile_sites:
             for call in ctx.held_compile_calls(site_node) or ():
                 calls.setdefault(id(call), f"compiled `{site.target}`")
+        # `trainer.model = torch.compile(trainer.model)`: the class's own self.model(...) calls (instance_members.py)
+        for key, what in member_calls(ctx).items():
+            calls.setdefault(key, what)
         # instances of classes compiled here or in another file (project index)
         for name, why in ctx.compiled_classes.items():
             if "assume-compiled" in why or "submodule of" in why:
