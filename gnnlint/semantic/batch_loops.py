@@ -215,40 +215,15 @@ def hands_batch_to_step(ctx: "FileContext", loop: cst.CSTNode, calls: list, runs
             if not (ctx.kind(value) == BATCH or isinstance(value, cst.Name) and _BATCH_NAMES.match(value.value)):
                 continue
             if isinstance(value, cst.Name):
-                bound = _names_bound_in(loop) if bound is None else bound
+                bound = _varying(ctx, loop) if bound is None else bound
                 if value.value not in bound:
                     continue  # loop-invariant: the whole graph, once per iteration of an epoch loop
             return True
     return False
 
 
-def _names_bound_in(loop: cst.CSTNode) -> set:
-    """Names the loop binds: its target and what its body assigns."""
-    names: set = set()
+def _varying(ctx: "FileContext", loop: cst.CSTNode) -> set:
+    """Names the loop binds (its target, its body's assignments): compile_facts answers it."""
+    from gnnlint.semantic.compile_facts import names_bound_in, varying_names
 
-    class _Bound(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            node.target.visit(_Bound())
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            node.target.visit(_Bound())
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            node.target.visit(_Bound())
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            node.target.visit(_Bound())
-
-        def visit_For(self, node: cst.For) -> None:
-            node.target.visit(_Bound())
-
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            if node.asname is not None:
-                node.asname.visit(_Bound())
-
-    loop.visit(_Targets())
-    return names
+    return varying_names(ctx, loop) if isinstance(loop, cst.For) else names_bound_in(loop.body)  # type: ignore

@@ -26,56 +26,39 @@ if TYPE_CHECKING:
 def compiled_member(ctx: "FileContext", cls: "ClassInfo", attr: str) -> Optional[str]:
     """``inst.<attr> = torch.compile(...)`` for an instance ``inst`` of ``cls``:
     the compiled target's text, else None."""
-    if not ctx.compile_sites:
-        return None
-    memo = ctx.__dict__.setdefault("_instance_members", {})
-    key = (cls, attr)
-    if key not in memo:
-        memo[key] = None
-        for site_node, _site in ctx.compile_sites:
-            target = _assigned_member(ctx, site_node, attr)
-            if target is not None and _instance_of(ctx, target.value, site_node, cls):
-                memo[key] = ctx.module.code_for_node(target)
-                break
-    return memo[key]
+    return _members(ctx).get((cls, attr))
 
 
 def member_calls(ctx: "FileContext") -> dict[int, str]:
     """id(call) -> what it runs, for the ``self.<attr>(...)`` calls of a local
     class whose instance's ``<attr>`` a compile call of this file replaced."""
-    from gnnlint.semantic.model import ClassInfo
-
     out: dict[int, str] = {}
-    for site_node, _site in ctx.compile_sites:
-        parent = ctx.parent.get(site_node)
-        target = parent.targets[0].target if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value != "self"):
-            continue
-        cls = ctx.class_of(target.value, site_node)
-        if not isinstance(cls, ClassInfo):
-            continue
-        what = f"compiled `{ctx.module.code_for_node(target)}`"
+    for (cls, attr), text in _members(ctx).items():
         for method in cls.methods.values():
             for call in method.calls:
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value == target.attr.value \
+                if isinstance(func, cst.Attribute) and func.attr.value == attr \
                         and isinstance(func.value, cst.Name) and func.value.value == "self":
-                    out.setdefault(id(call), what)
+                    out.setdefault(id(call), f"compiled `{text}`")
     return out
 
 
-def _assigned_member(ctx: "FileContext", call: cst.CSTNode, attr: str) -> Optional[cst.Attribute]:
-    """The ``inst.<attr>`` target the compile call's result is assigned to."""
-    parent = ctx.parent.get(call)
-    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-        return None
-    target = parent.targets[0].target
-    if isinstance(target, cst.Attribute) and target.attr.value == attr and isinstance(target.value, cst.Name) \
-            and target.value.value != "self":
-        return target
-    return None
+def _members(ctx: "FileContext") -> dict:
+    """(local class, attr) -> ``inst.attr`` text, for each compile call assigned
+    to an attribute of an instance of a local class (memoised per file)."""
+    if "_instance_members" not in ctx.__dict__:
+        from gnnlint.semantic.model import ClassInfo
 
-
-def _instance_of(ctx: "FileContext", name: cst.Name, at: cst.CSTNode, cls: "ClassInfo") -> bool:
-    return ctx.class_of(name, at) is cls
+        found: dict = {}
+        for site_node, _site in ctx.compile_sites:
+            parent = ctx.parent.get(site_node)
+            if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+                continue
+            target = parent.targets[0].target
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                    and target.value.value != "self":
+                cls = ctx.class_of(target.value, site_node)
+                if isinstance(cls, ClassInfo):
+                    found.setdefault((cls, target.attr.value), ctx.module.code_for_node(target))
+        ctx._instance_members = found
+    return ctx._instance_members
