@@ -279,11 +279,17 @@ def _join_out(out_dir: str, name: str) -> str:
     return name if out_dir in ("", ".") else os.path.join(out_dir, name)
 
 
+class TooManyFiles(Exception):
+    """``discover(..., limit=N)`` found more than N files (the walk stops there)."""
+
+
 def discover(paths: list[Path], settings: Settings, excluded: list | None = None,
-             as_strings: bool = False) -> tuple[list, list[str]]:
+             as_strings: bool = False, limit: int | None = None) -> tuple[list, list[str]]:
     """Files to lint under ``paths`` (sorted, unique) and warnings.
     ``excluded``: collects (path, why) for each file or folder left out
-    (--show-files -v).
+    (--show-files -v). ``limit``: raise ``TooManyFiles`` as soon as more
+    than ``limit`` files are found (a guessed project root that is really
+    a home folder or /tmp is not walked to its end).
 
     Returned paths keep the form they were given in (relative paths stay
     relative to ``settings.cwd``); relative inputs are resolved against
@@ -329,7 +335,7 @@ def discover(paths: list[Path], settings: Settings, excluded: list | None = None
             continue
         levels = _initial_levels(abs_path, project_root) if gitignore else ()
         _walk(abs_path, out, levels, st, excluder_for(abs_path), gitignore, found, warnings, visited_dirs, excluded,
-              excluder_for if settings.hierarchy else None, includer)
+              excluder_for if settings.hierarchy else None, includer, limit)
 
     files = sorted(found.values(), key=lambda p: (p.replace(os.sep, "/"), p))
     if as_strings:  # a whole project's index: Path objects cost more than the walk
@@ -350,6 +356,7 @@ def _walk(
     excluded: list | None = None,
     excluder_for=None,
     includer: "IncludeMatcher | None" = None,
+    limit: int | None = None,
 ) -> None:
     key = (top_stat.st_dev, top_stat.st_ino)
     if key in visited:
@@ -413,3 +420,5 @@ def _walk(
                         excluded.append((_join_out(out_dir, name), ".gitignore"))
                     continue
                 found.setdefault(os.path.normpath(abs_path), _join_out(out_dir, name))
+                if limit is not None and len(found) > limit:
+                    raise TooManyFiles(top)

@@ -963,12 +963,23 @@ def options_resolver(settings):
 
 
 # ---------------------------------------------------------------------- project-wide facts
+# Nothing marks a project (no pyproject.toml, no .git): the root is only a
+# guess -- the current folder or the named file's -- and may be a home
+# folder or /tmp. Past this many Python files it is not indexed.
+UNMARKED_ROOT_LIMIT = 1000
+
+
+class UnmarkedRootTooLarge(Exception):
+    """The guessed project root holds more than UNMARKED_ROOT_LIMIT files."""
+
+
 def project_index_files(named: Sequence, settings) -> list[Path]:
     """The project's files (discovered from ``settings.project_root`` with its
     excludes) that a run over ``named`` must read for cross-file facts; empty
     when a named path already covers the whole project (``check .`` at the
-    root)."""
-    from gnnlint.discover import discover
+    root). Raises ``UnmarkedRootTooLarge`` when no marker names the root and
+    the guessed one is too large to be a project."""
+    from gnnlint.discover import TooManyFiles, discover
 
     root = os.path.normpath(os.path.abspath(os.fspath(settings.project_root)))
     cwd = os.fspath(settings.cwd)
@@ -976,7 +987,14 @@ def project_index_files(named: Sequence, settings) -> list[Path]:
         absolute = os.path.normpath(os.path.join(cwd, os.fspath(given)))
         if absolute == root or root.startswith(absolute.rstrip(os.sep) + os.sep):
             return []
-    files, _warnings = discover([Path(root)], settings, as_strings=True)
+    limit = UNMARKED_ROOT_LIMIT if getattr(settings, "root_marker", "cwd") == "cwd" else None
+    try:
+        files, _warnings = discover([Path(root)], settings, as_strings=True, limit=limit)
+    except TooManyFiles:
+        raise UnmarkedRootTooLarge(
+            f"no pyproject.toml or .git marks a project around {root}, and it holds more than "
+            f"{UNMARKED_ROOT_LIMIT} Python files: only the named files were read for cross-file facts "
+            f"(add a pyproject.toml at your project's root)") from None
     return files
 
 
@@ -999,6 +1017,8 @@ def check_project(files: Sequence[Path], settings, *, project_facts: bool = True
             index = project_index_files(files, settings)
         except ConfigError as exc:  # a broken config elsewhere in the tree: the named files still lint
             unread = f"the rest of the project was not read for cross-file facts: {exc}"
+        except UnmarkedRootTooLarge as exc:
+            unread = str(exc)
     result = check_files_cached(files, settings, jobs, use_cache, progress, index=index, contents=contents)
     if unread is not None:
         result.errors.append(unread)

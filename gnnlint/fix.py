@@ -442,7 +442,7 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
     """Fix ``files`` (already discovered) per ``settings``; see the module doc.
     ``project_facts``: the rest of the project is read for cross-file facts
     (``use_cache``: through the on-disk cache, as ``check`` does)."""
-    from gnnlint.engine import apply_noqa, options_resolver, parallel_map, project_index_files
+    from gnnlint.engine import UnmarkedRootTooLarge, apply_noqa, options_resolver, parallel_map, project_index_files
 
     outcome = FixOutcome()
     files = _one_name_per_file(files)
@@ -457,6 +457,9 @@ def fix_paths(files: list[Path], settings, *, unsafe: bool, diff: bool, jobs: in
     except ConfigError as exc:  # a broken config elsewhere in the tree: the named files still get fixed
         index = []
         outcome.errors.append(f"the rest of the project was not read for cross-file facts: {exc}")
+    except UnmarkedRootTooLarge as exc:
+        index = []
+        outcome.errors.append(str(exc))
     cache = None
     if use_cache:
         from gnnlint.cache import Cache
