@@ -2,19 +2,17 @@
 epoch: a submodule built in ``__init__`` that nothing reads, and a
 full-graph evaluation an epoch loop calls beside a mini-batch ``train()``
 (the labelling policy: "once per epoch outside the batch loop ... not a hazard")."""
-import textwrap
 
 import libcst as cst
 
 from gnnlint.context import FileContext
+from tests.file_contexts import context_of
 
 
-def _ctx(source: str) -> FileContext:
-    return FileContext(cst.parse_module(textwrap.dedent(source)), "case.py")
 
 
 def test_a_submodule_nothing_reads_is_not_compiled():
-    ctx = _ctx("""
+    ctx = context_of("""
         import torch
 
         class Norm(torch.nn.Module):
@@ -77,14 +75,14 @@ EPOCHS = """
 
 
 def test_a_whole_graph_evaluated_once_per_epoch_beside_a_batch_loop_is_not_per_step():
-    ctx = _ctx(EPOCHS.replace("{ARG}", "full_data"))
+    ctx = context_of(EPOCHS.replace("{ARG}", "full_data"))
     assert [ctx.module.code_for_node(loop).splitlines()[0] for loop in ctx.hot_loops] == ["for batch in loader:"]
     assert not any(f.name == "test" for f in ctx.hot_funcs)
 
 
 def test_a_batch_bound_in_the_loop_is_still_handed_per_step():
     source = EPOCHS.replace("{ARG}", "batch").replace("        train()\n", "        train()\n        batch = next(it)\n")
-    ctx = _ctx(source)
+    ctx = context_of(source)
     assert any(ctx.module.code_for_node(loop).startswith("for epoch") for loop in ctx.hot_loops)
     assert any(f.name == "test" for f in ctx.hot_funcs)
 
@@ -121,13 +119,13 @@ def _drives(ctx: FileContext, method: str) -> bool:
 
 def test_predict_step_of_a_module_compiled_in_setup_for_fit_runs_eagerly():
     # the Lightning template: `setup("predict")` skips the compile, so prediction runs the net eagerly
-    ctx = _ctx(TEMPLATE.replace("{GUARD}", 'stage == "fit"'))
+    ctx = context_of(TEMPLATE.replace("{GUARD}", 'stage == "fit"'))
     assert _drives(ctx, "training_step")
     assert not _drives(ctx, "predict_step")
 
 
 def test_predict_step_of_a_module_compiled_in_setup_for_every_stage_is_per_step():
-    ctx = _ctx(TEMPLATE.replace("{GUARD}", 'stage in ("fit", "predict")'))
+    ctx = context_of(TEMPLATE.replace("{GUARD}", 'stage in ("fit", "predict")'))
     assert _drives(ctx, "training_step")
     assert _drives(ctx, "predict_step")
 
@@ -153,7 +151,7 @@ MEMBER = """
 
 def test_a_submodule_compiled_on_an_instance_runs_compiled_in_the_class_methods():
     # `inst.model = torch.compile(inst.model)` in the script: the class's `self.model(...)` runs the compiled module
-    ctx = _ctx(MEMBER.replace("{COMPILE}", "trainer_model.model = torch.compile(trainer_model.model, dynamic=True)"))
+    ctx = context_of(MEMBER.replace("{COMPILE}", "trainer_model.model = torch.compile(trainer_model.model, dynamic=True)"))
     assert _drives(ctx, "test_step")
-    ctx = _ctx(MEMBER.replace("{COMPILE}", "other = torch.compile(Net(), dynamic=True)"))
+    ctx = context_of(MEMBER.replace("{COMPILE}", "other = torch.compile(Net(), dynamic=True)"))
     assert not _drives(ctx, "test_step")

@@ -1,14 +1,12 @@
 """The context's shared answers for issue 10 item 4: eager-only code
 (semantic/eager.py) and isinstance narrowing of a value's kind (semantic/narrowing.py)."""
-import textwrap
 
 import libcst as cst
 
 from gnnlint.context import SCALAR, TENSOR, UNKNOWN, FileContext
+from tests.file_contexts import context_of
 
 
-def _ctx(source: str) -> FileContext:
-    return FileContext(cst.parse_module(textwrap.dedent(source)), "case.py")
 
 
 def _names(ctx: FileContext, name: str) -> list[cst.Name]:
@@ -20,7 +18,7 @@ def _calls(ctx: FileContext, attr: str) -> list[cst.Call]:
 
 
 def test_eager_only_guards_disable_and_helpers():
-    ctx = _ctx("""
+    ctx = context_of("""
         import torch
         import torch_geometric
         from transformers.utils import is_torchdynamo_compiling
@@ -60,7 +58,7 @@ def test_eager_only_guards_disable_and_helpers():
 
 
 def test_isinstance_narrowing_of_kinds():
-    ctx = _ctx("""
+    ctx = context_of("""
         import torch
         from torch import Tensor
         def repeat_blocks(sizes, repeats, mask):

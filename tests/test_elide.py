@@ -66,7 +66,7 @@ def test_literals_that_are_not_constant_tables_are_kept(monkeypatch):
         f"x = [\n{calls}]\n",                      # a call inside
         f"x = {{\n{rows.replace(',', ': y,')}}}\n",  # a name inside
         f"x = {{**base,\n{rows.replace(',', ': 1,')}}}\n",  # ** unpacking
-        f"x = 1, \\\n" + "".join(f"    {i}, \\\n" for i in range(60)) + "    2\n",  # no parentheses
+        "x = 1, \\\n" + "".join(f"    {i}, \\\n" for i in range(60)) + "    2\n",  # no parentheses
         f"x = [\n{rows[:40]}]\n",                  # short
     ):
         assert elide.elide_constant_tables(source.encode()) == source.encode(), source[:30]

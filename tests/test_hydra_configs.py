@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gnnlint import config_targets
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 ENCODERS = """\
     import torch
@@ -81,7 +81,7 @@ def project(tmp_path):
 
 
 def test_config_targeted_encoders_of_a_compiled_model_are_compiled(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     assert any(line.startswith("pkg/encoders.py:7:") and "GNN009" in line and "`SchNetEncoder`" in line
                and "when the config selects it, `configs/encoder/schnet.yaml`" in line for line in whole), whole
     # through pkg/__init__.py's re-export (`_target_: pkg.MLPEncoder`)
@@ -100,7 +100,7 @@ def test_nothing_compiled_nothing_reported(tmp_path):
     files = dict(PROJECT)
     files["train.py"] = "from pkg.lit import LitModel\n\n\ndef main(cfg):\n    return LitModel(cfg)\n"
     root = write_project(tmp_path / "proj", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert not any(line.startswith("pkg/") for line in whole), whole
 
 
@@ -109,7 +109,7 @@ def test_a_target_of_another_group_is_not_compiled(tmp_path):
     files["configs/head/linear.yaml"] = "_target_: torch.nn.Linear\n"
     files["configs/model/other.yaml"] = "_target_: pkg.heads.Head\n"  # group `model`, not `head`
     root = write_project(tmp_path / "proj", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert not any(line.startswith("pkg/heads.py:") for line in whole), whole
     assert any(line.startswith("pkg/encoders.py:7:") for line in whole), whole
 
@@ -147,7 +147,7 @@ def test_instantiated_then_compiled_and_a_target_in_the_same_file(tmp_path):
         """,
     }
     root = write_project(tmp_path / "proj", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert any(line.startswith("train.py:7:") and "GNN008" in line for line in whole), whole
     assert any(line.startswith("train.py:12:") and "GNN008" in line for line in whole), whole
     assert not any(line.startswith("train.py:17:") for line in whole), whole
@@ -202,7 +202,7 @@ def test_a_factory_target_compiles_what_it_returns(tmp_path):
         """,
     }
     root = write_project(tmp_path / "proj", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert any(line.startswith("models.py:6:") and "GNN008" in line for line in whole), whole
     assert not any(line.startswith("models.py:19:") for line in whole), whole
 
@@ -232,5 +232,5 @@ def test_a_trainer_attribute_built_by_hydra_then_compiled(tmp_path):
         """,
     }
     root = write_project(tmp_path / "proj", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert any(line.startswith("nets.py:6:") and "GNN008" in line for line in whole), whole

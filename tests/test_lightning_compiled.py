@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 MODEL = """\
     import lightning as L
@@ -80,7 +80,7 @@ def project(tmp_path):
 
 
 def _found(project) -> dict:
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     return {(int(line.split(":")[1]), line.split(" ")[1]): line for line in whole
             if line.startswith("demo/model.py:")}
 
@@ -150,7 +150,7 @@ FINETUNE = """\
 def test_trainer_fit_feeds_graph_batches_to_a_compiled_module(tmp_path):
     files = dict(PROJECT, **{"demo/graph_model.py": GRAPH_MODEL, "demo/finetune.py": FINETUNE})
     root = write_project(tmp_path / "proj", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     found = [line for line in whole if line.startswith("demo/finetune.py:") and " GNN007 " in line]
     assert [int(line.split(":")[1]) for line in found] == [11], whole
     assert "`trainer.fit(...)` runs the compiled steps" in found[0]
@@ -161,9 +161,9 @@ def test_dynamic_true_or_no_graph_batches_is_not_reported(tmp_path):
     files = dict(PROJECT, **{"demo/graph_model.py": GRAPH_MODEL,
                              "demo/finetune.py": FINETUNE.replace("torch.compile(model)",
                                                                   "torch.compile(model, dynamic=True)")})
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "a", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "a", files))
     assert not any(" GNN007 " in line for line in whole), whole
     files["demo/finetune.py"] = FINETUNE
     files["demo/graph_model.py"] = GRAPH_MODEL.replace("batch: Batch", "batch")
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "b", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "b", files))
     assert not any(" GNN007 " in line for line in whole), whole

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 MODULE = """\
     import torch
@@ -81,7 +81,7 @@ def project(tmp_path):
 
 
 def test_a_subclass_override_called_by_an_imported_callback_hook_runs_per_step(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     plots = {line for line in whole if line.startswith("demo/callbacks/plots.py:")}
     assert {int(line.split(":")[1]) for line in plots} == {18, 19}, whole
     assert all("GNN013" in line and "`OnStepCallback.on_train_batch_end`" in line and "`self.execute`" in line
@@ -96,5 +96,5 @@ def test_a_project_that_never_compiles_gets_no_per_step_finding(tmp_path):
     files = dict(PROJECT)
     files["demo/lit.py"] = MODULE.replace("torch.compile(net, dynamic=True)", "net")
     root = write_project(tmp_path / "plain", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert not any(line.startswith("demo/callbacks/") for line in whole), whole

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -119,7 +119,7 @@ def project(tmp_path):
 
 
 def test_dict_of_imported_classes_compiles_each_sibling_class(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     assert any(line.startswith("benchmark/kernel/gcn.py:7:") and "GNN009" in line
                and "when `args.model == 'GCN'`" in line for line in whole), whole
     assert any(line.startswith("benchmark/kernel/gin.py:7:") and "GNN009" in line for line in whole), whole
@@ -140,7 +140,7 @@ HANDED = {
 
 
 def test_compiled_model_handed_to_another_files_function(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     for name, lines in HANDED.items():
         found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":") and "GNN013" in line}
         assert found == lines, (name, whole)

@@ -68,7 +68,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_premise_the_project_has_cross_file_findings(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     assert any(line.startswith("pkg/models.py:") for line in whole)
     assert any(line.startswith("pkg/layers.py:") for line in whole)  # two files away from the compile
     alone = run(["check", "pkg/models.py", "--no-cache", "--no-project-facts"], project)
@@ -111,7 +111,7 @@ def test_stdin_buffer_replaces_the_file_on_disk(project):
 
 
 def test_a_subdirectory_and_another_working_directory_agree(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     sub = finding_lines(run(["check", "models.py", "layers.py", "--no-cache"], project / "pkg").output)
     # paths are named relative to the project root, whatever the working directory
     assert sub == {line for line in whole if line.startswith("pkg/")}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 WRAPPER = """\
     import torch
@@ -74,7 +74,7 @@ def project(tmp_path):
 
 
 def test_callback_batch_hooks_drive_the_projects_compiled_models(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     hooks = {line for line in whole if line.startswith("demo/train/callbacks.py:")}
     assert {int(line.split(":")[1]) for line in hooks} == {12, 20}, whole
     assert all("GNN013" in line and "Lightning calls `Stats." in line and "`CompiledModel`" in line
@@ -89,7 +89,7 @@ def test_a_project_that_never_compiles_gets_no_per_step_finding(tmp_path):
     files = dict(PROJECT)
     files["demo/nn/compile.py"] = WRAPPER.replace("torch.compile(self.model, dynamic=True)", "self.model")
     root = write_project(tmp_path / "plain", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert not whole, whole
 
 
@@ -97,5 +97,5 @@ def test_a_wrapper_in_a_test_file_says_nothing_about_training(tmp_path):
     files = {k: v for k, v in PROJECT.items() if k != "demo/nn/compile.py"}
     files["tests/test_compile.py"] = WRAPPER
     root = write_project(tmp_path / "tested", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert not any(line.startswith("demo/") for line in whole), whole

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 POTENTIAL = """\
     import torch
@@ -77,7 +77,7 @@ def project(tmp_path):
 
 
 def test_method_assignment_compile_makes_calculate_drive_compiled_code(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     calc = [line for line in whole if line.startswith("demo/calculator.py:") and "GNN013" in line]
     assert [int(line.split(":")[1]) for line in calc] == [34], whole
     assert "GNN013" in calc[0] and "ASE calls `Calc.calculate` once per MD / optimisation step" in calc[0], calc
@@ -85,7 +85,7 @@ def test_method_assignment_compile_makes_calculate_drive_compiled_code(project):
 
 
 def test_helpers_called_every_calculate_step_carry_per_step_syncs(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     graph = [line for line in whole if line.startswith("demo/graph.py:")]
     assert sorted(int(line.split(":")[1]) for line in graph) == [6, 7], whole
     for line in graph:
@@ -97,14 +97,14 @@ def test_no_compile_no_finding(tmp_path):
     files = dict(PROJECT)
     files["demo/calculator.py"] = POTENTIAL.replace(
         "self.potential.model.forward = torch.compile(self.potential.model.forward)", "pass")
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
     assert not [line for line in whole if "GNN013" in line or "GNN001" in line], whole
 
 
 def test_the_compiled_holder_is_fed_the_calculators_structures(project):
     """GNN007: the compile site is fed what `calculate()` builds from each step's atoms
     (through `self.potential.forward`), not what other users of `Potential` feed it."""
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     site = [line for line in whole if line.startswith("demo/calculator.py:26:") and "GNN007" in line]
     assert len(site) == 1 and "ASE structures" in site[0] and "`Calc.calculate()`" in site[0], whole
 
@@ -129,7 +129,7 @@ LAMMPS = """\
 
 def test_lammps_mliap_compute_forces_is_a_per_step_entry(tmp_path):
     files = {"pyproject.toml": PROJECT["pyproject.toml"], "demo/__init__.py": "", "demo/mliap.py": LAMMPS}
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
     syncs = [line for line in whole if "GNN013" in line]
     assert [int(line.split(":")[1]) for line in syncs] == [14], whole
     assert "LAMMPS calls `Wrapper.compute_forces` once per MD step" in syncs[0], syncs

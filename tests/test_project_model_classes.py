@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -116,7 +116,7 @@ def project(tmp_path):
 
 
 def test_constructor_argument_classes_of_a_factory_built_model_run_compiled(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     assert any(line.startswith("pkg/encoders.py:6:") and "GNN008" in line
                and "when `args[\"model\"] == \"a\"`" in line for line in whole), whole
     assert any(line.startswith("pkg/encoders.py:11:") for line in whole), whole
@@ -232,7 +232,7 @@ def stacks(tmp_path):
 
 
 def test_a_tuple_returning_factory_an_inherited_forward_and_its_hooks(stacks):
-    whole = finding_lines(run(["check", ".", "--no-cache"], stacks).output)
+    whole = whole_tree_lines(stacks)
     # Base.forward runs compiled for StackA / StackB instances
     assert any(line.startswith("hydra/models/base.py:19:") and "GNN008" in line for line in whole), whole
     # StackA's override of the hook Base.forward calls runs compiled; its loss does not
@@ -288,7 +288,7 @@ READOUT = {
 
 def test_a_readout_chosen_by_an_imported_factory(tmp_path):
     project = write_project(tmp_path / "proj", READOUT)
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     found = [line for line in whole if line.startswith("pw/encoder.py:12:") and "GNN009" in line]
     assert found and "(`global_add_pool` / `global_max_pool`)" in found[0], whole
     assert finding_lines(run(["check", "pw/encoder.py", "--no-cache"], project).output) == set(found)
@@ -336,7 +336,7 @@ HELD = {
 
 def test_a_class_attribute_compiled_through_make_fx_in_another_file(tmp_path):
     project = write_project(tmp_path / "proj", HELD)
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     assert any(line.startswith("sp/model.py:6:") and "GNN008" in line
                and "compiled forward of `Inner`" in line for line in whole), whole
     assert not any(line.startswith("sp/model.py:11:") for line in whole), whole

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, whole_tree_lines, write_project
 
 MODELS = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -92,7 +92,7 @@ def trainer(tmp_path):
 
 
 def test_trainer_attribute_compiled_under_a_flag_compiles_the_factory_models(trainer):
-    whole = finding_lines(run(["check", ".", "--no-cache"], trainer).output)
+    whole = whole_tree_lines(trainer)
     for name, lines in EXPECTED.items():
         found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":")}
         assert found == lines, (name, whole)
@@ -109,7 +109,7 @@ def test_the_same_project_without_a_compile_has_no_finding(tmp_path):
         "        if cfg.compile:\n            self.model = torch.compile(self.model)\n", "")
     assert "compile" not in eager.replace("cfg.compile", "")
     root = write_project(tmp_path / "eager", {**MODELS, "trainer.py": eager})
-    assert finding_lines(run(["check", ".", "--no-cache"], root).output) == set()
+    assert whole_tree_lines(root) == set()
 
 
 # -- Lightning: a LightningModule holding a model from a models/ package that
@@ -160,7 +160,7 @@ LIGHTNING = {
 
 def test_lightning_inner_model_compiled_through_a_package_reexport(tmp_path):
     root = write_project(tmp_path / "lit", LIGHTNING)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("src/pkg/models/schnet.py", 13, "GNN009"),  # compiled through models/__init__.py's re-export
         ("src/pkg/lit.py", 19, "GNN013"),  # the step method runs the compiled model: per step
@@ -188,14 +188,14 @@ def test_lightning_module_compiled_by_a_script_compiles_its_step_methods(tmp_pat
             pl.Trainer().fit(module)
     """
     root = write_project(tmp_path / "lit2", {**LIGHTNING, "src/pkg/lit.py": lit, "src/pkg/train.py": script})
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("src/pkg/models/schnet.py", 13, "GNN009"),
         ("src/pkg/lit.py", 18, "GNN001"),  # training_step is compiled with the module's forward
     }, whole
     eager = write_project(tmp_path / "lit3", {**LIGHTNING, "src/pkg/lit.py": lit,
                                        "src/pkg/train.py": script.replace("module = torch.compile(module)", "pass")})
-    assert finding_lines(run(["check", ".", "--no-cache"], eager).output) == set()
+    assert whole_tree_lines(eager) == set()
 
 
 # -- an engine class that compiles the model it is given (``Engine(model,
@@ -253,7 +253,7 @@ def test_engine_class_compiling_its_constructor_argument(tmp_path, compile_line)
     files = dict(ENGINE)
     files["engine.py"] = files["engine.py"].replace("self.model.compile(**cfg.compile_kwargs)", compile_line)
     root = write_project(tmp_path / "engine", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("nets/painn.py", 7, "GNN008"),  # NotPassed (line 12) is never handed to Engine
         ("engine.py", 16, "GNN013"),
@@ -315,7 +315,7 @@ REGISTRY = {
 
 def test_classes_registered_by_a_decorator_are_compiled(tmp_path):
     root = write_project(tmp_path / "registry", REGISTRY)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("nets/painn.py", 10, "GNN008"),  # Unregistered (line 15) is never in the registry
     }, whole
@@ -323,7 +323,7 @@ def test_classes_registered_by_a_decorator_are_compiled(tmp_path):
     assert finding_lines(run(["check", "nets/painn.py", "--no-cache"], root).output) == mine
     eager = write_project(tmp_path / "eager", {**REGISTRY, "train.py": REGISTRY["train.py"].replace(
         "model = torch.compile(model)", "pass")})
-    assert finding_lines(run(["check", ".", "--no-cache"], eager).output) == set()
+    assert whole_tree_lines(eager) == set()
 
 
 # -- a compiled class runs the modules passed to its constructor: the file
@@ -377,7 +377,7 @@ COMPOSED = {
 
 def test_modules_passed_to_a_compiled_constructor_are_compiled(tmp_path):
     root = write_project(tmp_path / "composed", COMPOSED)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     # Head is stored but never called by the compiled forward
     assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} == {
         ("conds.py", 6, "GNN008"),

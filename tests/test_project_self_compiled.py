@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -101,7 +101,7 @@ def project(tmp_path):
 
 
 def test_trainer_of_a_registered_self_compiling_model_drives_compiled_code(project):
-    whole = finding_lines(run(["check", ".", "--no-cache"], project).output)
+    whole = whole_tree_lines(project)
     trainer = {line for line in whole if line.startswith("demo/trainer.py:")}
     assert {int(line.split(":")[1]) for line in trainer} == {10, 11}, whole  # not the .numpy() of the host copy (12)
     assert any("`Fast`, which compiles its own forward when `self.compile` is set" in line

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 CALCULATOR = """\
     import torch
@@ -75,7 +75,7 @@ PROJECT = {
 
 
 def _graph_lines(files: dict, tmp_path) -> list[int]:
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
     return sorted(int(line.split(":")[1]) for line in whole if line.startswith("demo/graph.py:") and "GNN013" in line)
 
 
@@ -163,7 +163,7 @@ STEP_PROJECT = {
 
 
 def _neighbor_lines(files: dict, tmp_path) -> list[int]:
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
     return sorted(int(line.split(":")[1]) for line in whole
                   if line.startswith("demo/neighbors.py:") and "GNN013" in line)
 

@@ -1,7 +1,6 @@
 """Every rule's VALID/INVALID examples are its tests (the Fixit habit)."""
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 

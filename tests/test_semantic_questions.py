@@ -4,15 +4,13 @@ in its two readings) and ``callers_of`` (who calls a local function, with and
 without aliases)."""
 from __future__ import annotations
 
-import textwrap
 
 import libcst as cst
 
 from gnnlint.context import FileContext
+from tests.file_contexts import context_of
 
 
-def _ctx(source: str) -> FileContext:
-    return FileContext(cst.parse_module(textwrap.dedent(source)), "case.py")
 
 
 def _use(ctx: FileContext, name: str, call: str) -> cst.Name:
@@ -28,7 +26,7 @@ def _values(ctx: FileContext, name: str, at: cst.CSTNode, **kw) -> list[str]:
 
 
 def test_reaching_may_follows_conditional_rebinding_back():
-    ctx = _ctx("""
+    ctx = context_of("""
         x = a
         if c:
             x = b
@@ -41,7 +39,7 @@ def test_reaching_may_follows_conditional_rebinding_back():
 
 
 def test_reaching_both_branches_of_an_if():
-    ctx = _ctx("""
+    ctx = context_of("""
         if c:
             x = a
         else:
@@ -54,7 +52,7 @@ def test_reaching_both_branches_of_an_if():
 
 
 def test_reaching_stops_at_an_unconditional_rebinding():
-    ctx = _ctx("""
+    ctx = context_of("""
         x = a
         x = b
         use(x)
@@ -71,7 +69,7 @@ def _callers(ctx: FileContext, func: str, **kw) -> list[str]:
 
 
 def test_callers_of_aliases_only_when_asked():
-    ctx = _ctx("""
+    ctx = context_of("""
         import torch
         def train_a(m): pass
         def train_b(m): pass
@@ -87,7 +85,7 @@ def test_callers_of_aliases_only_when_asked():
 
 
 def test_callers_of_methods_on_instances():
-    ctx = _ctx("""
+    ctx = context_of("""
         class Base:
             def encode(self, x): pass
             def forward(self, x):
@@ -106,12 +104,12 @@ def test_callers_of_methods_on_instances():
 
 def test_reaching_comprehension_element_reads_its_target():
     # the element is written before its `for` clause, but runs after it binds the target
-    ctx = _ctx("""
+    ctx = context_of("""
         x = a
         ys = [use(x) for x in xs]
     """)
     assert _values(ctx, "x", _use(ctx, "x", "use")) == ["xs"]
-    ctx = _ctx("""
+    ctx = context_of("""
         x = a
         zs = [x for x in use(x)]
     """)

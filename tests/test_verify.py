@@ -21,7 +21,7 @@ from verify_shared import settings, shared
 
 from gnnlint.finding import Finding
 from gnnlint.verify import CONFIRMED, NOT_EXERCISED, NOT_REPRODUCED, UNEXPECTED, VerifyReport, verify
-from gnnlint.verify._runner import Target, TargetResult, resolve_targets
+from gnnlint.verify._runner import Target, resolve_targets
 from gnnlint.verify._verdicts import guess_code, judge
 
 ROOT = Path(__file__).resolve().parents[1]
