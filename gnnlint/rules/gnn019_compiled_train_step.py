@@ -20,9 +20,12 @@ class CompiledTrainStep(Rule):
     under `@torch.compile` or `torch.compile(train_step)`. One finding per
     call.
 
-    Compiling the optimizer step on its own (`torch.compile(optimizer.step)`)
-    is not flagged, nor `torch.autograd.grad` in a forward (force fields
-    compute forces that way).
+    Compiling the optimizer step on its own is not flagged: `torch.compile(
+    optimizer.step)`, or PyTorch's compiled-optimizer recipe, a compiled
+    function that steps the optimizer (and its scheduler) but runs no
+    `backward()` (`@torch.compile(fullgraph=False) def opt_step():
+    optimizer.step()`). Neither is `torch.autograd.grad` in a forward (force
+    fields compute forces that way).
 
     ## Why is this bad?
     Dynamo does not trace them: `Optimizer.zero_grad` is marked as skipped,
@@ -90,6 +93,22 @@ step = torch.compile(optimizer.step)
 """),
         Valid("""
 import torch
+model = GIN(48, 96, 3, 6)
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.01)
+scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=200)
+
+@torch.compile(fullgraph=False)
+def optimizer_step():
+    optimizer.step()
+    scheduler.step()
+
+for epoch in range(200):
+    optimizer.zero_grad()
+    model(x, edge_index).sum().backward()
+    optimizer_step()
+"""),
+        Valid("""
+import torch
 class ForceField(torch.nn.Module):
     def forward(self, pos, z):
         energy = self.net(pos, z).sum()
@@ -123,6 +142,10 @@ compiled_step = torch.compile(step)
 """, lines=(4, 6, 7)),
     )
 
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._backward_in: dict = {}  # function node -> its code runs a backward
+
     def visit_Call(self, node: cst.Call) -> None:
         what = self._what(node)
         if what is None:
@@ -130,6 +153,8 @@ compiled_step = torch.compile(step)
         ctx = self.context
         region = ctx.compiled_region(node)
         if region is None or ctx.in_error_path(node):
+            return
+        if what.endswith(("step()`", "step(...)`", "zero_grad()`")) and not self._steps_after_backward(node):
             return
         options = ctx.options
         if measured(options.torch_version, options.pyg_version):
@@ -169,6 +194,18 @@ compiled_step = torch.compile(step)
             if "scaler" in last and node.args:
                 return f"`{_short(text)}.step(...)`"
         return None
+
+    def _steps_after_backward(self, node: cst.Call) -> bool:
+        """The function holding this optimizer call also runs a backward: a
+        whole train step. Without one it is the compiled-optimizer recipe
+        (a function that only steps the optimizer and its scheduler)."""
+        func = self.context.enclosing_function(node)
+        if func is None:
+            return True
+        known = self._backward_in.get(func.node)
+        if known is None:
+            known = self._backward_in[func.node] = "backward(" in self.context.module.code_for_node(func.node)
+        return known
 
 
 def _short(text: str, limit: int = 40) -> str:
