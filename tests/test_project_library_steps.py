@@ -123,10 +123,11 @@ def test_the_step_method_a_library_base_runs_and_what_it_calls_are_compiled(tmp_
 
 
 def test_without_a_lightning_api_call_the_step_methods_are_not_presumed_run(tmp_path):
+    # only `shared_step` runs the normaliser; the policy handed to the base runs in the base's compiled forward
     files = dict(PROJECT, **{"demo/model.py": MODEL.replace("self.save_hyperparameters(logger=False)", "pass")})
     whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
     assert _rows(whole, "demo/normalization.py") == set(), whole
-    assert _rows(whole, "demo/policy.py") == set(), whole  # only the uncompiled shared_step calls it
+    assert _rows(whole, "demo/policy.py") == {(11, "GNN008")}, whole
 
 
 def test_step_hooks_in_the_class_itself_are_followed_as_before(tmp_path):
@@ -136,4 +137,63 @@ def test_step_hooks_in_the_class_itself_are_followed_as_before(tmp_path):
     whole = finding_lines(run(["check", ".", "--no-cache"],
                               write_project(tmp_path / "proj", dict(PROJECT, **{"demo/model.py": model}))).output)
     assert _rows(whole, "demo/normalization.py") == set(), whole
-    assert _rows(whole, "demo/policy.py") == set(), whole  # only the uncompiled shared_step calls it
+
+
+MOE_POLICY = """\
+    from rl4co.models.zoo.am import AttentionModelPolicy
+
+    from demo.decoder import MoEDecoder
+
+
+    class MoEPolicy(AttentionModelPolicy):
+        def __init__(self, encoder=None, decoder=None, num_experts: int = 4):
+            if decoder is None:
+                decoder = MoEDecoder(num_experts)
+            super().__init__(encoder=encoder, decoder=decoder, env_name="tsp")
+"""
+
+DECODER = """\
+    import torch
+    from rl4co.models.zoo.am.decoder import AttentionModelDecoder
+
+
+    class Dispatcher:
+        def __init__(self, gates):
+            self.index = torch.nonzero(gates)
+
+
+    class Pointer(torch.nn.Module):
+        def forward(self, x):
+            dispatcher = Dispatcher(x)
+            return x[dispatcher.index[:, 0]]
+
+
+    class MoEDecoder(AttentionModelDecoder):
+        def __init__(self, num_experts):
+            super().__init__()
+            self.pointer = Pointer()
+
+        def pre_decoder_hook(self, td):
+            self.pointer.moe_loss = 0
+            return td
+"""
+
+
+def test_modules_handed_to_a_library_base_whose_forward_runs_them_are_compiled(tmp_path):
+    # the policy's forward and the decoder's are the library's: they run what the class hands them
+    # (`super().__init__(decoder=decoder)`) and what it stores (`self.pointer`), even when only an
+    # eager hook of this file reads it; a helper object built in compiled code runs its `__init__` there
+    files = dict(PROJECT, **{"demo/moe_policy.py": MOE_POLICY, "demo/decoder.py": DECODER,
+                             "configs/model/moe.yaml": "_target_: demo.model.RouteBase\n\npolicy:\n"
+                                                       "  _target_: demo.moe_policy.MoEPolicy\n"})
+    root = write_project(tmp_path / "proj", files)
+    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    assert _rows(whole, "demo/decoder.py") == {(7, "GNN008")}, whole
+    assert_one_file_agrees(root, "demo/decoder.py", whole=whole, nonempty=True)
+
+
+def test_a_library_subclass_nothing_compiles_is_not_compiled(tmp_path):
+    files = dict(PROJECT, **{"demo/moe_policy.py": MOE_POLICY, "demo/decoder.py": DECODER,
+                             "run.py": RUN.replace("model = torch.compile(model)", "pass")})
+    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
+    assert whole == set(), whole

@@ -97,29 +97,47 @@ def _calls_lightning_api(ctx: "FileContext", cls: "ClassInfo") -> bool:
     return False
 
 
+def forward_elsewhere(ctx: "FileContext", cls: "ClassInfo") -> bool:
+    """``cls`` has no ``forward`` / ``__call__`` here: an imported base's
+    forward runs it, and that forward may run any submodule the class stores
+    (``self.pointer = PointerMoE(...)`` in a subclass of a library decoder whose
+    forward calls ``self.pointer``), not only those this file's methods call."""
+    return not any(ctx.method_of(cls, entry) is not None for entry in ("forward", "__call__")) \
+        and _imported_base(ctx, cls) is not None
+
+
 def base_stored_args(ctx: "FileContext", cls: "ClassInfo") -> list:
-    """The ``__init__`` parameters ``cls`` hands its imported base unchanged
-    (``super().__init__(env, policy, **kwargs)``) and then calls as
-    ``self.<parameter>(...)`` in its compiled methods, without ever assigning ``self.<parameter>``:
-    the base stored them under that name (what a library base does with the
-    modules it is given), so the call runs what the caller passed -- the
-    ``Name`` nodes in the ``super().__init__`` call, for ``model_choices``
-    (a Hydra config's ``policy: {_target_: ...}``). Asked by ``_mark_class``
-    for a compiled class; empty when its bases are all in this file."""
+    """What ``cls`` hands its imported base in ``super().__init__(...)``, where
+    the base stores it and runs it: an ``__init__`` parameter passed on
+    unchanged (``super().__init__(env, policy, **kwargs)``) that the class's
+    compiled methods call as ``self.<parameter>(...)`` without ever assigning
+    ``self.<parameter>`` (the base stored it under that name), or -- when the
+    forward itself is the base's (``forward_elsewhere``) -- every name or
+    construction handed over (``super().__init__(encoder=encoder, decoder=decoder)``
+    after ``if encoder is None: encoder = MoEEncoder(...)``): that forward runs
+    the modules it is given. The nodes, for ``class_of`` / ``model_choices`` (a
+    Hydra config's ``policy: {_target_: ...}``, the constructions reaching the
+    name). Asked by ``_mark_class`` for a compiled class; empty when its bases
+    are all in this file."""
     init = ctx.method_of(cls, "__init__")
     if init is None or _imported_base(ctx, cls) is None:
         return []
     params = {p.name.value for p in init.node.params.params} - {"self"}
-    handed = {}
+    elsewhere = forward_elsewhere(ctx, cls)
+    handed, built = {}, []
     for call in init.calls:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call) \
                 and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
             for arg in call.args:
-                if isinstance(arg.value, cst.Name) and arg.value.value in params and not arg.star:
+                if arg.star:
+                    continue
+                if isinstance(arg.value, cst.Name) and (arg.value.value in params or elsewhere):
                     handed.setdefault(arg.value.value, arg.value)
-    if not handed:
-        return []
+                elif elsewhere and isinstance(arg.value, cst.Call):
+                    built.append(arg.value)
+    if elsewhere:
+        return [node for node in list(handed.values()) + built if _not_a_plain_object(ctx, node)]
     lineage = list(ctx.local_lineage(cls))
     called = {call.func.attr.value for c in lineage for method in c.methods.values()
               if method in ctx.compiled_funcs for call in method.calls
@@ -127,6 +145,32 @@ def base_stored_args(ctx: "FileContext", cls: "ClassInfo") -> list:
               and call.func.value.value == "self"}  # called from compiled code (marked before the submodule walk)
     return [node for name, node in handed.items()
             if name in called and not any(name in c.attrs or name in c.methods for c in lineage)]
+
+
+def left_to_base(ctx: "FileContext", cls: "ClassInfo", attr: str, values: list) -> bool:
+    """``self.<attr>`` of a class whose forward is an imported base's
+    (``forward_elsewhere``) is left for that forward to run: no method of the
+    class or its local bases runs it itself (``self.<attr>(...)``; those runs
+    are followed where they are), and every value stored there may be a module
+    (none an instance of a local class that is no module)."""
+    for current in ctx.local_lineage(cls):
+        for method in current.methods.values():
+            for call in method.calls:
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == attr \
+                        and isinstance(func.value, cst.Name) and func.value.value == "self":
+                    return False
+    return all(_not_a_plain_object(ctx, value) for value in values)
+
+
+def _not_a_plain_object(ctx: "FileContext", node: cst.BaseExpression) -> bool:
+    """A value handed to a base whose forward is run: not an instance of a
+    class of this file that is no module and has no imported base (a config
+    record, a helper object; a subclass of a library layer may be a module)."""
+    from gnnlint.semantic.model import ClassInfo
+
+    cls = ctx.class_of(node, node)
+    return not (isinstance(cls, ClassInfo) and not ctx.is_module_class(cls) and _imported_base(ctx, cls) is None)
 
 
 def super_method(ctx: "FileContext", call: cst.Call) -> "FuncInfo | None":

@@ -379,7 +379,9 @@ class Regions(HotLoops):
                 self._mark_compiled_func(method, step_why)
         # submodules built in __init__ run inside the compiled forward too,
         # also inside ModuleList / Sequential / ModuleDict containers (not one only eager methods run)
-        attrs = [v for a, v in cls.attrs.items() if not submodule_reach.eager_only_submodule(self, cls, a)]
+        elsewhere = library_steps.forward_elsewhere(self, cls)  # an imported base's forward may run any module
+        attrs = [v for a, v in cls.attrs.items() if elsewhere and library_steps.left_to_base(self, cls, a, v)
+                 or not submodule_reach.eager_only_submodule(self, cls, a)]
         for values in attrs + [self._appended_modules(cls), library_steps.base_stored_args(self, cls)]:
             for value in self._container_elements(values):
                 sub = self.class_of(value, value)
@@ -470,6 +472,9 @@ class Regions(HotLoops):
                 yield local, call
                 continue
             if isinstance(local, ClassInfo):
+                init = local.methods.get("__init__")
+                if init is not None and not self.is_module_class(local):
+                    yield init, call  # a helper object built in compiled code: its __init__ runs there
                 continue  # instantiation, not a forward call
             # self.submodule(...) / model(...): the forward of its class
             func = call.func
