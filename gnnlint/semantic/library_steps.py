@@ -23,7 +23,7 @@ Lightning's Trainer compiles the step methods of a compiled LightningModule
 gnnlint never reads the library, so it cannot see which method that is; the
 rule is the convention those bases follow: **a compiled class that is a
 LightningModule (it calls Lightning's own ``self.save_hyperparameters`` /
-``self.log`` / ``self.log_dict`` / ``self.manual_backward``), whose step
+``self.log`` / ``self.log_dict`` / ``self.manual_backward`` / ``self.optimizers()`` ...), whose step
 hooks are not in this file but inherited from an imported base, runs its
 own ``shared_step`` / ``_shared_step`` / ``common_step`` / ``_common_step`` /
 ``model_step`` / ``step`` / ``_step`` compiled** (the names the library's
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 # what a Lightning base class's `training_step` / `validation_step` conventionally delegate to
 STEP_DELEGATES = ("shared_step", "_shared_step", "common_step", "_common_step", "model_step", "step", "_step")
 # methods only a LightningModule has: a class calling them on `self` is one, whatever its bases are named
-_LIGHTNING_SELF_API = ("save_hyperparameters", "log", "log_dict", "manual_backward")
+_LIGHTNING_SELF_API = ("save_hyperparameters", "log", "log_dict", "manual_backward", "optimizers", "lr_schedulers",
+                       "toggle_optimizer", "untoggle_optimizer")
 _NOT_LIBRARY_BASES = ("object", "ABC", "Generic", "Module", "nn.Module", "torch.nn.Module")
 
 
@@ -86,7 +87,8 @@ def _imported_base(ctx: "FileContext", cls: "ClassInfo") -> "str | None":
 
 def _calls_lightning_api(ctx: "FileContext", cls: "ClassInfo") -> bool:
     """A method of ``cls`` or its local bases calls ``self.save_hyperparameters(...)``,
-    ``self.log(...)``, ``self.log_dict(...)`` or ``self.manual_backward(...)``."""
+    ``self.log(...)``, ``self.log_dict(...)``, ``self.manual_backward(...)``,
+    ``self.optimizers()`` ... (``_LIGHTNING_SELF_API``)."""
     for current in ctx.local_lineage(cls):
         for method in current.methods.values():
             for call in method.calls:
