@@ -28,7 +28,7 @@ class HostCallInCompiled(Rule):
     recompiles when it changes). Calls in `except` handlers and `raise`
     paths, under `if not torch.compiler.is_compiling():` (also in a helper
     only called there), and print / logging / warnings in a guard clause
-    (`if not items: warnings.warn(...); return None`) or under a device
+    (`if not items: warnings.warn(...); return None`; a loop's `... ; break`) or under a device
     test (`if not x.is_cuda: warnings.warn("slow CPU path")`), are not flagged; nor print / logging when the file registers the logger in
     `torch._dynamo.config.reorderable_logging_functions`.
 
@@ -117,6 +117,23 @@ class Net(torch.nn.Module):
 model = torch.compile(Net())
 start = time.perf_counter()
 logger.info("epoch took %.1f s", time.perf_counter() - start)
+"""),
+        # the decoding loop's way out: logged once, when the loop gives up
+        Valid("""
+import logging
+import torch
+log = logging.getLogger(__name__)
+class Policy(torch.nn.Module):
+    def forward(self, x, max_steps: int = 100):
+        step = 0
+        while step < 10:
+            x = x + 1
+            step += 1
+            if step > max_steps:
+                log.error(f"Exceeded maximum number of steps ({max_steps})")
+                break
+        return x
+model = torch.compile(Policy())
 """),
         Valid("""
 import torch
@@ -238,7 +255,8 @@ def _mentions_device(test: cst.BaseExpression) -> bool:
 
 
 def _in_guard_clause(ctx, node: cst.CSTNode) -> bool:
-    """Inside ``if ...:`` whose block ends with ``return`` / ``raise``."""
+    """Inside ``if ...:`` whose block ends with ``return`` / ``raise`` / ``break``
+    (``if step > max_steps: log.error(...); break``: the loop's way out, once)."""
     for anc in ctx.ancestors(node):
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
             return False
@@ -246,7 +264,7 @@ def _in_guard_clause(ctx, node: cst.CSTNode) -> bool:
             body = anc.body.body if isinstance(anc.body, cst.IndentedBlock) else []
             last = body[-1] if body else None
             if isinstance(last, cst.SimpleStatementLine) and last.body \
-                    and isinstance(last.body[-1], (cst.Return, cst.Raise)):
+                    and isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Break)):
                 return True
             return False
     return False

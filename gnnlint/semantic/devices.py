@@ -38,7 +38,8 @@ _FACTORIES = {"torch." + name for name in (
 _HOST_OPS = {"torch." + name for name in (
     "where", "sum", "mean", "abs", "clamp", "maximum", "minimum", "max", "min", "exp", "log", "sqrt",
     "argmax", "argmin", "cumsum", "flatten", "reshape", "transpose", "gather", "masked_fill", "logical_not",
-    "logical_and", "logical_or", "eq", "ne", "gt", "lt", "ge", "le")}
+    "logical_and", "logical_or", "eq", "ne", "gt", "lt", "ge", "le",
+    "bernoulli", "multinomial", "poisson")}  # sampling ops: drawn on the probabilities' device
 _JOINS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
 _FIXTURES = ("pytest.fixture",)
 # methods whose result lives where the receiver does

@@ -18,7 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import compile_facts, lightning_feeds, sparse_feeds, submodule_reach
+from gnnlint.semantic import compile_facts, library_steps, lightning_feeds, sparse_feeds, submodule_reach
 from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
@@ -374,10 +374,15 @@ class Regions(HotLoops):
                 if method is not None:
                     self._mark_compiled_func(method, f"compiled `{cls.name}.{hook}` (Lightning compiles the step "
                                                      f"methods of a compiled LightningModule)")
+        if "(submodule of" not in why:  # the step hooks are a library base's: the step method they run
+            for method, step_why in library_steps.library_step_methods(self, cls):
+                self._mark_compiled_func(method, step_why)
         # submodules built in __init__ run inside the compiled forward too,
         # also inside ModuleList / Sequential / ModuleDict containers (not one only eager methods run)
-        attrs = [v for a, v in cls.attrs.items() if not submodule_reach.eager_only_submodule(self, cls, a)]
-        for values in attrs + [self._appended_modules(cls)]:
+        elsewhere = library_steps.forward_elsewhere(self, cls)  # an imported base's forward may run any module
+        attrs = [v for a, v in cls.attrs.items() if elsewhere and library_steps.left_to_base(self, cls, a, v)
+                 or not submodule_reach.eager_only_submodule(self, cls, a)]
+        for values in attrs + [self._appended_modules(cls), library_steps.base_stored_args(self, cls)]:
             for value in self._container_elements(values):
                 sub = self.class_of(value, value)
                 if isinstance(sub, ClassInfo) and sub is not cls:
@@ -462,11 +467,14 @@ class Regions(HotLoops):
                 continue  # calls inside nested defs belong to them
             if self.is_eager_only(call) or self.optional_input_unreached(call):
                 continue  # `if not is_compiling(): helper(x)`, a call in a torch.compiler.disable function
-            local = self.local_callee(call)
+            local = self.local_callee(call) or library_steps.super_method(self, call)
             if isinstance(local, FuncInfo):
                 yield local, call
                 continue
             if isinstance(local, ClassInfo):
+                init = local.methods.get("__init__")
+                if init is not None and not self.is_module_class(local):
+                    yield init, call  # a helper object built in compiled code: its __init__ runs there
                 continue  # instantiation, not a forward call
             # self.submodule(...) / model(...): the forward of its class
             func = call.func
