@@ -690,7 +690,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         stem = Path(result.path).parent.name
     for kind, ref, why in params:
         # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
-        function = (ref.name.split(":")[0] if kind in _FUNCTION_KEYED else
+        # compiled_returns: "Builder.build:" (a static builder) is imported by its class's name
+        function = (ref.name.split(":")[0].split(".")[0] if kind in _FUNCTION_KEYED else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
         if kind == "fed_args":  # `import training.train as train` then `train.Train_QM9(model, ...)`
