@@ -90,7 +90,7 @@ class Classes:
                 found = self.class_of(value, value, depth + 1)
                 if found is not None:
                     return found
-            return self._annotated_class(values)
+            return self._annotated_attr_class(values)
         elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
             return self._self_container_class(expr.value, depth)  # self.layers[i]
         elif isinstance(expr, cst.Attribute) and depth < 4:
@@ -103,7 +103,7 @@ class Classes:
                         return found
         return None
 
-    def _annotated_class(self, values: list) -> Optional[ImportRef]:
+    def _annotated_attr_class(self, values: list) -> Optional[ImportRef]:
         """``self.taskflow: TaskFlow = cfg.taskflow`` (a value nothing follows): the one
         project class the annotations name, imported (``from .taskflow import TaskFlow``)."""
         found = set()
