@@ -682,7 +682,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("step_hooks", ref, why) for ref, why in result.exported.step_hooks] + \
         [("returns", ref, why) for ref, why in result.exported.returns] + \
         [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
-        [("fed_args", ref, why) for ref, why in result.exported.fed_args]
+        [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
+        [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides]
     if not params:
         return
     stem = Path(result.path).stem
@@ -690,7 +691,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         stem = Path(result.path).parent.name
     for kind, ref, why in params:
         # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
-        function = (ref.name.split(":")[0] if kind in _FUNCTION_KEYED else
+        # compiled_returns: "Builder.build:" (a static builder) is imported by its class's name
+        function = (ref.name.split(":")[0].split(".")[0] if kind in _FUNCTION_KEYED else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
         if kind == "fed_args":  # `import training.train as train` then `train.Train_QM9(model, ...)`
@@ -718,7 +720,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             for key in keys:
                 if key not in known:
                     # a fact handed on (Trainer.model, from the model's file) keeps where it began
-                    known[key] = why if kind == "returns" or kind in ("compiled_instances", "compiled_hooks") \
+                    known[key] = why if kind == "returns" or kind in ("compiled_instances", "compiled_hooks",
+                                                                      "stepped_overrides") \
                         and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
@@ -853,7 +856,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
-                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args"):
+                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
+                            "stepped_overrides"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

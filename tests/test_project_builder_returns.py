@@ -156,3 +156,90 @@ def test_the_compiled_field_of_a_returned_record(tmp_path):
                                      root).output))
     assert [line.split(" ")[0:2] for line in lines] == [["demo/train.py:12:19:", "GNN013"]], lines
     assert "compiled `build(...).model` (compiled in builder.py)" in lines[0]
+
+
+# A runner framework's builder class: `Builder._build_model(cfg)` is a @staticmethod compiling the model
+# under a config flag; the runner in another file stores the result and runs it per batch through its
+# own `_forward` helper (heldout8's BasicTS). A plain method of the class (called on an instance, which
+# the importer cannot see is this class) and a class of the same shape that does not compile tell nothing.
+STATIC = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "demo/__init__.py": "",
+    "demo/model.py": PROJECT["demo/model.py"],
+    "demo/builder.py": """\
+        import torch
+
+
+        class Builder:
+            @staticmethod
+            def _build_model(cfg):
+                model = cfg.model(cfg.model_config)
+                if cfg.compile_model:
+                    model = torch.compile(model)
+                return model
+
+            @classmethod
+            def build_twin(cls, cfg):
+                twin = torch.compile(cfg.model(cfg.model_config))
+                return twin
+
+            def build_plain(self, cfg):
+                model = torch.compile(cfg.model(cfg.model_config))
+                return model
+
+            @staticmethod
+            def build_eager(cfg):
+                model = cfg.model(cfg.model_config)
+                return model
+    """,
+    "demo/runner.py": """\
+        from .builder import Builder
+
+
+        class Runner:
+            def __init__(self, cfg, loader):
+                self.model = Builder._build_model(cfg)
+                self.twin = Builder.build_twin(cfg)
+                self.plain = Builder().build_plain(cfg)
+                self.eager = Builder.build_eager(cfg)
+                self.loader = loader
+
+            def _forward(self, model, data):
+                return model(data["inputs"])
+
+            def train(self):
+                for data in self.loader:
+                    loss = self._forward(self.model, data).mean()
+                    loss.backward()
+                    print(loss.item())
+
+            def train_twin(self):
+                for data in self.loader:
+                    loss = self.twin(data["inputs"]).mean()
+                    loss.backward()
+                    print(loss.item())
+
+            def train_others(self):
+                for data in self.loader:
+                    loss = self.plain(data["inputs"]).mean() + self.eager(data["inputs"]).mean()
+                    loss.backward()
+                    print(loss.item())
+    """,
+}
+
+
+def test_a_static_builder_of_an_imported_class(tmp_path):
+    root = write_project(tmp_path, STATIC)
+    lines = sorted(finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output))
+    assert [line.split(" ")[0:2] for line in lines] == [
+        ["demo/runner.py:19:19:", "GNN013"], ["demo/runner.py:25:19:", "GNN013"]], lines
+    assert "compiled `Builder._build_model(...)` result (compiled in builder.py)" in lines[0]
+    assert_one_file_agrees(root, "demo/runner.py", nonempty=True, cached=1)
+
+
+def test_a_static_builder_rebound_in_the_importer_tells_nothing(tmp_path):
+    files = dict(STATIC)
+    files["demo/runner.py"] = STATIC["demo/runner.py"].replace(
+        "def __init__(self, cfg, loader):\n", "def __init__(self, cfg, loader):\n                Builder = cfg.builder\n")
+    root = write_project(tmp_path, files)
+    assert not finding_lines(run(["check", "demo/runner.py", "--no-cache"], root).output)

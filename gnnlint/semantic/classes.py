@@ -85,10 +85,12 @@ class Classes:
             cls = self.enclosing_class(at or expr)
             if cls is None:
                 return None
-            for value in attr_values_reaching(self, cls, expr.attr.value, at or expr):
+            values = attr_values_reaching(self, cls, expr.attr.value, at or expr)
+            for value in values:
                 found = self.class_of(value, value, depth + 1)
                 if found is not None:
                     return found
+            return self._annotated_attr_class(values)
         elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
             return self._self_container_class(expr.value, depth)  # self.layers[i]
         elif isinstance(expr, cst.Attribute) and depth < 4:
@@ -100,6 +102,19 @@ class Classes:
                     if found is not None:
                         return found
         return None
+
+    def _annotated_attr_class(self, values: list) -> Optional[ImportRef]:
+        """``self.taskflow: TaskFlow = cfg.taskflow`` (a value nothing follows): the one
+        project class the annotations name, imported (``from .taskflow import TaskFlow``)."""
+        found = set()
+        for value in values:
+            stmt = self.parent.get(value)
+            ann = stmt.annotation.annotation if isinstance(stmt, cst.AnnAssign) and stmt.value is value else None
+            ref = self.imports.get(ann.value) if isinstance(ann, cst.Name) and ann.value[:1].isupper() else None
+            if ref is None or not ref.name[:1].isupper() or (not ref.level and ref.module.split(".")[0] in _LIBRARIES):
+                return None
+            found.add(ref)
+        return found.pop() if len(found) == 1 else None
 
     def _module_class(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[ImportRef]:
         """``conv.Conv(16)`` with the project module imported (``from pkg.layers import conv``,

@@ -23,6 +23,7 @@ from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
+from gnnlint.semantic.stepped_overrides import stepped_items
 
 
 class HotLoops:
@@ -162,7 +163,7 @@ class HotLoops:
                 if forward is not None:
                     self._mark_hot_func(forward, why)
         # Functions another file calls on every step of a loop that drives compiled code.
-        for key, why in self.project.stepped.items():
+        for key, why in stepped_items(self).items():  # with the overrides of per-step base methods
             func = self.stepped_function(key)
             if func is not None and not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
                 self._mark_hot_func(func, f"called every step from {why.partition(', from ')[2].split(', ')[0]}")

@@ -23,6 +23,7 @@ from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
+from gnnlint.semantic.stepped_overrides import export_stepped_overrides
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
@@ -519,13 +520,15 @@ class Regions(HotLoops):
             lightning_feeds.export(self)
             export_compiled_hooks(self)
             export_step_hooks(self)
+            export_stepped_overrides(self)
             self.export_returned_functions()
             self.export_compiled_returns()
             self.export_fed_args()
             sparse_feeds.export_sparse_fed(self)
         return self.exported
 
-    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed", "sparse_fed")
+    _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed", "sparse_fed", "stepped",
+                         "stepped_args")
     # through `from .x import *` (a name not bound here) only what the compiled-region rules need
     _STAR_REEXPORTED_KINDS = ("compiled", "fullgraph", "compiled_passed")
 

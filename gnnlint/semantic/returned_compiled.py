@@ -18,6 +18,8 @@ files (handoffs.py) follow like the refs of a compile site of this file.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from gnnlint.facts import ImportRef
@@ -104,15 +106,28 @@ class ReturnedCompiled:
         for site_node, site in self.compile_sites:
             for ref in self.compiled_refs(site_node):
                 func = ref[2] if ref[0] == "name" else None
-                if func is None or func.parent is not None or func.cls is not None \
-                        or self.functions.get(func.name) is not func:
+                name = self._builder_name(func) if func is not None else None
+                if name is None:
                     continue
                 for position in self._returned_positions(func, {ref[1]}):
-                    if (func.name, position) not in seen:
-                        seen.add((func.name, position))
+                    if (name, position) not in seen:
+                        seen.add((name, position))
                         self.exported.compiled_returns.append(
-                            (ImportRef("", f"{func.name}:{position}"),
-                             f"compiled `{site.target}` returned by `{func.name}`"))
+                            (ImportRef("", f"{name}:{position}"),
+                             f"compiled `{site.target}` returned by `{name}`"))
+
+    def _builder_name(self, func: FuncInfo) -> Optional[str]:
+        """How another file calls this builder: ``build`` (a top-level function) or
+        ``Builder.build`` (a ``@staticmethod`` / ``@classmethod`` of a top-level
+        class, called on the class: ``Builder.build_model(cfg)``)."""
+        if func.parent is not None:
+            return None
+        if func.cls is None:
+            return func.name if self.functions.get(func.name) is func else None
+        if self.classes.get(func.cls.name) is not func.cls or func.cls.methods.get(func.name) is not func:
+            return None
+        kinds = {self.last_part(d.decorator) for d in func.node.decorators}
+        return f"{func.cls.name}.{func.name}" if kinds & {"staticmethod", "classmethod"} else None
 
     def returned_compiled_refs(self) -> list[tuple[tuple, str]]:
         """``[(ref, what it runs), ...]``: the names here holding the compiled result
@@ -124,7 +139,7 @@ class ReturnedCompiled:
         def compute():
             out = []
             for call in self.all_calls():
-                target = self._imported_function(call)
+                target = self._imported_function(call) or self._imported_class_method(call)
                 if target is None:
                     continue
                 stem = (target.module or "").split(".")[-1]
@@ -138,3 +153,18 @@ class ReturnedCompiled:
                         out += [(ref, what) for ref in self._position_refs(call, position)]
             return out
         return self._memoised(key, compute, [])
+
+    def _imported_class_method(self, call: cst.Call) -> Optional[ImportRef]:
+        """``Builder.build_model(cfg)`` with ``from .builder import Builder`` (a
+        project class, not rebound here): ``ImportRef(module, "Builder.build_model")``."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        owner = func.value.value
+        ref = self.imports.get(owner)
+        if ref is None or not ref.name[:1].isupper() or "." in ref.name:
+            return None
+        binding, _scope = self.lookup(owner, call)
+        if binding is not None and binding.how != "import":
+            return None
+        return ImportRef(ref.module, f"{ref.name}.{func.attr.value}", ref.level)

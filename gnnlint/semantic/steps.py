@@ -27,6 +27,7 @@ from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
+from gnnlint.semantic.stepped_overrides import stepped_items
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext, FuncInfo
@@ -289,6 +290,7 @@ class StepAnalysis:
         library = ctx.options.assume_compiled == "modules"
         if not library and not ctx.compile_sites and not ctx.compiled_classes \
                 and not ctx.project.compiled_args and not ctx.project.stepped and not ctx.project.compiled_returns \
+                and not ctx.project.stepped_overrides \
                 and not ctx.project.compiled_instances and not ctx.project.framework_compiled \
                 and not ctx.project.step_hooks:
             return None  # a program that never compiles (nor is handed a compiled model)
@@ -353,9 +355,9 @@ class StepAnalysis:
         """Another file calls ``func`` (or a hot function here that calls it)
         every step of a loop that drives compiled code (``ProjectFacts.stepped``)."""
         ctx = self.ctx
-        if not ctx.project.stepped:
+        if not ctx.project.stepped and not ctx.project.stepped_overrides:
             return None
-        for key, why in ctx.project.stepped.items():
+        for key, why in stepped_items(ctx).items():  # with the overrides of per-step base methods
             if ctx.stepped_function(key) is func:
                 payload, _, origin = why.partition(", from ")
                 parts = payload.split("|")
@@ -380,6 +382,7 @@ class StepAnalysis:
         ctx = self.ctx
         if ctx.options.assume_compiled == "modules" or not (
                 ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_args or ctx.project.stepped
+                or ctx.project.stepped_overrides
                 or ctx.project.compiled_instances or ctx.project.compiled_returns):
             return
         for loop in ctx.hot_loops:
