@@ -66,10 +66,6 @@ class Classes:
                         return only
             if isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].isupper():
                 return self.imports[func.value]
-            if isinstance(func, cst.Name) and self.star_imports and func.value[:1].isupper():
-                star = self._star_class(func.value, at or expr)
-                if star is not None:
-                    return star
             in_module = self._module_class(func, at or expr)
             if in_module is not None:
                 return in_module
@@ -104,17 +100,6 @@ class Classes:
                     if found is not None:
                         return found
         return None
-
-    def _star_class(self, name: str, at: cst.CSTNode) -> Optional[ImportRef]:
-        """``GINE(...)`` in a file whose only project star import is ``from
-        pkg.nn_utils import *`` and that binds ``GINE`` nowhere: that module's
-        class, as a named import would say (several project star imports: not known)."""
-        if self.lookup(name, at)[0] is not None or name in self.classes or name in self.functions:
-            return None
-        stars = [s for s in self.star_imports if s.level or s.module.split(".")[0] not in _LIBRARIES]
-        if len(stars) != 1:
-            return None
-        return ImportRef(stars[0].module, name, stars[0].level)
 
     def _module_class(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[ImportRef]:
         """``conv.Conv(16)`` with the project module imported (``from pkg.layers import conv``,
