@@ -62,3 +62,11 @@ def test_a_mask_field_store_is_not_a_read():
         coords[batch["features"]["res_atom_mask"]] = 0.0
         return coords
     """) == []
+
+
+def test_a_slice_of_mask_named_indices_is_not_a_mask():
+    # FraGNNet fragnnet_model.py:809: `frag_edge_mask_idxs = th.nonzero(mask).long()`, then `[:, 0]`
+    assert _gnn008_lines("""
+        idx_mask_idxs = torch.nonzero(coords > 0).long()
+        return coords[idx_mask_idxs[:, 0]]
+    """) == [12]

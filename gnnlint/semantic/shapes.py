@@ -141,7 +141,11 @@ def _mask_slice(ctx: FileContext, expr: cst.Subscript, depth: int) -> bool:
     elements = [e.slice for e in expr.slice]
     if all(isinstance(e, cst.Slice) or isinstance(e, cst.Index) and isinstance(e.value, cst.Integer)
            for e in elements) and any(isinstance(e, cst.Slice) for e in elements):
-        return is_bool_mask(ctx, expr.value, depth + 1)
+        base = expr.value
+        if isinstance(base, cst.Name):  # booleans by value, not by name (`mask_idxs = nonzero(m)`)
+            binding, _ = ctx.lookup(base.value, base)
+            base = binding.value if binding is not None and binding.how == "assign" else None
+        return base is not None and is_bool_mask(ctx, base, depth + 1)
     if len(elements) == 1 and isinstance(elements[0], cst.Index) \
             and isinstance(elements[0].value, cst.SimpleString):
         key = elements[0].value.evaluated_value
