@@ -215,8 +215,7 @@ class HotLoops:
             return
         func = call.func
         if isinstance(func, cst.Name) and func.value == "self":  # `out = self(batch)` in a step hook: the forward
-            cls = self.enclosing_class(call)
-            forward = self.method_of(cls, "forward") if cls is not None and self.is_module_class(cls) else None
+            forward = self.self_forward(call)
             if forward is not None:
                 self._mark_hot_func(forward, why)
             return

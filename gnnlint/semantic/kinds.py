@@ -295,8 +295,8 @@ class Kinds:
                 return TENSOR if prev_kind == TENSOR else UNKNOWN
             return UNKNOWN
         if how == "unpack":
-            if isinstance(value, cst.Call) and self.local_callee(value) is not None:
-                callee = self.local_callee(value)
+            if isinstance(value, cst.Call) and (self.local_callee(value) or self.self_forward(value)) is not None:
+                callee = self.local_callee(value) or self.self_forward(value)  # `loss, aux = self(batch)`
                 # `x, counts = collate(...)` with `return torch.cat(xs), counts`
                 if isinstance(callee, FuncInfo) and binding.index >= 0:
                     return self._returned_element_kind(callee, binding.index)
@@ -553,7 +553,7 @@ class Kinds:
         callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
         if callee_kind == MODEL:
             return TENSOR
-        local = self.local_callee(call)
+        local = self.local_callee(call) or self.self_forward(call)  # `out = self(batch)`: its forward
         if local is not None:
             if isinstance(local, ClassInfo):
                 return MODEL if self.is_module_class(local) else UNKNOWN

@@ -296,6 +296,17 @@ class Names:
                 return self.method_of(cls, func.attr.value)
         return None
 
+    def self_forward(self, call: cst.Call) -> Optional[FuncInfo]:
+        """The ``forward`` a ``self(...)`` call runs in a method of a local
+        module class (``nn.Module.__call__``: ``loss, aux = self(batch)`` in a
+        LightningModule's ``training_step``), through its local bases."""
+        if not (isinstance(call.func, cst.Name) and call.func.value == "self"):
+            return None
+        cls = self.enclosing_class(call)
+        if cls is None or not self.is_module_class(cls):
+            return None
+        return self.method_of(cls, "forward")
+
     def method_callee(self, call: cst.Call):
         """``local_callee``, and for ``obj.method(...)`` on an instance of a
         local class the method it resolves (``trainer.train(graph)`` runs

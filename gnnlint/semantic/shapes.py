@@ -110,6 +110,8 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             if method in _LAYOUT_METHODS and not _casts(ctx, expr) and is_bool_mask(ctx, receiver, depth + 1):
                 return True  # `(a > b).squeeze(0)`, `mask.view(-1)`: the same booleans, another layout
         return False
+    if isinstance(expr, cst.Subscript):
+        return _mask_slice(ctx, expr, depth)
     if isinstance(expr, cst.Name):
         binding, _ = ctx.lookup(expr.value, expr)
         if binding is not None and binding.how == "assign" and binding.value is not None:
@@ -123,13 +125,31 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if not _mask_named(expr):
             return False
         kind = ctx.kind(expr)
-        if kind == TENSOR:
-            return True
+        if kind == TENSOR or kind == BATCH and binding is not None and binding.how == "assign":
+            return True  # BATCH: `pad_mask = batch["features"]["res_atom_mask"]`, a mask field of a dict batch
         # an unannotated parameter called `*mask*` of a function that indexes with it
         return kind not in (SCALAR,) and binding is not None and binding.how == "param" \
             and isinstance(binding.node, cst.Param) and (binding.node.default is None or is_none(binding.node.default))
     if isinstance(expr, cst.Attribute):
         return _mask_named(expr) and ctx.kind(expr) == TENSOR
+    return False
+
+
+def _mask_slice(ctx: FileContext, expr: cst.Subscript, depth: int) -> bool:
+    """``mask[:, :n]`` (basic slicing: the same booleans, a view) of a boolean
+    mask; ``batch["features"]["atom_mask"]``, a ``*mask*`` field of a dict batch."""
+    elements = [e.slice for e in expr.slice]
+    if all(isinstance(e, cst.Slice) or isinstance(e, cst.Index) and isinstance(e.value, cst.Integer)
+           for e in elements) and any(isinstance(e, cst.Slice) for e in elements):
+        base = expr.value
+        if isinstance(base, cst.Name):  # booleans by value, not by name (`mask_idxs = nonzero(m)`)
+            binding, _ = ctx.lookup(base.value, base)
+            base = binding.value if binding is not None and binding.how == "assign" else None
+        return base is not None and is_bool_mask(ctx, base, depth + 1)
+    if len(elements) == 1 and isinstance(elements[0], cst.Index) \
+            and isinstance(elements[0].value, cst.SimpleString):
+        key = elements[0].value.evaluated_value
+        return isinstance(key, str) and "mask" in key.lower() and ctx.kind(expr.value) in (BATCH, TENSOR)
     return False
 
 
