@@ -21,6 +21,11 @@ def assert_compare_all(x):  # assert (x > 0).all()
     return x + 1
 
 
+def assert_torch_all(x):  # assert torch.all(cond) (the function form; heldout8 FraGNNet labels)
+    assert torch.all(x >= 0)
+    return x + 1
+
+
 def assert_not_any(x):  # assert not t.any()
     assert not x.any()
     return x + 1
@@ -35,7 +40,7 @@ def if_all(x):  # the GNN001 truth test, for comparison
 if __name__ == "__main__":
     print("torch", torch.__version__)
     for f, inp in ((assert_all_msg, torch.ones(4)), (assert_compare_all, torch.ones(4)),
-                   (assert_not_any, torch.zeros(4)), (if_all, torch.ones(4))):
+                   (assert_torch_all, torch.ones(4)), (assert_not_any, torch.zeros(4)), (if_all, torch.ones(4))):
         torch._dynamo.reset()
         e = torch._dynamo.explain(f)(inp)
         print(f"{f.__name__:20} graphs={e.graph_count} breaks={e.graph_break_count}",
