@@ -39,7 +39,8 @@ class Handoffs:
                     # `model, train = setup(args)`: the imports the helper returns; `if c: from a import f
                     # as train` / `else: from b import g as train`: both (returned_functions.py)
                     targets = self.called_imports(call) or ([target] if target is not None else []) \
-                        or self._imported_class(call)  # Trainer(model, opt) with `from .trainer import Trainer`
+                        or self._imported_class(call) \
+                        or self._imported_methods(call)  # utils.train(model, loader), utils = Utils(...)
                     for target in targets:
                         for spec in self._specs_passing(call, ref):
                             key = (target, spec)
@@ -167,6 +168,12 @@ class Handoffs:
                 or self._top(cls.module) in _LIBRARIES:
             return None
         return ImportRef(cls.module, f"{cls.name}.{func.attr.value}", cls.level)
+
+    def _imported_methods(self, call: cst.Call) -> list[ImportRef]:
+        """``utils.train(model, loader)`` with ``utils = Utils(...)`` of a project
+        class (``_imported_method``): the method a compiled model is handed to."""
+        target = self._imported_method(call)
+        return [target] if target is not None else []
 
     def _holder_args(self, call: cst.Call) -> Iterator[tuple[str, str]]:
         """(parameter position or keyword, why) of the arguments holding an

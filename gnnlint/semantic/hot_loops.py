@@ -22,6 +22,7 @@ from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.step_handoffs import hands_compiled_to_step
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
 
@@ -65,6 +66,8 @@ class HotLoops:
             return True  # a model that compiles itself, built from a registry / by a base class
         if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):
             return True  # `trainer.train(x, y)`: inherited from an imported base, runs the compiled self.model
+        if hands_compiled_to_step(self, call):
+            return True  # `model.train_step(model, opt, it)`: another file's step function runs it
         if batch_loops.hands_model(self, call):
             return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
         if isinstance(func, cst.Attribute) and self.project.compiled_args and id(call) in self._holder_calls():
