@@ -22,6 +22,7 @@ from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.once_loops import runs_once
 from gnnlint.semantic.step_handoffs import hands_compiled_to_step
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
@@ -130,6 +131,8 @@ class HotLoops:
 
         only_via_calls = []
         for loop in self.loops:
+            if runs_once(self, loop):
+                continue  # `for batch in loader: ...; break`: one batch, not a step loop (once_loops.py)
             func = self.enclosing_function(loop)
             calls = list(self._direct_triggers(loop.body, func))  # type: ignore[attr-defined]
             if any(self._is_step_trigger(call) for call in calls):
