@@ -4,8 +4,8 @@ a method of an instance of a project class (``utils.train(model, loader)``,
 wrapper itself (``model.train_step(model, optimizer, it)``, a static method of
 the model's class). Those functions run the compiled model: their per-batch
 syncs are per-step syncs (semantic/handoffs.py, handed_calls.py,
-step_handoffs.py; classes.py: ``torch.compile(model)`` is an instance of the
-model's class)."""
+step_handoffs.py: a method read through the compiled wrapper is the model
+class's method)."""
 from __future__ import annotations
 
 from tests.project_files import finding_lines, run, write_project
@@ -132,7 +132,7 @@ def test_a_bare_step_of_another_object_is_not_a_step_function(tmp_path):
     assert not any(line.startswith("net.py:20") for line in lines)
 
 
-def test_a_compiled_model_is_an_instance_of_the_model_class():
+def test_a_method_read_through_the_compiled_wrapper_is_the_model_class_method():
     import textwrap
 
     import libcst as cst
@@ -150,4 +150,4 @@ def test_a_compiled_model_is_an_instance_of_the_model_class():
         model.train_step(model)
         """)), "main.py")
     call = [c for c in ctx.all_calls() if isinstance(c.func, cst.Attribute) and c.func.attr.value == "train_step"][0]
-    assert ctx.class_of(call.func.value, call) == ImportRef("net", "Net", 0)
+    assert ctx._imported_method(call) == ImportRef("net", "Net.train_step", 0)

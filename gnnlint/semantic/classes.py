@@ -32,10 +32,6 @@ _LIBRARIES = frozenset(("torch", "torch_geometric", "torchvision", "numpy", "np"
 class Classes:
     """Mixin: the class a value is an instance of."""
 
-    def _compile_function(self, func: cst.Attribute) -> bool:
-        """``torch.compile`` (``torch.compile(model)`` wraps its argument), not ``model.compile()``."""
-        return (self.resolve(func) or "") in COMPILE_FUNCS or bool(self.compile_api(func))
-
     def class_of(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None, depth: int = 0):
         """The class an expression is an instance of: a local ClassInfo, an
         ImportRef for an imported class, a dotted name for a library class,
@@ -44,9 +40,8 @@ class Classes:
             return None
         if isinstance(expr, cst.Call):
             func = expr.func
-            # model.to(device) / .eval() / .cuda() keep the instance (not `torch.compile(model)`: a wrapper, below)
-            if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF \
-                    and not (func.attr.value == "compile" and self._compile_function(func)):
+            # model.to(device) / .eval() / .cuda() keep the instance
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
                 owner = self.class_of(func.value, at, depth + 1)
                 own = self.method_of(owner, func.attr.value) if isinstance(owner, ClassInfo) else None
                 if own is None or all(_returns_self(r) for r in own.returns):
@@ -178,9 +173,7 @@ class Classes:
             args = self._args_for_param(param, func)
             found = {self.class_of(a, a, depth + 1) if a is not None else None for a in args or [None]}
             only = found.pop() if len(found) == 1 else None
-            # a local class, or a project class every caller's compiled model is (`evaluate(model, ...)`
-            # with `model = torch.compile(Net(...))`, `from models import Net`)
-            return only if isinstance(only, (ClassInfo, ImportRef)) else None
+            return only if isinstance(only, ClassInfo) else None
         return self._memoised((func, param.name.value, "class"), compute, None)
 
 

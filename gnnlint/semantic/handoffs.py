@@ -18,6 +18,7 @@ import libcst as cst
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 from gnnlint.semantic.method_refs import handed_method, passing_base
+from gnnlint.semantic.step_handoffs import compiled_class
 
 _MAX_DEPTH = 3
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "tqdm", "lightning", "pytorch_lightning")
@@ -163,7 +164,8 @@ class Handoffs:
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                 and func.attr.value[:1].islower() and not func.attr.value.startswith("__")):
             return None
-        cls = self.class_of(func.value, call)
+        # `model.train_step(model, ...)` on the compiled wrapper: the model's class (step_handoffs.py)
+        cls = self.class_of(func.value, call) or compiled_class(self, func.value, call)
         if not isinstance(cls, ImportRef) or not cls.name[:1].isupper() or "." in cls.name \
                 or self._top(cls.module) in _LIBRARIES:
             return None

@@ -28,7 +28,7 @@ from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
-from gnnlint.semantic.step_handoffs import hands_compiled_to_step
+from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext, FuncInfo
@@ -516,9 +516,12 @@ def _imported_target(ctx, call: cst.Call, import_ref):
             return import_ref(module, func.attr.value, ref.level)
         return None
     if isinstance(func.value, (cst.Name, cst.Attribute)):
-        if ctx.compiled_value(func.value, call) and not hands_compiled_to_step(ctx, call):
-            return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
-        owner = ctx.class_of(func.value, call)
+        if ctx.compiled_value(func.value, call):
+            if not hands_compiled_to_step(ctx, call):
+                return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
+            owner = compiled_class(ctx, func.value, call)  # `model.train_step(model, ...)`: the model's class
+        else:
+            owner = ctx.class_of(func.value, call)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
     return None
