@@ -32,7 +32,8 @@ def runs_handed(ctx: "FileContext", call: cst.Call) -> bool:
     """``call`` hands a compiled object to a function another project file
     defines (imported from the project, not a library), whose name does not
     say it only stores or inspects it: the call runs the compiled object."""
-    target = ctx._imported_function(call)
+    # `utils.train(model, loader)` / `model.train_step(model, opt)`: a method of a project class (handoffs.py)
+    target = ctx._imported_function(call) or ctx._imported_method(call)
     if target is None:
         return False
     name = target.name.rpartition(".")[2].lower()

@@ -18,6 +18,7 @@ import libcst as cst
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 from gnnlint.semantic.method_refs import handed_method, passing_base
+from gnnlint.semantic.step_handoffs import compiled_class
 
 _MAX_DEPTH = 3
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "tqdm", "lightning", "pytorch_lightning")
@@ -39,7 +40,8 @@ class Handoffs:
                     # `model, train = setup(args)`: the imports the helper returns; `if c: from a import f
                     # as train` / `else: from b import g as train`: both (returned_functions.py)
                     targets = self.called_imports(call) or ([target] if target is not None else []) \
-                        or self._imported_class(call)  # Trainer(model, opt) with `from .trainer import Trainer`
+                        or self._imported_class(call) \
+                        or self._imported_methods(call)  # utils.train(model, loader), utils = Utils(...)
                     for target in targets:
                         for spec in self._specs_passing(call, ref):
                             key = (target, spec)
@@ -162,11 +164,18 @@ class Handoffs:
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                 and func.attr.value[:1].islower() and not func.attr.value.startswith("__")):
             return None
-        cls = self.class_of(func.value, call)
+        # `model.train_step(model, ...)` on the compiled wrapper: the model's class (step_handoffs.py)
+        cls = self.class_of(func.value, call) or compiled_class(self, func.value, call)
         if not isinstance(cls, ImportRef) or not cls.name[:1].isupper() or "." in cls.name \
                 or self._top(cls.module) in _LIBRARIES:
             return None
         return ImportRef(cls.module, f"{cls.name}.{func.attr.value}", cls.level)
+
+    def _imported_methods(self, call: cst.Call) -> list[ImportRef]:
+        """``utils.train(model, loader)`` with ``utils = Utils(...)`` of a project
+        class (``_imported_method``): the method a compiled model is handed to."""
+        target = self._imported_method(call)
+        return [target] if target is not None else []
 
     def _holder_args(self, call: cst.Call) -> Iterator[tuple[str, str]]:
         """(parameter position or keyword, why) of the arguments holding an

@@ -22,6 +22,8 @@ from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
+from gnnlint.semantic.once_loops import runs_once
+from gnnlint.semantic.step_handoffs import hands_compiled_to_step
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 from gnnlint.semantic.stepped_overrides import stepped_items
 
@@ -66,6 +68,8 @@ class HotLoops:
             return True  # a model that compiles itself, built from a registry / by a base class
         if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):
             return True  # `trainer.train(x, y)`: inherited from an imported base, runs the compiled self.model
+        if hands_compiled_to_step(self, call):
+            return True  # `model.train_step(model, opt, it)`: another file's step function runs it
         if batch_loops.hands_model(self, call):
             return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
         if isinstance(func, cst.Attribute) and self.project.compiled_args and id(call) in self._holder_calls():
@@ -128,6 +132,8 @@ class HotLoops:
 
         only_via_calls = []
         for loop in self.loops:
+            if runs_once(self, loop):
+                continue  # `for batch in loader: ...; break`: one batch, not a step loop (once_loops.py)
             func = self.enclosing_function(loop)
             calls = list(self._direct_triggers(loop.body, func))  # type: ignore[attr-defined]
             if any(self._is_step_trigger(call) for call in calls):

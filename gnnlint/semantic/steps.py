@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic import lightning_stages
+from gnnlint.semantic.batch_loops import iterates_batches
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
+from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 from gnnlint.semantic.stepped_overrides import stepped_items
 
 if TYPE_CHECKING:
@@ -309,8 +311,8 @@ class StepAnalysis:
         """A helper another file's training loop calls every step (a rollout of a
         compiled ``model.step``): its own loop is part of that training step, not an
         evaluation loop."""
-        if func is None or func not in self.ctx.hot_funcs:
-            return None
+        if func is None or func not in self.ctx.hot_funcs or iterates_batches(self.ctx, func):
+            return None  # (a pass over a loader of its own, `test_step(model, loader)`: its own loop is the step)
         stepped = self._stepped(func, 0)
         return stepped if stepped is not None and stepped.role == "training" else None
 
@@ -474,6 +476,8 @@ class StepAnalysis:
             callee = self._callee(call)
             if isinstance(callee, FuncInfo) and ctx._updates_when_called(callee):
                 return "training"
+            if (ctx.last_part(func) or "").lower().startswith("train") and hands_compiled_to_step(ctx, call):
+                return "training"  # `model.train_step(model, optimizer, it)` of another file (step_handoffs.py)
         if any(id(call) in inherited_compiled_calls(ctx) for call in calls_under(block)):
             return ""  # the step is a method of a base class in another file: training or not, unknown
         return "evaluation"
@@ -516,8 +520,11 @@ def _imported_target(ctx, call: cst.Call, import_ref):
         return None
     if isinstance(func.value, (cst.Name, cst.Attribute)):
         if ctx.compiled_value(func.value, call):
-            return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
-        owner = ctx.class_of(func.value, call)
+            if not hands_compiled_to_step(ctx, call):
+                return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
+            owner = compiled_class(ctx, func.value, call)  # `model.train_step(model, ...)`: the model's class
+        else:
+            owner = ctx.class_of(func.value, call)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
     return None
