@@ -70,16 +70,12 @@ def test_gnn014_suggests_fullgraph_only_where_it_was_measured():
         assert all(("PyG breaks at `utils/" in f.message) == expected for f in found)
 
 
-def test_an_assigned_torch_geometric_compile_is_no_finding_a_discarded_one_is():
-    # assigned, it compiles (deprecated since PyG 2.5: PyG's own run-time warning says so)
-    assigned = "import torch\nimport torch_geometric\nmodel = torch_geometric.compile(model)\n"
-    assert _lint(assigned, {"GNN010"}, pyg_version="2.4.0") == []
-    assert _lint(assigned, {"GNN010"}, pyg_version="2.8.1") == []
-    discarded = "import torch\nimport torch_geometric\ntorch_geometric.compile(model)\n"
-    for version, call in (("2.4.0", "torch_geometric.compile"), ("2.8.1", "torch.compile")):
-        found = _lint(discarded, {"GNN010"}, pyg_version=version)
-        assert [f.line for f in found] == [3]
-        assert f"Assign it: `model = {call}(model)`" in found[0].message
+def test_torch_geometric_compile_deprecated_only_from_pyg_2_5():
+    src = "import torch\nimport torch_geometric\nmodel = torch_geometric.compile(model)\n"
+    assert _lint(src, {"GNN010"}, pyg_version="2.4.0") == []
+    new = _lint(src, {"GNN010"}, pyg_version="2.5.0")
+    assert [f.line for f in new] == [3]
+    assert "since PyG 2.5" in new[0].message
 
 
 _NOT_DYNAMIC = """

@@ -12,8 +12,8 @@ _DEPRECATED_SINCE = ">=2.5"
 class CompileResultDiscarded(Rule):
     """
     ## What it does
-    Flags `torch.compile(model)` (or `torch_geometric.compile(model)`) used
-    as a bare statement, whose result is thrown away.
+    Flags `torch.compile(model)` used as a bare statement, whose result is
+    thrown away, and calls to the deprecated `torch_geometric.compile`.
 
     ## Why is this bad?
     `torch.compile` does not change the module it is given: it returns a new,
@@ -21,11 +21,10 @@ class CompileResultDiscarded(Rule):
     program keeps running the eager `model` and the speed-up never comes.
     (`model.compile()`, the in-place method, is fine.)
 
-    An assigned `torch_geometric.compile(model)` is not flagged: it compiles
-    the model (it forwards to `torch.compile`), so it is no torch.compile
-    hazard; since PyG 2.5 it is deprecated, and PyG's own warning says so
-    at run time. When its result is discarded, the fix assigns a
-    `torch.compile` call instead (PyG >= 2.5, where the two are the same).
+    `torch_geometric.compile` was a thin wrapper kept for old PyG versions; it
+    is deprecated since PyG 2.5 in favour of `torch.compile`, so it is flagged
+    only when the target PyG version is 2.5 or newer (on older versions it
+    still does work of its own and is not replaced).
 
     ## Example
     ```python
@@ -44,8 +43,8 @@ class CompileResultDiscarded(Rule):
     (`model = torch.compile(model)`) makes later uses of `model` run the
     compiled module, which is what the statement meant. Only offered when the
     argument is a plain name or `self.<attr>`. Replacing `torch_geometric.compile(`
-    by `torch.compile(` in that assignment is safe on PyG >= 2.5 (same arguments,
-    same behaviour) when `torch` is imported under that name.
+    by `torch.compile(` is safe (same arguments, same behaviour) when `torch` is
+    imported under that name.
 
     ## References
     - [torch.compile](https://pytorch.org/docs/stable/generated/torch.compile.html)
@@ -55,7 +54,7 @@ class CompileResultDiscarded(Rule):
     code = "GNN010"
     name = "compile-result-discarded"
     severity = "error"  # the model is never compiled: everything runs eagerly
-    summary = "`torch.compile(model)` / `torch_geometric.compile(model)` whose result is discarded"
+    summary = "`torch.compile(model)` whose result is discarded, or deprecated `torch_geometric.compile`"
     region = "compiled"
     triggers = (b"compile",)
     fix_applicability = "safe"
@@ -73,12 +72,6 @@ compiled = torch.compile(model, dynamic=True)
         Valid("""
 import re
 re.compile("x")
-"""),
-        # assigned: it compiles (deprecated since PyG 2.5, which PyG itself warns about)
-        Valid("""
-import torch
-import torch_geometric
-model = torch_geometric.compile(model)
 """),
     )
     INVALID = (
@@ -100,24 +93,20 @@ class M:
     def setup(self):
         self.encoder = T.compile(self.encoder)
 """),
+        # not deprecated before PyG 2.5: nothing to report
         Invalid("""
-import torch
-import torch_geometric
-torch_geometric.compile(model, dynamic=True)
-""", lines=(4,), expected_fix="""
-import torch
-import torch_geometric
-model = torch.compile(model, dynamic=True)
-"""),
-        # before PyG 2.5 torch_geometric.compile does work of its own: the fix keeps it
-        Invalid("""
-import torch
-import torch_geometric
-torch_geometric.compile(model)
-""", lines=(4,), options=(("pyg_version", "2.4.0"),), expected_fix="""
 import torch
 import torch_geometric
 model = torch_geometric.compile(model)
+""", lines=(), options=(("pyg_version", "2.4.0"),)),
+        Invalid("""
+import torch
+import torch_geometric
+model = torch_geometric.compile(model)
+""", lines=(4,), expected_fix="""
+import torch
+import torch_geometric
+model = torch.compile(model)
 """),
         Invalid("""
 from torch_geometric import compile
@@ -147,6 +136,17 @@ compile(model)
 
     def _deprecated(self) -> bool:
         return matches(_DEPRECATED_SINCE, self.context.options.pyg_version)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.resolve(node.func) != "torch_geometric.compile" or not self._deprecated():
+            return
+        parent = self.context.parent.get(node)
+        if isinstance(parent, cst.Expr):
+            return  # reported as a discarded result, with the combined fix
+        new_call = self._torch_compile_call(node)
+        fix = FixSpec("safe", "Use `torch.compile`", (NodeEdit(node.func, new_call.func),)) if new_call else None
+        instead = self.context.module.code_for_node(new_call.func) if new_call else "torch.compile"
+        self.report(node, f"`torch_geometric.compile` is deprecated since PyG 2.5. Call `{instead}` directly.", fix)
 
     def _torch_compile_call(self, call: cst.Call):
         """``call`` rewritten to use torch.compile, if torch is imported by a name."""
