@@ -130,6 +130,47 @@ def test_predict_step_of_a_module_compiled_in_setup_for_every_stage_is_per_step(
     assert _drives(ctx, "predict_step")
 
 
+HELPER = """
+    import lightning as L
+    import torch
+
+    class LitModule(L.LightningModule):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def training_step(self, batch, batch_idx):
+            loss = self.model.encoder(batch).mean()
+            return loss
+
+        def predict_step(self, batch, batch_idx):
+            return self.record_preds(batch)
+
+        def record_preds(self, batch):
+            out = self.model.encoder(batch)
+            return out.cpu()
+{EXTRA}
+        def setup(self, stage):
+            if self.hparams.compile and stage == "fit":
+                self.model.encoder = torch.compile(self.model.encoder)
+"""
+
+
+def test_a_helper_only_predict_step_calls_runs_eagerly_like_predict_step():
+    # GCPNet-EMA's shape: predict_step -> self.record_preds(...), compiled in setup for "fit" only
+    ctx = context_of(HELPER.replace("{EXTRA}", ""))
+    assert not _drives(ctx, "record_preds")
+
+
+def test_a_helper_a_training_hook_also_calls_stays_per_step():
+    extra = """
+        def validation_step(self, batch, batch_idx):
+            return self.record_preds(batch)
+"""
+    ctx = context_of(HELPER.replace("{EXTRA}", extra))
+    assert _drives(ctx, "record_preds")
+
+
 MEMBER = """
     import lightning as L
     import torch

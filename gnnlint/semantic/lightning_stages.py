@@ -28,7 +28,7 @@ def hook_runs_eager(ctx: "FileContext", at: cst.CSTNode) -> bool:
     """``at`` is in a step hook (``predict_step``) of a class whose every
     compile runs in ``setup`` for other stages only: nothing is compiled there."""
     func = _hook_of(ctx, at)
-    if func is None or func.cls is None:
+    if func is None or func.cls is None or func.name not in _STAGE_OF_HOOK:
         return False
     memo = ctx.__dict__.setdefault("_stage_eager_classes", {})
     if func.cls not in memo:
@@ -39,17 +39,36 @@ def hook_runs_eager(ctx: "FileContext", at: cst.CSTNode) -> bool:
 
 
 def _hook_of(ctx: "FileContext", at: cst.CSTNode):
-    func = ctx.enclosing_function(at)
+    """The stage-only step hook ``at`` runs in: its own method, or the one
+    hook every call of its helper method sits in (``predict_step`` calling
+    ``self.record_preds(...)``, and nothing else calling it)."""
+    func = _outermost(ctx.enclosing_function(at))
+    if func is None or func.name in _STAGE_OF_HOOK:
+        return func
+    if func.cls is None:
+        return None
+    callers = ctx.callers_of(func)
+    hooks = {id(h): h for h in (_outermost(ctx.enclosing_function(c)) for c in callers)
+             if h is not None and h.cls is func.cls}
+    if len(callers) and len(hooks) == 1:
+        hook = next(iter(hooks.values()))
+        if hook.name in _STAGE_OF_HOOK and all(
+                _outermost(ctx.enclosing_function(c)) is hook for c in callers):
+            return hook
+    return None
+
+
+def _outermost(func):
     while func is not None and func.parent is not None:
         func = func.parent
-    return func if func is not None and func.name in _STAGE_OF_HOOK else None
+    return func
 
 
 def compile_skips_hook(ctx: "FileContext", compile_value: cst.CSTNode, at: cst.CSTNode) -> bool:
     """``compile_value`` (a compile call) runs in ``setup`` only for stages
     other than the one of the step hook enclosing ``at``."""
     func = _hook_of(ctx, at)
-    if func is None:
+    if func is None or func.name not in _STAGE_OF_HOOK:
         return False
     stage = _STAGE_OF_HOOK[func.name]
     setup = ctx.enclosing_function(compile_value)
