@@ -204,6 +204,18 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # a CPU benchmark script: its device is the CPU and nothing else, so reading a loss waits for nothing
+        Valid("""
+import torch
+device = torch.device("cpu")
+model = torch.compile(GCN(16, 32, 7).to(device))
+data = data.to(device)
+for epoch in range(200):
+    loss = model(data.x, data.edge_index).sum()
+    loss.backward()
+    optimizer.step()
+    print(loss.item())
+"""),
         # `.numpy(force=True)` of a tensor known to be on the CPU copies nothing from the device
         Valid("""
 import torch
@@ -1129,8 +1141,8 @@ for epoch in range(3):
         if ctx.in_error_path(node) or ctx.compiled_region(node) is not None:
             return  # after a failure only; inside compiled code it is GNN001
         drive = ctx.step_drive(node)
-        if drive is None:
-            return
+        if drive is None or (not drive.where and ctx.pins_cpu()):
+            return  # (a loop in a CPU-only script reads CPU tensors: no device to wait for)
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
         loop = " ".join(_LOOP[drive.per].format(role=role).split())  # role "": not known
