@@ -147,8 +147,9 @@ class CompileSites:
         return None
 
     def _compile_holder(self, call: cst.CSTNode) -> tuple[cst.CSTNode, Optional[cst.CSTNode]]:
-        """Walk up from a compile call through ``a if c else b``, ``x or y``
-        and ``.to(device)``-like calls to the node whose parent uses the value."""
+        """Walk up from a compile call through ``a if c else b``, ``x or y``,
+        ``.to(device)``-like calls and ``typing.cast(T, ...)`` (its value at
+        run time) to the node whose parent uses the value."""
         node = call
         while True:
             parent = self.parent.get(node)
@@ -160,6 +161,12 @@ class CompileSites:
                 grand = self.parent.get(parent)
                 if isinstance(grand, cst.Call) and grand.func is parent:
                     node = grand
+                    continue
+            if isinstance(parent, cst.Arg):
+                cast = self.parent.get(parent)
+                if isinstance(cast, cst.Call) and len(cast.args) == 2 and cast.args[1] is parent \
+                        and self.resolve(cast.func) == "typing.cast":
+                    node = cast
                     continue
             return node, parent
 
