@@ -126,6 +126,30 @@ def test_deep_nesting_is_gnn000_not_a_crash(project: Path):
     assert result.returncode == 1 and b"too many nested parentheses" in result.stdout, result
 
 
+# a `None`-fill test whose `if` body holds a nested compound statement (HoLa-BRep's vendored
+# DataLoader crashed the whole run with exit 2: "'IndentedBlock' object is not iterable")
+NESTED_NONE_FILL = """import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x, s=None):
+        if s is None:
+            if x.dim() > 1:
+                s = 1
+        if s is None:
+            return x.sum().item()
+        return x
+"""
+
+
+def test_a_none_fill_with_a_nested_block_is_linted_not_an_internal_error(project: Path):
+    (project / "nested_fill.py").write_text(NESTED_NONE_FILL)
+    result = run(["check", "nested_fill.py", "--assume-compiled", "modules", "--output-format", "concise"], project)
+    assert result.exit_code == 1, result.output
+    # the nested `s = 1` fills `s` only on some paths: the `.item()` under `if s is None:` still runs
+    assert "nested_fill.py:10:20: GNN001" in result.output
+
+
 def test_what_python_accepts_but_overflows_libcst_does_not_crash(project: Path):
     (project / "chain.py").write_text(LONG_AND)
     result = gnnlint("check", "chain.py", "hazard.py", "--no-cache", "--output-format", "concise", cwd=project)

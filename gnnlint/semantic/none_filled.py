@@ -55,7 +55,11 @@ class NoneFilled:
         """``if name is None: name = <never None>`` (no else): the assignment statement."""
         if not isinstance(stmt, cst.If) or stmt.orelse is not None or self._none_test(stmt.test) != (name, True):
             return None
-        assigns = [s for line in stmt.body.body for s in getattr(line, "body", ())
+        # the fill sits on a simple line of the `if` body (`if x is None: x = 0` or an indented
+        # `x = ...` line); a nested compound statement (`if`, `for`) is no unconditional fill
+        smalls = [s for line in stmt.body.body
+                  for s in (line.body if isinstance(line, cst.SimpleStatementLine) else (line,))]
+        assigns = [s for s in smalls
                    if isinstance(s, cst.Assign) and len(s.targets) == 1
                    and isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value == name]
         if len(assigns) != 1 or not self._never_none(assigns[0].value, assigns[0], 0):
