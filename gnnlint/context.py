@@ -44,7 +44,8 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import compile_facts, cpu_only, entry_points, flow, keys, layer_feeds, layers, shapes, sparse_feeds
+from gnnlint.semantic import (compile_facts, cpu_only, entry_points, flow, keys, layer_feeds, layers, shapes, sparse_feeds,
+                              version_fallbacks)
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
@@ -174,6 +175,10 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
     def pins_cpu(self) -> bool:
         """This file names only the CPU as its device (cpu_only.py)."""
         return cpu_only.pins_cpu(self)
+
+    def version_fallback(self, node: cst.CSTNode) -> bool:
+        """This line runs only where a version test chose something else than torch.compile (version_fallbacks.py)."""
+        return version_fallbacks.version_fallback(self, node)
 
     def is_read(self, node: cst.Attribute) -> bool:
         return flow.is_read(self, node)

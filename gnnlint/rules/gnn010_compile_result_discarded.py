@@ -24,7 +24,10 @@ class CompileResultDiscarded(Rule):
     `torch_geometric.compile` was a thin wrapper kept for old PyG versions; it
     is deprecated since PyG 2.5 in favour of `torch.compile`, so it is flagged
     only when the target PyG version is 2.5 or newer (on older versions it
-    still does work of its own and is not replaced).
+    still does work of its own and is not replaced), and not in a fallback
+    that a version test chose instead of `torch.compile`
+    (`if pyg_full_compile(): torch.compile(model) else: torch_geometric.compile(...)`):
+    that branch runs only on the older versions.
 
     ## Example
     ```python
@@ -112,6 +115,36 @@ model = torch.compile(model)
 from torch_geometric import compile
 compile(model)
 """, lines=(3,)),
+        # a fallback for the PyG versions a version test turned torch.compile down for: not deprecated there
+        Invalid("""
+import torch
+import torch_geometric
+from .utils import check_pyg_full_compile
+
+class Net(torch.nn.Module):
+    def get_compile(self, **kwargs):
+        if check_pyg_full_compile():
+            return torch.compile(self, **kwargs)
+        else:
+            self.compile_submodules(**kwargs)
+            return self
+
+    def compile_submodules(self, **kwargs):
+        self.encoder = torch_geometric.compile(self.encoder, **kwargs)
+        if torch_geometric.__version__ < "2.5":
+            self.decoder = torch_geometric.compile(self.decoder)
+        else:
+            self.decoder = torch.compile(self.decoder)
+""", lines=()),
+        # a choice of models, not of versions: still deprecated
+        Invalid("""
+import torch
+import torch_geometric
+if args.model == "gcn":
+    net = torch_geometric.compile(GCN())
+else:
+    net = torch.compile(CNN())
+""", lines=(5,)),
     )
 
     def visit_Expr(self, node: cst.Expr) -> None:
@@ -143,6 +176,8 @@ compile(model)
         parent = self.context.parent.get(node)
         if isinstance(parent, cst.Expr):
             return  # reported as a discarded result, with the combined fix
+        if self.context.version_fallback(node):
+            return  # runs only on the older versions a version test sent away from torch.compile
         new_call = self._torch_compile_call(node)
         fix = FixSpec("safe", "Use `torch.compile`", (NodeEdit(node.func, new_call.func),)) if new_call else None
         instead = self.context.module.code_for_node(new_call.func) if new_call else "torch.compile"
