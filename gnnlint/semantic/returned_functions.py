@@ -24,7 +24,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.model import FuncInfo
+from gnnlint.semantic.model import FuncInfo, iter_children
 
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "tqdm", "lightning", "pytorch_lightning")
 
@@ -87,18 +87,35 @@ class ReturnedFunctions:
         """``from pkg.tools import train_x as <name>`` statements in ``func``'s
         own body (not in nested defs): the project functions they bind."""
         out: list[ImportRef] = []
-        todo: list[cst.CSTNode] = list(func.node.body.body) if isinstance(func.node.body, cst.IndentedBlock) else []
-        while todo:
-            node = todo.pop(0)
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-                ref = self._import_binding(node, name)
-                if ref is not None and ref not in out:
-                    out.append(ref)
-                continue
-            todo.extend(node.children)
+        for node in self._function_import_nodes(func):
+            ref = self._import_binding(node, name)
+            if ref is not None and ref not in out:
+                out.append(ref)
         return out
+
+    def _function_import_nodes(self, func: FuncInfo) -> list[cst.ImportFrom]:
+        """The ``from ... import`` statements of ``func``'s own body, in source order:
+        found once per function (asked for every plain-name call a compiled model is
+        handed to; walking the body each time made one 1,600-line file take 90 s)."""
+        memo = self.__dict__.setdefault("_function_import_memo", {})
+        found = memo.get(func.node)
+        if found is None:
+            found = []
+            todo: list[cst.CSTNode] = list(func.node.body.body) if isinstance(func.node.body, cst.IndentedBlock) else []
+            todo.reverse()
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    continue
+                if isinstance(node, cst.ImportFrom):
+                    if not isinstance(node.names, cst.ImportStar):
+                        found.append(node)
+                    continue
+                if isinstance(node, (cst.BaseExpression, cst.BaseSmallStatement)) and not isinstance(node, cst.ImportFrom):
+                    continue  # an import is a statement: expressions and other small statements hold none
+                todo.extend(reversed(iter_children(node)))
+            memo[func.node] = found
+        return found
 
     def _import_binding(self, node: cst.ImportFrom, name: str) -> Optional[ImportRef]:
         module = (self.dotted(node.module) or "") if node.module is not None else ""
