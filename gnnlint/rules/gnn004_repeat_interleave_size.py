@@ -161,6 +161,12 @@ import torch
 def batch_of(embeddings, device):
     return torch.arange(embeddings.size(0), device=device).repeat_interleave(embeddings.size(1))
 """),
+        # an int annotation, a jaxtyping-looking name subscripted with something else
+        Valid("""
+import torch
+def expand(h, counts: int, k: Int[3]):
+    return h.repeat_interleave(counts, dim=0).repeat_interleave(k, dim=1)
+"""),
         # another field of the batch, a field stored into here, a rebound base, module state: no evidence
         Valid("""
 import torch
@@ -330,6 +336,15 @@ class Expand(torch.nn.Module):
     def forward(self, h, counts, ptr):
         return h.repeat_interleave(counts, dim=0, output_size=ptr[-1])
 """, lines=(5,)),
+        # a parameter annotated as a tensor by shape (jaxtyping `Int[Tensor, "b"]`, a project's `Int["n"]` alias)
+        Invalid("""
+import torch
+import jaxtyping
+from .tensor_typing import Int
+def expand(h, counts: jaxtyping.Int[torch.Tensor, "b"], lens: Int["n"]):
+    a = h.repeat_interleave(counts, dim=0)
+    return a, torch.repeat_interleave(h, lens)
+""", lines=(6, 7)),
         # a batch field the function also reads as an array (`.shape[0]`, `.to(device)`): a tensor
         Invalid("""
 import torch

@@ -19,6 +19,7 @@ import libcst as cst
 from gnnlint.semantic.field_uses import field_used_as_array, used_as_array
 from gnnlint.semantic.kinds import BATCH, MODEL, SCALAR, TENSOR
 from gnnlint.semantic.list_attrs import list_attribute
+from gnnlint.semantic.shape_annotations import annotated_dtype
 from gnnlint.semantic.syntax import is_none
 from gnnlint.semantic.vocab import GRAPHS_TUPLE_CLASSES, GRAPHS_TUPLE_COUNTS, GRAPHS_TUPLE_FIELDS
 
@@ -112,8 +113,12 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
                 return True  # `(a > b).squeeze(0)`, `mask.view(-1)`: the same booleans, another layout
         return False
     if isinstance(expr, cst.Subscript):
+        if annotated_dtype(ctx, expr.value) == "Bool":
+            return True  # `node_mask[row]` of `node_mask: Bool[Tensor, "n"]`: a gather of booleans
         return _mask_slice(ctx, expr, depth)
     if isinstance(expr, cst.Name):
+        if annotated_dtype(ctx, expr) == "Bool":
+            return True  # a parameter declared `Bool[Tensor, "n"]`
         binding, _ = ctx.lookup(expr.value, expr)
         if binding is not None and binding.how == "assign" and binding.value is not None:
             if is_bool_mask(ctx, binding.value, depth + 1):
@@ -215,8 +220,8 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     function reads the same field of as an array (field_uses.py)."""
     if list_attribute(ctx, expr) is not None:
         return False  # `batch[i].layout[k]` with `batch[i].layout.insert(...)` here: a Python list's element
-    if likely_tensor(ctx, expr):
-        return True
+    if likely_tensor(ctx, expr) or annotated_dtype(ctx, expr) is not None:
+        return True  # ... or a parameter declared `Int[Tensor, "b"]` / `Int["n"]` (shape_annotations.py)
     if ctx.kind(expr) == SCALAR:
         return False
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
