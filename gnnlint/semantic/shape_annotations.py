@@ -8,15 +8,16 @@ each parameter a tensor and names its dtype family. ``kind`` does not read
 these (its annotation patterns are torch's and PyG's); the shape questions
 ask here instead, so a declared tensor only changes answers that need it:
 
-- ``annotated_dtype(ctx, expr)``: ``expr`` is a name whose one reaching
-  binding is a parameter with such an annotation: its dtype family
+- ``annotated_dtype(ctx, expr)``: ``expr`` is a name whose binding
+  (``lookup``: no assignment before this read) is a parameter with such an annotation: its dtype family
   (``"Bool"``, ``"Int"``, ``"Float"``, ... or ``"Tensor"`` for
   ``TensorType``), else None. Asked by ``int_or_tensor_is_tensor`` (an
   annotated ``repeats`` is a tensor, GNN004) and ``is_bool_mask`` (a ``Bool``
   parameter, or a gather / slice of one, is a boolean mask, GNN008).
 
-Gate: a regular expression on the annotation's source text, only for a
-parameter binding (no walk).
+Gate: only a name whose binding is a parameter with a subscript annotation;
+the regular expression on that annotation's text runs once per parameter
+(memoised), no walk.
 """
 from __future__ import annotations
 
@@ -39,13 +40,17 @@ _SHAPE_ANNOTATION = re.compile(
 def annotated_dtype(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     if not isinstance(expr, cst.Name):
         return None
-    reaching = ctx.reaching(expr.value, expr)
-    if len(reaching) != 1 or reaching[0][0].how != "param":
+    binding, _scope = ctx.lookup(expr.value, expr)
+    if binding is None or binding.how != "param" or not isinstance(binding.node, cst.Param):
         return None
-    param = reaching[0][0].node
-    if not isinstance(param, cst.Param) or param.annotation is None:
-        return None
-    match = _SHAPE_ANNOTATION.match(ctx.module.code_for_node(param.annotation.annotation).strip())
+    annotation = binding.node.annotation
+    if annotation is None or not isinstance(annotation.annotation, cst.Subscript):
+        return None  # every shape annotation is a subscript: `Float[...]`, `Optional[...]`
+    return ctx._memoised(("annotated_dtype", binding.node), lambda: _dtype(ctx, annotation.annotation), None)
+
+
+def _dtype(ctx: FileContext, annotation: cst.Subscript) -> Optional[str]:
+    match = _SHAPE_ANNOTATION.match(ctx.module.code_for_node(annotation).strip())
     if match is None:
         return None
     return "Tensor" if match.group("tt") else match.group("dtype")
