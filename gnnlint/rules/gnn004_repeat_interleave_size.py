@@ -161,6 +161,43 @@ import torch
 def batch_of(embeddings, device):
     return torch.arange(embeddings.size(0), device=device).repeat_interleave(embeddings.size(1))
 """),
+        # an int annotation, a jaxtyping-looking name subscripted with something else
+        Valid("""
+import torch
+def expand(h, counts: int, k: Int[3]):
+    return h.repeat_interleave(counts, dim=0).repeat_interleave(k, dim=1)
+"""),
+        # another field of the batch, a field stored into here, a rebound base, module state: no evidence
+        Valid("""
+import torch
+class Pool(torch.nn.Module):
+    def forward(self, h, v_data):
+        bs = v_data["num_faces"].shape[0]
+        return h.repeat_interleave(v_data["k"], dim=0)
+"""),
+        Valid("""
+import torch
+class Pool(torch.nn.Module):
+    def forward(self, h, v_data):
+        bs = v_data["num_faces"].shape[0]
+        v_data["num_faces"] = 3
+        return h.repeat_interleave(v_data["num_faces"], dim=0)
+"""),
+        Valid("""
+import torch
+class Pool(torch.nn.Module):
+    def forward(self, h, v_data):
+        bs = v_data["num_faces"].shape[0]
+        v_data = v_data["cfg"]
+        return h.repeat_interleave(v_data["num_faces"], dim=0)
+"""),
+        Valid("""
+import torch
+class Heads(torch.nn.Module):
+    def forward(self, h):
+        n = self.k.shape[0]
+        return h.repeat_interleave(self.k, dim=1)
+"""),
     )
     INVALID = (
         # a graph attribute is a tensor; a list method on another object's attribute of that name says nothing
@@ -298,6 +335,30 @@ import torch
 class Expand(torch.nn.Module):
     def forward(self, h, counts, ptr):
         return h.repeat_interleave(counts, dim=0, output_size=ptr[-1])
+""", lines=(5,)),
+        # a parameter annotated as a tensor by shape (jaxtyping `Int[Tensor, "b"]`, a project's `Int["n"]` alias)
+        Invalid("""
+import torch
+import jaxtyping
+from .tensor_typing import Int
+def expand(h, counts: jaxtyping.Int[torch.Tensor, "b"], lens: Int["n"]):
+    a = h.repeat_interleave(counts, dim=0)
+    return a, torch.repeat_interleave(h, lens)
+""", lines=(6, 7)),
+        # a batch field the function also reads as an array (`.shape[0]`, `.to(device)`): a tensor
+        Invalid("""
+import torch
+class Pool(torch.nn.Module):
+    def forward(self, h, v_data):
+        bs = v_data["num_faces"].shape[0]
+        index = torch.arange(bs, device=h.device).repeat_interleave(v_data["num_faces"])
+        return h.repeat_interleave(v_data["num_faces"], dim=0), index
+""", lines=(6, 7)),
+        Invalid("""
+import torch
+def expand(h, data, device):
+    counts = data.counts.to(device)
+    return h.repeat_interleave(data.counts, dim=0)
 """, lines=(5,)),
     )
 

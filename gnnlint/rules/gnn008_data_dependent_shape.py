@@ -88,6 +88,15 @@ class DataDependentShape(Rule):
     triggers = (b"nonzero", b"argwhere", b"unique", b"where", b"masked_select", b"bincount", b"[")
 
     VALID = (
+        # an integer index declared by its annotation (`Int[Tensor, "k"]`) is a gather, not a mask
+        Valid("""
+import torch
+from jaxtyping import Int, Float
+class Pick(torch.nn.Module):
+    def forward(self, x: Float[torch.Tensor, "n d"], idx: Int[torch.Tensor, "k"]):
+        return x[idx] + x[idx[:3]]
+m = torch.compile(Pick())
+"""),
         # a comparison cast to integers before indexing is an integer index (a gather), not a mask
         Valid("""
 import torch
@@ -134,6 +143,18 @@ model = torch.compile(GCN(16, 32, 7))
 """),
     )
     INVALID = (
+        # a parameter declared boolean by its shape annotation (jaxtyping `Bool[Tensor, "n"]`), or a gather of one
+        Invalid("""
+import torch
+from typing import Optional
+from jaxtyping import Bool, Int
+class Scalarize(torch.nn.Module):
+    def forward(self, frames, edge_index, node_mask: Optional[Bool[torch.Tensor, "n"]] = None):
+        row, col = edge_index[0], edge_index[1]
+        edge_mask = node_mask[row] & node_mask[col]
+        return frames[edge_mask]
+m = torch.compile(Scalarize())
+""", lines=(9,)),
         # a comparison reshaped (`.squeeze(0)`, `.view(-1)`, `.to(device)`) is still a boolean mask
         Invalid("""
 import torch

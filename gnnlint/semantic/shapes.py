@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gnnlint.semantic.field_uses import field_used_as_array, used_as_array
 from gnnlint.semantic.kinds import BATCH, MODEL, SCALAR, TENSOR
 from gnnlint.semantic.list_attrs import list_attribute
+from gnnlint.semantic.shape_annotations import annotated_dtype
 from gnnlint.semantic.syntax import is_none
 from gnnlint.semantic.vocab import GRAPHS_TUPLE_CLASSES, GRAPHS_TUPLE_COUNTS, GRAPHS_TUPLE_FIELDS
 
@@ -111,8 +113,12 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
                 return True  # `(a > b).squeeze(0)`, `mask.view(-1)`: the same booleans, another layout
         return False
     if isinstance(expr, cst.Subscript):
+        if annotated_dtype(ctx, expr.value) == "Bool":
+            return True  # `node_mask[row]` of `node_mask: Bool[Tensor, "n"]`: a gather of booleans
         return _mask_slice(ctx, expr, depth)
     if isinstance(expr, cst.Name):
+        if annotated_dtype(ctx, expr) == "Bool":
+            return True  # a parameter declared `Bool[Tensor, "n"]`
         binding, _ = ctx.lookup(expr.value, expr)
         if binding is not None and binding.how == "assign" and binding.value is not None:
             if is_bool_mask(ctx, binding.value, depth + 1):
@@ -200,10 +206,7 @@ def likely_tensor(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) ->
     return False
 
 
-# what a Python int (or a numpy scalar) does not have: a device, a first dimension, tensor methods
-_ARRAY_ATTRS = ("device", "is_cuda")
-_ARRAY_METHODS = ("to", "size", "numel", "dim", "cuda", "contiguous", "view", "reshape", "cumsum")
-# ... of which these return an array again (``x.size(1)``, ``x.numel()``, ``x.dim()`` are ints)
+# array methods (field_uses._ARRAY_METHODS) that return an array again (``x.size(1)``, ``x.numel()``, ``x.dim()`` are ints)
 _ARRAY_RESULT_METHODS = ("to", "cuda", "contiguous", "view", "reshape", "cumsum")
 
 
@@ -213,20 +216,22 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     used as an array where it is bound (``n_node.shape[0]``, ``n.device``,
     ``n.to(...)``; an int has none of these, a numpy scalar no first dimension),
     or made by such a method (``neighbors = neighbors.to(cell.device)``); ``len(n)`` too (an int has
-    no length, and ``repeats`` takes no list)."""
+    no length, and ``repeats`` takes no list); a field ``batch["n"]`` / ``data.n`` of a value the
+    function reads the same field of as an array (field_uses.py)."""
     if list_attribute(ctx, expr) is not None:
         return False  # `batch[i].layout[k]` with `batch[i].layout.insert(...)` here: a Python list's element
-    if likely_tensor(ctx, expr):
-        return True
+    if likely_tensor(ctx, expr) or annotated_dtype(ctx, expr) is not None:
+        return True  # ... or a parameter declared `Int[Tensor, "b"]` / `Int["n"]` (shape_annotations.py)
     if ctx.kind(expr) == SCALAR:
         return False
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         return expr.func.attr.value in _ARRAY_RESULT_METHODS \
             and ctx.kind(expr.func.value) not in (SCALAR, MODEL, BATCH)
-    if isinstance(expr, cst.Attribute) and expr.attr.value in GRAPHS_TUPLE_COUNTS:
-        return _graphs_tuple(ctx, expr.value)  # `graph.n_edge` of a jraph GraphsTuple
+    if isinstance(expr, cst.Attribute) and expr.attr.value in GRAPHS_TUPLE_COUNTS \
+            and _graphs_tuple(ctx, expr.value):
+        return True  # `graph.n_edge` of a jraph GraphsTuple
     if not isinstance(expr, cst.Name):
-        return False
+        return field_used_as_array(ctx, expr)  # `v_data["n"]` with `v_data["n"].shape[0]` here
     reaching = ctx.reaching(expr.value, expr)
     if len(reaching) != 1:
         return False
@@ -240,7 +245,7 @@ def int_or_tensor_is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     scope = func.node if func is not None else None
     if func is None or len(func.bindings.get(expr.value, ())) != 1:
         return False  # one value in the whole function: its uses elsewhere speak for this one
-    return any(_used_as_array(ctx, use) for use in ctx.name_uses(expr.value)
+    return any(used_as_array(ctx, use) for use in ctx.name_uses(expr.value)
                if ctx.enclosing_function(use) is func and any(a is scope for a in ctx.ancestors(use)))
 
 
@@ -256,19 +261,3 @@ def _graphs_tuple(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     if not isinstance(param, cst.Param) or param.annotation is None:
         return False
     return (ctx.resolve(param.annotation.annotation) or "") in GRAPHS_TUPLE_CLASSES
-
-
-def _used_as_array(ctx: FileContext, use: cst.Name) -> bool:
-    parent = ctx.parent.get(use)
-    if isinstance(parent, cst.Arg) and parent.keyword is None:  # `len(n)`: an int has no length
-        call = ctx.parent.get(parent)
-        return isinstance(call, cst.Call) and len(call.args) == 1 and ctx.resolve(call.func) == "len"
-    if not isinstance(parent, cst.Attribute) or parent.value is not use:
-        return False
-    attr = parent.attr.value
-    if attr in _ARRAY_ATTRS:
-        return True
-    outer = ctx.parent.get(parent)
-    if attr == "shape":  # `n.shape[0]`: at least one dimension
-        return isinstance(outer, cst.Subscript) and outer.value is parent
-    return attr in _ARRAY_METHODS and isinstance(outer, cst.Call) and outer.func is parent
