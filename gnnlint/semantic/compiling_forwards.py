@@ -17,12 +17,17 @@ calls it once per step (frameworks.py makes it a per-step entry, so
 hot_loops.py marks it hot and steps.py exports its calls of other files'
 helpers as ``stepped`` facts), or None. Not for a class whose whole forward
 is compiled (no eager part), nor a LightningModule (its hooks are the steps).
-Gate: a compile site inside a method of the forward's class (no new walk
-otherwise); memoised per class.
+Only for a module something builds: a framework registry (a
+``@registry.register_model`` decorator) or a construction in this file (one
+only another file imports is hot through that file's loop, ``hot`` facts; one
+no program builds runs no step). Gate: a compile site in this file (no new
+walk otherwise); memoised per class.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
 
 from gnnlint.semantic.model import FuncInfo
 
@@ -48,6 +53,8 @@ def _why(ctx: "FileContext", forward: FuncInfo) -> Optional[str]:
         return None  # the whole forward is compiled / a LightningModule's step hooks are the steps
     if forward in ctx.compiled_funcs:
         return None
+    if not _run_by_something(ctx, cls):
+        return None  # a module nothing here builds nor registers: a loop elsewhere tells (`hot` facts), or none runs it
     runners = {forward} | _self_methods(ctx, forward)
     for site_node, site in ctx.compile_sites:
         owner = ctx.enclosing_function(site_node)
@@ -60,6 +67,18 @@ def _why(ctx: "FileContext", forward: FuncInfo) -> Optional[str]:
                 if any(ctx.enclosing_function(call) in runners for call in ctx.ref_calls(ref)):
                     return f"a loop calls `{cls.name}` once per step, and its forward runs what it compiles itself"
     return None
+
+
+def _run_by_something(ctx: "FileContext", cls) -> bool:
+    """The module is built: registered through a decorator for a framework to
+    build from a config (``@registry.register_model("name")``), or constructed
+    in this file. (One another file imports and runs in its loop is hot there,
+    and that file tells this one; one nobody builds runs no step.)"""
+    for deco in cls.node.decorators:
+        target = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
+        if (ctx.last_part(target) or "").startswith("register"):
+            return True
+    return bool(ctx.constructions(cls))
 
 
 def _self_methods(ctx: "FileContext", forward: FuncInfo) -> set:
