@@ -131,3 +131,12 @@ def test_a_wholly_compiled_forward_has_no_eager_part(tmp_path):
         "self.forward_fn = self.compiled_forward\n            self.forward = torch.compile(self.forward)")
     whole = whole_tree_lines(write_project(tmp_path / "whole", files))
     assert not any(line.startswith("demo/model.py:22") and "GNN013" in line for line in whole), whole
+
+
+def test_a_plugin_importing_itself_under_its_hosts_name(tmp_path):
+    # EScAIP's imports inside fairchem: `from fairchem.core.models.escaip.utils... import ...` (module_map.py)
+    files = dict(PROJECT)
+    files["demo/model.py"] = MODEL.replace("from demo.graph import", "from host.models.plugin.graph import") \
+        .replace("from demo.registry import", "from host.models.plugin.registry import")
+    whole = whole_tree_lines(write_project(tmp_path / "plugin", files))
+    assert any(line.startswith("demo/graph.py:2:") and "GNN013" in line for line in whole), whole
