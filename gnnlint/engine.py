@@ -849,7 +849,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         if not exporting:
             break
         if modules is None:
-            modules = ModuleMap(every)
+            modules = ModuleMap(every, lambda path: _bytes_of(path, contents))
         changed: set[str] = set()
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)

@@ -9,15 +9,20 @@ component, which was a third of a warm run over torch_geometric.
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
-from gnnlint.facts import ImportRef
+from gnnlint.facts import ImportRef, from_imports
+
+_ALIAS_LEVELS = 4  # folders above an importer that may be its package installed under another name
 
 
 class ModuleMap:
-    def __init__(self, paths: Iterable[str]) -> None:
+    def __init__(self, paths: Iterable[str], read: Optional[Callable[[str], Optional[bytes]]] = None) -> None:
         self.given: dict[str, str] = {}  # absolute path -> the path as the run named it
+        self._read = read  # the bytes of a run's file (for `installed_names`); None: no aliases
+        self._aliases: dict[str, list] = {}  # importer -> [(dotted prefix, folder it names), ...]
         self.modules: dict[str, str] = {}  # dotted module name -> absolute path
         for path in paths:
             absolute = os.path.abspath(path)
@@ -57,7 +62,68 @@ class ModuleMap:
             given = self.given.get(os.path.normpath(candidate)) if candidate else None
             if given is not None:
                 return given, name
+        return self._aliased(importer, ref.module, name) if not ref.level and self._read is not None else None
+
+    # -- a project installed under another name ------------------------------------------
+    def _aliased(self, importer: str, module: str, name: str) -> Optional[tuple[str, str]]:
+        for prefix, folder in self.installed_names(importer):
+            if module.startswith(prefix + "."):
+                found = self._under(folder, module[len(prefix) + 1:])
+                if found is not None:
+                    return found, name
         return None
+
+    def _under(self, folder: str, dotted: str) -> Optional[str]:
+        target = os.path.join(folder, *dotted.split("."))
+        for candidate in (target + ".py", os.path.join(target, "__init__.py")):
+            given = self.given.get(os.path.normpath(candidate))
+            if given is not None:
+                return given
+        return None
+
+    def _defines(self, path: Optional[str], names: set) -> bool:
+        """A byte test: the file defines (or imports) every one of ``names`` at
+        its top level -- a folder that only mirrors a library's layout (tests
+        named after its modules, a project's own ``config`` package) does not."""
+        if path is None or self._read is None:
+            return False
+        data = self._read(path) or b""
+        return all(name == "*" or re.search(rb"^(?:(?:async\s+)?def|class)\s+%s\b|^%s\s*[:=]|\bimport\b[^\n]*\b%s\b"
+                                            % ((re.escape(name.encode()),) * 3), data, re.M) for name in names)
+
+    def installed_names(self, importer: str) -> list:
+        """``[(prefix, folder)]``: the importer names its own project under a
+        dotted prefix of another package -- a plugin copied into a host
+        package (``from fairchem.core.models.escaip.utils.graph import f`` in
+        ``src/model.py`` for ``src/utils/graph.py``): two or more of its
+        ``from`` imports share a prefix of at least two parts, and every one of
+        them names a file of the run under one folder at or above the importer
+        that defines the names imported from it."""
+        if importer in self._aliases:
+            return self._aliases[importer]
+        data = self._read(importer) if self._read is not None else None
+        imported: dict[str, set] = {}
+        for module, level, name, _bound in from_imports(data or b""):
+            if not level and module.count(".") >= 2:
+                imported.setdefault(module, set()).add(name)
+        modules = sorted(imported)
+        folders, folder = [], os.path.dirname(importer)
+        for _ in range(_ALIAS_LEVELS):
+            folders.append(folder)
+            folder = os.path.dirname(folder)
+        found: list = []
+        prefixes = sorted({".".join(m.split(".")[:i]) for m in modules for i in range(2, m.count(".") + 1)},
+                          key=lambda p: -p.count("."))
+        for prefix in prefixes:
+            members = [m for m in modules if m.startswith(prefix + ".")]
+            if len(members) < 2 or any(p.startswith(prefix + ".") for p, _f in found):
+                continue
+            for folder in folders:
+                if all(self._defines(self._under(folder, m[len(prefix) + 1:]), imported[m]) for m in members):
+                    found.append((prefix, folder))
+                    break
+        self._aliases[importer] = found
+        return found
 
 
 def module_name_for(path: str) -> str:

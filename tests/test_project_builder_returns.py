@@ -243,3 +243,65 @@ def test_a_static_builder_rebound_in_the_importer_tells_nothing(tmp_path):
         "def __init__(self, cfg, loader):\n", "def __init__(self, cfg, loader):\n                Builder = cfg.builder\n")
     root = write_project(tmp_path, files)
     assert not finding_lines(run(["check", "demo/runner.py", "--no-cache"], root).output)
+
+
+FACTORY = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "demo/__init__.py": "",
+    "demo/losses.py": """\
+        import torch
+
+
+        def prepare_loss_fn(model, compile_loss, mode):
+            def loss_wrapper(batch):
+                return model(batch).pow(2).mean()
+
+            if compile_loss:
+                return torch.compile(loss_wrapper, mode=mode)
+            return loss_wrapper
+    """,
+    "demo/loops.py": """\
+        import torch
+
+
+        def training_loop(loss_fn, optimizer, n_iters):
+            history = []
+            for step in range(n_iters):
+                batch = torch.randn(32, 8, device="cuda")
+                optimizer.zero_grad()
+                loss = loss_fn(batch)
+                loss.backward()
+                optimizer.step()
+                history.append(loss.item())
+            return history
+    """,
+    "demo/main.py": """\
+        import torch
+
+        from demo.losses import prepare_loss_fn
+        from demo.loops import training_loop
+
+
+        def main():
+            model = torch.nn.Linear(8, 1).cuda()
+            optimizer = torch.optim.Adam(model.parameters())
+            loss_fn = prepare_loss_fn(model, True, "default")
+            training_loop(loss_fn, optimizer, n_iters=100)
+    """,
+}
+
+
+def test_a_factory_returning_a_compiled_callable_drives_the_loop_it_is_handed_to(tmp_path):
+    # `return torch.compile(loss_wrapper, ...)`: the factory's whole result is compiled (heldout9's
+    # torchgfn tutorial), handed to a loop function of a third file that calls it every iteration
+    root = write_project(tmp_path / "factory", FACTORY)
+    whole = whole_tree_lines(root)
+    assert {line.split(": ")[0].rsplit(":", 1)[0] for line in whole} == {"demo/loops.py:12"}, whole
+    assert all("GNN013" in line and "compiled `loss_fn` (passed in main.py)" in line for line in whole), whole
+    assert_one_file_agrees(root, "demo/loops.py")
+
+
+def test_a_factory_returning_its_callable_uncompiled_tells_nothing(tmp_path):
+    files = dict(FACTORY)
+    files["demo/losses.py"] = FACTORY["demo/losses.py"].replace("torch.compile(loss_wrapper, mode=mode)", "loss_wrapper")
+    assert not whole_tree_lines(write_project(tmp_path / "plain", files))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from gnnlint.semantic.callback_hooks import told_compiled, told_step_entry
+from gnnlint.semantic.compiling_forwards import compiling_forward
 
 if TYPE_CHECKING:
     from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -57,7 +58,7 @@ _TEST_DIRS = ("tests", "test", "testing", "unittests")
 class StepEntry:
     """A method a framework calls once per step."""
 
-    framework: str  # "ase" | "lammps" | "lightning"
+    framework: str  # "ase" | "lammps" | "lightning" | "module" (compiling_forwards.py)
     role: str  # "training" | "evaluation"
     why: str  # for messages: "ASE calls `Calc.calculate` once per MD / optimisation step"
     varying_inputs: bool  # its parameters carry a new variable-size structure every step (ASE atoms)
@@ -77,6 +78,9 @@ class Frameworks:
         if func.name == "compute_forces" and self._derives_from(cls, _LAMMPS_MLIAP, "MLIAPUnified"):
             return StepEntry("lammps", "evaluation",
                              f"LAMMPS calls `{cls.name}.compute_forces` once per MD step", True)
+        module_step = compiling_forward(self, func)  # a forward around code its module compiles itself
+        if module_step is not None:
+            return StepEntry("module", "training", module_step, False)
         role = LIGHTNING_BATCH_HOOKS.get(func.name)
         if role is not None and (self._derives_from(cls, _LIGHTNING_PACKAGES, "Callback")
                                  or self._derives_from(cls, _LIGHTNING_PACKAGES, "LightningModule")):

@@ -11,7 +11,9 @@ loop. Whatever name takes that element of the result holds the compiled model.
 next to ``return model``: the tuple form). ``export_compiled_returns`` tells
 the files importing a top-level builder which element of its result is
 compiled (``ExportedFacts.compiled_returns``: ``"build:0"``, ``"build:"`` for
-the whole result); ``returned_compiled_refs`` turns the calls of such an
+the whole result, also of a factory returning the compile call itself:
+``return torch.compile(loss_wrapper, mode=...)``, a compiled callable the
+caller hands to a loop function); ``returned_compiled_refs`` turns the calls of such an
 imported builder here into refs (``("name", ...)``, as compile_sites.py makes
 them), which the per-step analysis (steps.py) and the hand-offs to other
 files (handoffs.py) follow like the refs of a compile site of this file.
@@ -24,6 +26,9 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.model import FuncInfo, assigned_targets
+
+
+_NO_FUNC = object()  # a compile call outside any function
 
 
 class ReturnedCompiled:
@@ -104,6 +109,13 @@ class ReturnedCompiled:
         produced: told to the files importing them (which element is compiled)."""
         seen: set = set()
         for site_node, site in self.compile_sites:
+            if isinstance(self._compile_holder(site_node)[1], cst.Return):
+                # `return torch.compile(loss_wrapper, mode=...)`: a factory of a compiled callable
+                name = self._builder_name(self.enclosing_function(site_node) or _NO_FUNC)
+                if name is not None and (name, "") not in seen:
+                    seen.add((name, ""))
+                    self.exported.compiled_returns.append(
+                        (ImportRef("", f"{name}:"), f"compiled `{site.target}` returned by `{name}`"))
             for ref in self.compiled_refs(site_node):
                 func = ref[2] if ref[0] == "name" else None
                 name = self._builder_name(func) if func is not None else None
@@ -116,11 +128,11 @@ class ReturnedCompiled:
                             (ImportRef("", f"{name}:{position}"),
                              f"compiled `{site.target}` returned by `{name}`"))
 
-    def _builder_name(self, func: FuncInfo) -> Optional[str]:
+    def _builder_name(self, func) -> Optional[str]:
         """How another file calls this builder: ``build`` (a top-level function) or
         ``Builder.build`` (a ``@staticmethod`` / ``@classmethod`` of a top-level
         class, called on the class: ``Builder.build_model(cfg)``)."""
-        if func.parent is not None:
+        if func is _NO_FUNC or func.parent is not None:
             return None
         if func.cls is None:
             return func.name if self.functions.get(func.name) is func else None

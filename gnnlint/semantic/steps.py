@@ -502,6 +502,9 @@ def _imported_target(ctx, call: cst.Call, import_ref):
     ``call`` runs: ``helper(x)`` (``from .m import helper``), ``ops.helper(x)``
     (``from . import ops``), ``obj.method(x)`` on an instance of an imported class."""
     func = call.func
+    held = _held_function(ctx, call)  # `self.prep(data)` with `self.prep = partial(helper, cfg=cfg)`
+    if held is not None:
+        return held
     inherited = _inherited_target(ctx, call, import_ref)
     if inherited is not None:
         return inherited
@@ -527,6 +530,24 @@ def _imported_target(ctx, call: cst.Call, import_ref):
             owner = ctx.class_of(func.value, call)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
+    return None
+
+
+def _held_function(ctx, call: cst.Call):
+    """``self.prep(data)`` where the class stores an imported project function in
+    ``self.prep`` (``partial(helper, cfg=cfg)`` or ``helper`` itself): that function."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return None
+    cls = ctx.enclosing_class(call)
+    if cls is None or ctx.method_of(cls, func.attr.value) is not None:
+        return None
+    for value in ctx.class_attr_values(cls, func.attr.value):
+        if isinstance(value, cst.Call) and ctx.resolve(value.func) == "functools.partial" and value.args:
+            value = value.args[0].value
+        ref = ctx.imports.get(value.value) if isinstance(value, cst.Name) else None
+        if ref is not None and ref.name[:1].islower() and "." not in ref.name:
+            return ref
     return None
 
 
