@@ -196,6 +196,8 @@ class SyncRule(Rule):
             return self._truthy_tensor(expr.expression)
         if isinstance(expr, cst.BooleanOperation):
             return self._truthy_tensor(expr.left) or self._truthy_tensor(expr.right)
+        if self.context.unpassed_input(expr):
+            return None  # `labels` of `forward(..., labels=None)` that no call passes: None, no tensor
         if self._device_tensor(expr):
             return expr
         return None
