@@ -45,7 +45,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ProjectFacts,
 )
 from gnnlint.semantic import (compile_facts, cpu_only, entry_points, flow, keys, layer_feeds, layers, shapes, sparse_feeds,
-                              version_fallbacks)
+                              unpassed_inputs, version_fallbacks)
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
@@ -241,6 +241,11 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         """This file's functions (and the local functions they call) whose result another
         file feeds as ``adj_t`` to a compiled model: -> what is fed where (``sparse_fed`` facts)."""
         return sparse_feeds.sparse_fed_functions(self)
+
+    def unpassed_input(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` reads a ``forward(..., labels=None)`` parameter no call of the class
+        gives: it is None (semantic/unpassed_inputs.py)."""
+        return unpassed_inputs.unpassed_input(self, expr)
 
     def step_unreached(self, node: cst.CSTNode) -> bool:
         """``node`` runs only in a branch that the compiled per-step path never takes: the

@@ -193,3 +193,31 @@ def test_keyword_splat_may_carry_the_device():
             probe(rot)
     """)
     assert not any(found.values()), found
+
+
+def test_elements_of_host_tensors_through_zip_enumerate_and_tolist():
+    # `.to("cpu")` copies (particleflow's domain labels): the items of a loop over them, of a
+    # `zip` of them, of `enumerate`, a comparison with a `.tolist()` element, `torch.unique` of one
+    found = _values("""
+        import torch
+        def f(batch, dev):
+            ids = batch.source_id.detach().to("cpu").long().view(-1)
+            types = batch.input_type_id.detach().to("cpu").long().view(-1)
+            for a, b in zip(ids, types):
+                probe(a)
+                probe(b)
+            for i, row in enumerate(ids):
+                probe(row)
+            for v in torch.unique(ids).tolist():
+                probe(ids == v)
+            probe(torch.unique(ids))
+            for a, b in zip(ids, dev):
+                probe(b)
+            for v in torch.unique(dev).tolist():
+                probe(dev == v)
+            for w in dev:
+                probe(w)
+    """)
+    assert found["a"] and found["row"] and found["ids == v"] and found["torch.unique(ids)"]
+    assert found["b"] is None  # `zip(ids, dev)`: the second position is the device tensor
+    assert found["dev == v"] is None and found["w"] is None

@@ -22,7 +22,8 @@ _DATA_TENSOR_ATTRS = {"x", "y", "edge_index", "edge_attr", "edge_weight", "batch
 # comparisons of whole tensors that return a Python bool: computed on the device, read on the host
 _BOOL_COMPARISONS = {"allclose", "equal"}
 SYNC_TRIGGERS = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
-                 b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'", b"allclose(", b"equal(")
+                 b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'", b"allclose(", b"equal(",
+                 b"\"cpu\")", b"'cpu')")
 
 
 def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
@@ -66,6 +67,11 @@ class SyncRule(Rule):
                     and not self.context.host_tensor(func.value) and not self.context.host_on_some_path(func.value):
                 self._flag(node, "`.numpy(force=True)`")
             return
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and self._to_host(node):
+            # `t.to("cpu")` / `.to(device="cpu")` / `.to(torch.device("cpu"))`: the same copy as `t.cpu()`
+            if self.context.kind(func.value) == TENSOR and not self.context.host_tensor(func.value):
+                self._flag(node, f"`.to({self.context.module.code_for_node(node.args[0].value)})`")
+            return
         if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and not node.args:
             receiver_kind = self.context.kind(func.value)
             method = func.attr.value
@@ -99,6 +105,16 @@ class SyncRule(Rule):
                 if self._device_tensor(arg.value) or self._formats_tensor(arg.value):
                     self._flag(node, "printing a tensor")
                     return
+
+    def _to_host(self, call: cst.Call) -> bool:
+        """``.to("cpu")`` (positional or ``device=``, a string or ``torch.device("cpu")``), not
+        ``non_blocking=True`` (an asynchronous copy waits for nothing)."""
+        if not call.args or any(a.keyword is not None and a.keyword.value == "non_blocking"
+                                and not (isinstance(a.value, cst.Name) and a.value.value == "False")
+                                for a in call.args):
+            return False
+        first = call.args[0]
+        return (first.keyword is None or first.keyword.value == "device") and self.context._cpu_literal(first.value)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         # f"{loss:.4f}" reads the value back like .item() does; print(f"...")
@@ -180,6 +196,8 @@ class SyncRule(Rule):
             return self._truthy_tensor(expr.expression)
         if isinstance(expr, cst.BooleanOperation):
             return self._truthy_tensor(expr.left) or self._truthy_tensor(expr.right)
+        if self.context.unpassed_input(expr):
+            return None  # `labels` of `forward(..., labels=None)` that no call passes: None, no tensor
         if self._device_tensor(expr):
             return expr
         return None

@@ -205,6 +205,16 @@ class StepHostSync(SyncRule):
 
     VALID = (
         # a CPU benchmark script: its device is the CPU and nothing else, so reading a loss waits for nothing
+        # `.to("cpu", non_blocking=True)`: an asynchronous copy, the host does not wait for it
+        Valid("""
+import torch
+model = torch.compile(model)
+for x, y in loader:
+    out = model(x).sum()
+    out.backward()
+    optimizer.step()
+    host.append(out.detach().to("cpu", non_blocking=True))
+"""),
         Valid("""
 import torch
 device = torch.device("cpu")
@@ -556,6 +566,21 @@ for x, y in loader:
     if mask is not None:
         counts.append(mask.numpy(force=True))
 """, lines=(8,)),
+        # `.to("cpu")` (any spelling) is the same device-to-host copy as `.cpu()`: reported, once; reading
+        # its result, the rows of a `zip` of such copies, elements of its `.tolist()` is no further sync
+        Invalid("""
+import torch
+model = torch.compile(model)
+for x, y in loader:
+    logits = model(x)
+    logits.sum().backward()
+    optimizer.step()
+    ids = logits.detach().argmax(-1).to("cpu").long()
+    kinds = logits.to(device=torch.device("cpu"))
+    labels = [(a.item(), b.item()) for a, b in zip(ids, kinds)]
+    for k in torch.unique(ids).tolist():
+        counts[k] += (ids == k).sum().item()
+""", lines=(8, 9)),
         # an outer loop's counter: `epoch == 0` holds on every batch of the first epoch
         Invalid("""
 import torch

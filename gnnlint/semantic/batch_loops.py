@@ -24,12 +24,29 @@ if TYPE_CHECKING:
 
 def iterates_batches(ctx: "FileContext", info: "FuncInfo") -> bool:
     """``info`` holds (in its own body, not a nested def) a ``for`` loop over
-    a loader."""
+    a loader -- also through a name bound to the wrapped loader
+    (``iterator = enumerate(valid_loader)``, ``if tty: iterator = tqdm(iterator)``,
+    then ``for i, batch in iterator:``)."""
     for loop in ctx.loops:
         if not isinstance(loop, cst.For) or ctx.enclosing_function(loop) is not info:
             continue
-        if any(ctx._looks_like_loader(it) for it in wrapped_iterables(loop.iter, containers=False)):
+        if _over_loader(ctx, loop.iter, loop, 0):
             return True
+    return False
+
+
+def _over_loader(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+    """Iterating ``expr`` yields a loader's batches: a loader (wrapped in
+    ``enumerate`` / ``tqdm`` ...), or a local name every reaching assignment of
+    which is one (bounded: a loop header's wrappers, not a program)."""
+    for it in wrapped_iterables(expr, containers=False):
+        if ctx._looks_like_loader(it):
+            return True
+        if isinstance(it, cst.Name) and depth < 3:
+            reaching = ctx.reaching(it.value, it)
+            if reaching and all(b.how == "assign" and b.value is not None and b.value is not expr
+                                and _over_loader(ctx, b.value, b.value, depth + 1) for b, _f in reaching):
+                return True
     return False
 
 

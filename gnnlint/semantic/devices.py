@@ -39,7 +39,8 @@ _HOST_OPS = {"torch." + name for name in (
     "where", "sum", "mean", "abs", "clamp", "maximum", "minimum", "max", "min", "exp", "log", "sqrt",
     "argmax", "argmin", "cumsum", "flatten", "reshape", "transpose", "gather", "masked_fill", "logical_not",
     "logical_and", "logical_or", "eq", "ne", "gt", "lt", "ge", "le",
-    "bernoulli", "multinomial", "poisson")}  # sampling ops: drawn on the probabilities' device
+    "bernoulli", "multinomial", "poisson", "unique", "sort", "argsort", "topk", "bincount", "round",
+    "floor", "ceil", "sign", "prod", "std", "var", "any", "all", "isnan", "isfinite", "count_nonzero")}  # sampling ops: drawn on the probabilities' device
 _JOINS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack")
 _FIXTURES = ("pytest.fixture",)
 # methods whose result lives where the receiver does
@@ -76,7 +77,7 @@ class Devices:
             operands = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) \
                 else (expr.left, *(c.comparator for c in expr.comparisons))
             sides = [self.host_tensor(side, depth + 1) if self.kind(side) != SCALAR and not _hparam(side)
-                     else "scalar" for side in operands]
+                     and not self._python_element(side) else "scalar" for side in operands]
             if None in sides:
                 return None
             return next((s for s in sides if s != "scalar"), None)
@@ -162,13 +163,24 @@ class Devices:
         method = func.attr.value
         if method == "cpu" and not call.args and self.kind(func.value) == TENSOR:
             return "a `.cpu()` result"
-        if method == "to" and positional and self._cpu_literal(positional[0]):
+        device = positional[0] if positional else next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if method == "to" and device is not None and self._cpu_literal(device):
             return "a `.to(\"cpu\")` result"
         if method == "to" and call.args and all(a.keyword is None and self._dtype_value(a.value) for a in call.args):
             return self.host_tensor(func.value, depth + 1)  # x.cpu().to(dtype): a cast keeps the device
         if method in _MOVES or self.kind(func.value) == SCALAR:
             return None
         return self.host_tensor(func.value, depth + 1)
+
+    def _python_element(self, expr: cst.BaseExpression) -> bool:
+        """A loop variable over a ``.tolist()`` result (every reaching binding): a Python number."""
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = self.reaching(expr.value, expr)
+        return bool(reaching) and all(
+            b.how == "iter" and isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Attribute)
+            and b.value.func.attr.value == "tolist" and not b.value.args for b, _f in reaching)
 
     def _host_or_number(self, expr: cst.BaseExpression, depth: int) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float)) or (isinstance(expr, cst.UnaryOperation)
@@ -197,6 +209,9 @@ class Devices:
                     found = self._host_param(candidate, func, depth)
             elif candidate.how in ("iter", "iter_unpack") and self._host_elements(candidate.value, depth):
                 found = "an element of a `.cpu()` result"  # `for k, v in td.cpu().items()`
+            elif candidate.how in ("iter", "iter_unpack") and candidate.value is not None and self._host_iterated(
+                    candidate.value, candidate.index if candidate.how == "iter_unpack" else None, depth):
+                found = "an element of a host tensor"  # `for a, b in zip(ids_cpu, types_cpu)`
             elif candidate.how in ("iter", "iter_unpack") and func is not None:
                 found = self._host_param(candidate, func, depth)
             elif candidate.how == "unpack" and isinstance(candidate.value, cst.Name) \
@@ -236,6 +251,23 @@ class Devices:
                 and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name:
             return self.literal_value(test.args[1].value) in ("cpu", "detach", "item", "numpy")
         return self._implies(test, name, True) is True
+
+    def _host_iterated(self, iterable: cst.BaseExpression, index: Optional[int], depth: int) -> bool:
+        """Iterating ``iterable`` (taking element ``index`` of each item when unpacked) yields host
+        values: rows of a host tensor (``for row in t.to("cpu")``), that position of a ``zip`` of
+        them, the items of ``enumerate`` over one, or Python numbers (``for v in t.unique().tolist()``)."""
+        if not isinstance(iterable, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) or depth > 12:
+            return False
+        if isinstance(iterable, cst.Call):
+            func, args = self.resolve(iterable.func), [a.value for a in iterable.args if a.keyword is None]
+            if func == "zip" and index is not None:
+                return 0 <= index < len(args) and self._host_iterated(args[index], None, depth + 1)
+            if func == "enumerate" and index is not None and args:
+                return index == 0 or (index == 1 and self._host_iterated(args[0], None, depth + 1))
+            if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "tolist" \
+                    and not iterable.args:
+                return index is None  # Python numbers (or lists of them): no tensor to read
+        return index is None and self.host_tensor(iterable, depth + 1) is not None
 
     def _host_elements(self, iterable: Optional[cst.BaseExpression], depth: int) -> bool:
         """Iterating ``iterable`` yields CPU tensors: a ``.cpu()`` result, whatever it copied (a

@@ -18,7 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import compile_facts, library_steps, lightning_feeds, sparse_feeds, submodule_reach
+from gnnlint.semantic import compile_facts, library_steps, lightning_feeds, sparse_feeds, submodule_reach, unpassed_inputs
 from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
@@ -53,7 +53,7 @@ class Regions(HotLoops):
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
         if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
-                or self.none_filled_unreached(node):
+                or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
