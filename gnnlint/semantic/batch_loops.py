@@ -91,11 +91,10 @@ def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:
     from gnnlint.semantic.kinds import BATCH
     from gnnlint.semantic.model import ClassInfo, FuncInfo
 
-    if not call.args or isinstance(ctx.method_callee(call), FuncInfo):
+    if not call.args or not _holds_compiled_model(ctx) or isinstance(ctx.method_callee(call), FuncInfo):
         return None
     values = [a.value for a in call.args if not a.star]
-    # the batch first: few calls hand one, while the per-file holder answer reads every class
-    if not any(ctx.kind(v) == BATCH for v in values) or not _holds_compiled_model(ctx):
+    if not any(ctx.kind(v) == BATCH for v in values):
         return None
     func = call.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
