@@ -164,7 +164,10 @@ def export(ctx) -> None:
         target = ctx.compile_targets.get(node)
         if isinstance(target, ImportRef) and site.target_kind != "optimizer_step":
             out.fullgraph.append((target, FULLGRAPH_TRUE if site.fullgraph else FULLGRAPH_FALSE))
-    for cls in ctx.class_info.values():
+    # a class's fullgraph comes only from this file's compile sites or a project fact naming a local
+    # class (_class_fullgraph): without either, every class answers None -- skip the submodule reads
+    told = ctx.compile_sites or any(cls.name in ctx.project.fullgraph for cls in ctx.class_info.values())
+    for cls in ctx.class_info.values() if told else ():
         value = class_fullgraph(ctx, cls) if any(isinstance(s, ImportRef) for s in _submodule_classes(ctx, cls)) \
             else None
         if value is None:
@@ -172,7 +175,8 @@ def export(ctx) -> None:
         for sub in _submodule_classes(ctx, cls):
             if isinstance(sub, ImportRef):
                 out.fullgraph.append((sub, FULLGRAPH_TRUE if value else FULLGRAPH_FALSE))
-    for call in ctx.all_calls():
+    # a sweep is a `for` loop around the call (sweep_loop): a file without one has none
+    for call in ctx.all_calls() if any(isinstance(loop, cst.For) for loop in ctx.loops) else ():
         func = call.func
         if isinstance(func, cst.Name) and func.value in ctx.imports and func.value[:1].islower():
             loop = sweep_loop(ctx, call)
