@@ -69,7 +69,10 @@ class SyncRule(Rule):
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and self._to_host(node):
             # `t.to("cpu")` / `.to(device="cpu")` / `.to(torch.device("cpu"))`: the same copy as `t.cpu()`
-            if self.context.kind(func.value) == TENSOR and not self.context.host_tensor(func.value):
+            # in per-step eager code; dynamo traces it in compiled code (e10: 0 graph breaks), where only
+            # reading the copy on the host (`.numpy()`, `.item()`) breaks the graph
+            if self.context.kind(func.value) == TENSOR and not self.context.host_tensor(func.value) \
+                    and not self.context.compiled_region(node):
                 self._flag(node, f"`.to({self.context.module.code_for_node(node.args[0].value)})`")
             return
         if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and not node.args:
