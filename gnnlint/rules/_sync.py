@@ -117,7 +117,7 @@ class SyncRule(Rule):
                                 for a in call.args):
             return False
         first = call.args[0]
-        return (first.keyword is None or first.keyword.value == "device") and self.context._cpu_literal(first.value)
+        return (first.keyword is None or first.keyword.value == "device") and self.context.cpu_device(first.value)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         # f"{loss:.4f}" reads the value back like .item() does; print(f"...")

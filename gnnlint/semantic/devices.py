@@ -104,7 +104,7 @@ class Devices:
             if binding.how != "assign" or not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
                 return None
             method, args = value.func.attr.value, value.args
-            if not (method == "cpu" and not args or method == "to" and args and self._cpu_literal(args[0].value)):
+            if not (method == "cpu" and not args or method == "to" and args and self.cpu_device(args[0].value)):
                 return None
         return "a host copy (`.cpu()`)" if reaching else None
 
@@ -128,7 +128,7 @@ class Devices:
         first = args[0].value if args[0].keyword is None else None
         device = first if first is not None else next(
             (a.value for a in args if a.keyword is not None and a.keyword.value == "device"), None)
-        return device is not None and not self._cpu_literal(device) and not self._dtype_value(device) \
+        return device is not None and not self.cpu_device(device) and not self._dtype_value(device) \
             and not isinstance(device, (cst.Integer, cst.Float))
 
     def _host_call(self, call: cst.Call, depth: int) -> Optional[str]:
@@ -165,7 +165,7 @@ class Devices:
             return "a `.cpu()` result"
         device = positional[0] if positional else next(
             (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
-        if method == "to" and device is not None and self._cpu_literal(device):
+        if method == "to" and device is not None and self.cpu_device(device):
             return "a `.to(\"cpu\")` result"
         if method == "to" and call.args and all(a.keyword is None and self._dtype_value(a.value) for a in call.args):
             return self.host_tensor(func.value, depth + 1)  # x.cpu().to(dtype): a cast keeps the device
@@ -358,7 +358,8 @@ class Devices:
         return False
 
     @staticmethod
-    def _cpu_literal(expr: cst.BaseExpression) -> bool:
+    def cpu_device(expr: cst.BaseExpression) -> bool:
+        """``"cpu"`` or ``torch.device("cpu")``: the CPU named as a device (``.to(<it>)`` copies to the host)."""
         if isinstance(expr, cst.SimpleString):
             return expr.value.strip("'\"") == "cpu"
         if isinstance(expr, cst.Call) and expr.args and isinstance(expr.args[0].value, cst.SimpleString):
