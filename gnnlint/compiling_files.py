@@ -32,7 +32,7 @@ class CompilingImports:
         that imports the name from another. Not one of the
         run's files: no (a fact about it would land nowhere)."""
         if self._map is None:
-            self._map = ModuleMap(self._paths)
+            self._map = ModuleMap(self._paths, self._read)  # the bytes: a plugin's host-package imports
         return self._defines_compiling(importer, ImportRef(module, name, level), set())
 
     def _defines_compiling(self, importer: str, ref: ImportRef, seen: set) -> bool:

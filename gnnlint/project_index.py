@@ -32,12 +32,19 @@ class ProjectIndex:
 
 
 
+def _read_or_none(path: str) -> Optional[bytes]:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
 def build_index(files: Iterable[Path]) -> ProjectIndex:
     from gnnlint.engine import node_positions
     from gnnlint.module_map import ModuleMap
 
     files = [Path(f) for f in files]
-    modules = ModuleMap(str(f) for f in files)
+    modules = ModuleMap((str(f) for f in files), _read_or_none)  # the bytes: a plugin's host-package imports
     index = ProjectIndex()
     for path in files:
         try:

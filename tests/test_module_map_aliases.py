@@ -93,3 +93,51 @@ def test_a_folder_mirroring_a_librarys_layout_without_its_names_names_nothing(tm
     modules = _map(root)
     assert modules.resolve(str(root / "graphgps/loader/split_generator.py"),
                            ImportRef("torch_geometric.graphgym.config", "cfg")) is None
+
+
+# The two other places that map a run's imports to its files read the bytes too,
+# so a plugin's host-package imports name its files there as well.
+COMPILING_PLUGIN = dict(PLUGIN, **{
+    "src/train.py": """\
+        import torch
+        from host.core.models.plugin.model_def import Net
+        from host.core.models.plugin.configs import Config
+
+        model = torch.compile(Net())
+    """,
+    "src/model_def.py": """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """,
+    "src/fit.py": """\
+        import torch
+
+
+        def fit(model):
+            return torch.compile(model)
+    """,
+})
+
+
+def test_the_project_index_resolves_a_compiled_class_through_the_alias(tmp_path):
+    from gnnlint.project_index import build_index
+
+    root = write_project(tmp_path / "plugin", COMPILING_PLUGIN)
+    index = build_index(sorted(root.rglob("*.py")))
+    site = index.compile_site_for_class(str(root / "src/model_def.py"), "Net")
+    assert site is not None and site.path.endswith("train.py")
+
+
+def test_compiling_imports_follow_the_alias(tmp_path):
+    from gnnlint.compiling_files import CompilingImports
+
+    root = write_project(tmp_path / "plugin", COMPILING_PLUGIN)
+    paths = [str(p) for p in sorted(root.rglob("*.py"))]
+    imports = CompilingImports(paths, lambda path: open(path, "rb").read())
+    importer = str(root / "src/model.py")
+    assert imports.compiles(importer, "host.core.models.plugin.fit", 0, "fit")
+    assert not imports.compiles(importer, "host.core.models.plugin.utils.graph", 0, "build_graph")
