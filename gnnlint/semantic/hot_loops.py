@@ -205,7 +205,7 @@ class HotLoops:
         return False
 
     def _loop_why(self, loop: cst.CSTNode) -> str:
-        if isinstance(loop, cst.For) and self._looks_like_loader(loop.iter):
+        if isinstance(loop, cst.For) and self.looks_like_loader(loop.iter):
             return "inside the loop over batches"
         return "inside the training loop"
 

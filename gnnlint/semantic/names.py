@@ -57,6 +57,24 @@ class Names:
         resolved = self.resolve(func)
         return resolved if resolved in COMPILE_FUNCS else None
 
+    def calls_compile_api(self) -> bool:
+        """Some call of the file has a compile API for its callee (``compile_api``),
+        whether its result is kept, dropped or disabled -- without one, no
+        expression here is a compile call. Memoised; the callee's last part
+        (``compile``, or a name bound to a compile API) is checked before it is resolved."""
+        if "_calls_compile_api" not in self.__dict__:
+            aliased = {name for name, full in self.aliases.items() if full in COMPILE_FUNCS}
+            found = False
+            for call in self.all_calls():
+                func = call.func.func if isinstance(call.func, cst.Call) else call.func
+                last = func.attr.value if isinstance(func, cst.Attribute) else \
+                    func.value if isinstance(func, cst.Name) else None
+                if (last == "compile" or last in aliased) and self.compile_api(call.func) is not None:
+                    found = True
+                    break
+            self._calls_compile_api = found
+        return self._calls_compile_api
+
     def last_part(self, node: Optional[cst.CSTNode]) -> Optional[str]:
         if isinstance(node, cst.Name):
             return node.value
@@ -140,18 +158,18 @@ class Names:
             bindings = func.bindings.get(name) if func is not None else self.module_bindings.get(name)
             if not bindings:
                 continue
-            before = [b for b in bindings if (b.order < use or self._comprehension_target(b, at))
-                      and not self._binds_around(b, at)]
             if func is not None and not (func.node in self.ancestors(at) or func.node is at):
-                before = bindings  # an enclosing scope seen from a closure: all of it
-            elif func is None and self.enclosing_function(at) is not None:
+                return bindings[-1], func  # an enclosing scope seen from a closure: all of it
+            if func is None and self.enclosing_function(at) is not None:
                 # a global read inside a function runs after the module body
                 # (`def train(): ... train_loader` with train_loader below)
-                before = bindings
-            if not before:
-                # Bound later in the same scope only (loop-carried): unknown.
-                return None, func
-            return before[-1], func
+                return bindings[-1], func
+            # the last binding before the use (searched from the end: the tests below walk ancestors)
+            for b in reversed(bindings):
+                if (b.order < use or self._comprehension_target(b, at)) and not self._binds_around(b, at):
+                    return b, func
+            # Bound later in the same scope only (loop-carried): unknown.
+            return None, func
         return None, None
 
     def _comprehension_target(self, binding: Binding, at: cst.CSTNode) -> bool:
