@@ -65,7 +65,7 @@ class Names:
         if "_calls_compile_api" not in self.__dict__:
             aliased = {name for name, full in self.aliases.items() if full in COMPILE_FUNCS}
             found = False
-            for call in self.all_calls():
+            for call in self.calls_any_order():
                 func = call.func.func if isinstance(call.func, cst.Call) else call.func
                 last = func.attr.value if isinstance(func, cst.Attribute) else \
                     func.value if isinstance(func, cst.Name) else None
@@ -396,11 +396,19 @@ class Names:
             func = func.parent
         return False
 
+    def calls_any_order(self) -> Iterator[cst.Call]:
+        """Every call in the file, from the collector's lists (module level and class bodies,
+        then each function's own): for a scan that needs no order, without ``all_calls``' walk."""
+        yield from self.module_calls
+        for info in self.func_info.values():
+            yield from info.calls
+
     def all_calls(self) -> list[cst.Call]:
         """Every call in the file, in source order."""
         cached = getattr(self, "_feed_all_calls", None)
         if cached is None:
-            cached = [n for n in self.preorder if isinstance(n, cst.Call)]
+            call = cst.Call  # `type is`: isinstance on a libcst class runs ABCMeta's check for every node
+            cached = [n for n in self.preorder if type(n) is call]
             self._feed_all_calls = cached
         return cached
 

@@ -55,7 +55,7 @@ class Narrowing:
         ``torch.is_floating_point`` (what ``_is_tensor_check`` needs): an exact gate, memoised."""
         if "_narrowing_names" not in self.__dict__:
             names = set()
-            for call in self.all_calls():
+            for call in self.calls_any_order():
                 first = next((a.value for a in call.args if a.keyword is None), None)
                 if isinstance(first, cst.Name) and first.value not in names \
                         and self.resolve(call.func) in _CHECKS:
