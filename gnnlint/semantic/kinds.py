@@ -149,6 +149,11 @@ _TORCH_UTILS_RETURNING_TENSORS = {
 }
 
 
+_SCALAR_NODES = frozenset((cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                           cst.FormattedString, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+                           cst.SetComp, cst.GeneratorExp, cst.Lambda, cst.Tuple))
+
+
 class Kinds:
     """Value-kind questions: what an expression evaluates to. Mixed into FileContext; reads the SemanticModel."""
 
@@ -172,20 +177,16 @@ class Kinds:
         return self.kind(expr) == TENSOR
 
     def _kind(self, expr: cst.CSTNode) -> str:
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                             cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict,
-                             cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp,
-                             cst.Lambda)):
+        t = type(expr)  # exact types first (libcst's node classes are leaves): no ABCMeta check per class
+        if t in _SCALAR_NODES:
             return SCALAR
-        if isinstance(expr, cst.Tuple):
-            return SCALAR
-        if isinstance(expr, cst.Name):
+        if t is cst.Name:
             if expr.value in ("True", "False", "None"):
                 return SCALAR
             return self._name_kind(expr.value, expr)
-        if isinstance(expr, cst.Attribute):
+        if t is cst.Attribute:
             return self._attribute_kind(expr)
-        if isinstance(expr, cst.Call):
+        if t is cst.Call:
             return self._call_kind(expr)
         if isinstance(expr, cst.Subscript):
             base = self.kind(expr.value)

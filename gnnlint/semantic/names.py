@@ -21,6 +21,14 @@ from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MODULE_BASE_SUFFIXES
 
 
+_UNSEEN = object()
+_FUNCTION_DEF, _CLASS_DEF = cst.FunctionDef, cst.ClassDef
+# exact node types (libcst's are leaf classes): a set lookup instead of one ABCMeta check per class
+_SCOPE_TYPES = frozenset((cst.FunctionDef, cst.ClassDef, cst.Module))
+_BLOCK_TYPES = frozenset((cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler, cst.TryStar,
+                          cst.ExceptStarHandler, cst.Finally))
+
+
 class Names:
     """Name, scope and tree questions over the SemanticModel. Mixed into FileContext; reads the SemanticModel."""
 
@@ -90,11 +98,13 @@ class Names:
 
     def enclosing_function(self, node: cst.CSTNode) -> Optional[FuncInfo]:
         memo = self._enclosing_memo  # asked for every name lookup: remembered per node once collected
-        if memo is not None and node in memo:
-            return memo[node]
+        if memo is not None:
+            found = memo.get(node, _UNSEEN)
+            if found is not _UNSEEN:
+                return found
         found = None
         for anc in self.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
+            if type(anc) is _FUNCTION_DEF:  # (libcst node classes are leaves: `type is` is isinstance, minus ABCMeta)
                 found = self.func_info.get(anc)
                 break
         if memo is not None:
@@ -103,7 +113,7 @@ class Names:
 
     def enclosing_class(self, node: cst.CSTNode) -> Optional[ClassInfo]:
         for anc in self.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
+            if type(anc) is _CLASS_DEF:
                 return self.class_info.get(anc)
         return None
 
@@ -234,13 +244,13 @@ class Names:
         stmt = binding.node
         if stmt is None or binding.how in ("param", "def", "class"):
             return False
-        use_ancestors = set(map(id, self.ancestors(at)))
         for anc in self.ancestors(stmt):
-            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            t = type(anc)
+            if t in _SCOPE_TYPES:
                 return False
-            if isinstance(anc, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler,
-                                cst.TryStar, cst.ExceptStarHandler, cst.Finally)):
-                return id(anc) not in use_ancestors
+            if t in _BLOCK_TYPES:
+                # the use's ancestors are walked only for a binding inside a block (most are not)
+                return not any(use is anc for use in self.ancestors(at))
         return False
 
     def _exclusive(self, a: Optional[cst.CSTNode], b: Optional[cst.CSTNode]) -> bool:
