@@ -22,7 +22,8 @@ from gnnlint.semantic.vocab import COMPILE_FUNCS, MODULE_BASE_SUFFIXES
 
 
 _UNSEEN = object()
-_FUNCTION_DEF, _CLASS_DEF = cst.FunctionDef, cst.ClassDef
+_FUNCTION_DEF, _CLASS_DEF, _NAME, _ATTRIBUTE = cst.FunctionDef, cst.ClassDef, cst.Name, cst.Attribute
+_ASSIGNING = frozenset((cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.WithItem))
 # exact node types (libcst's are leaf classes): a set lookup instead of one ABCMeta check per class
 _SCOPE_TYPES = frozenset((cst.FunctionDef, cst.ClassDef, cst.Module))
 _BLOCK_TYPES = frozenset((cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler, cst.TryStar,
@@ -34,10 +35,11 @@ class Names:
 
     @staticmethod
     def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Attribute):
-            head = Names.dotted(node.value)
+        t = type(node)
+        if t is _NAME:
+            return node.value  # type: ignore[union-attr]
+        if t is _ATTRIBUTE:
+            head = Names.dotted(node.value)  # type: ignore[union-attr]
             return f"{head}.{node.attr.value}" if head is not None else None
         return None
 
@@ -557,16 +559,20 @@ class Names:
         if cache is None:
             cache = {}
             for node in self.preorder:
+                t = type(node)  # exact types (leaf classes): no ABCMeta check per class per node
+                if t not in _ASSIGNING:
+                    continue
                 pairs = []
-                if isinstance(node, cst.Assign):
-                    pairs = [(self.names_in(t.target), node.value) for t in node.targets]
-                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
-                    pairs = [(self.names_in(node.target), node.value)]
-                elif isinstance(node, (cst.For, cst.CompFor)):
+                if t is cst.Assign:
+                    pairs = [(self.names_in(tg.target), node.value) for tg in node.targets]
+                elif t is cst.AnnAssign or t is cst.AugAssign:
+                    if node.value is not None:
+                        pairs = [(self.names_in(node.target), node.value)]
+                elif t is cst.For or t is cst.CompFor:
                     pairs = [(self.names_in(node.target), node.iter)]
-                elif isinstance(node, cst.NamedExpr):
+                elif t is cst.NamedExpr:
                     pairs = [(self.names_in(node.target), node.value)]
-                elif isinstance(node, cst.WithItem) and node.asname is not None:
+                elif node.asname is not None:  # WithItem
                     pairs = [(self.names_in(node.asname.name), node.item)]
                 if pairs:
                     cache.setdefault(self.enclosing_function(node), []).extend(pairs)
