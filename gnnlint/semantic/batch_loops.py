@@ -40,7 +40,7 @@ def _over_loader(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, 
     ``enumerate`` / ``tqdm`` ...), or a local name every reaching assignment of
     which is one (bounded: a loop header's wrappers, not a program)."""
     for it in wrapped_iterables(expr, containers=False):
-        if ctx._looks_like_loader(it):
+        if ctx.looks_like_loader(it):
             return True
         if isinstance(it, cst.Name) and depth < 3:
             reaching = ctx.reaching(it.value, it)
@@ -92,8 +92,21 @@ def _holds_compiled_model(ctx: "FileContext") -> bool:
     no call hands one over -- answered once per file, before any argument's kind."""
     if "_holds_compiled_model" not in ctx.__dict__:
         ctx._holds_compiled_model = False  # recursion guard
-        ctx._holds_compiled_model = any(model_holder(ctx, cls) is not None for cls in list(ctx.class_info.values()))
+        ctx._holds_compiled_model = _may_hold_compiled(ctx) and \
+            any(model_holder(ctx, cls) is not None for cls in list(ctx.class_info.values()))
     return ctx._holds_compiled_model
+
+
+def _may_hold_compiled(ctx: "FileContext") -> bool:
+    """An exact gate for ``model_holder``: every answer it can give starts at
+    a call of a compile API in this file (flow.compiled_value's compile calls,
+    compiled_holders' ``self.X = torch.compile(self.X)``), a compile site
+    (``@torch.compile``, ``model.compile()``: in-place and member compiles), a
+    class regions.py marked compiled, or another file's ``compiled_instances``
+    fact (instances.compiled_instance). A file with none of them -- most files
+    -- holds no compiled model, and asking every ``self.X(...)`` call is skipped."""
+    return bool(ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances
+                or ctx.calls_compile_api())
 
 
 def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:
@@ -178,7 +191,7 @@ def fresh_loader_batch(ctx: "FileContext", expr: cst.BaseExpression) -> Optional
     name = var.value
     loop = next((a for a in ctx.ancestors(expr) if isinstance(a, cst.For) and _binds(a.target, name)), None)
     if loop is None or ctx.enclosing_function(loop) is not ctx.enclosing_function(expr) \
-            or not any(ctx._looks_like_loader(it) for it in wrapped_iterables(loop.iter, containers=False)):
+            or not any(ctx.looks_like_loader(it) for it in wrapped_iterables(loop.iter, containers=False)):
         return None
     reaching = ctx.reaching(name, expr)
     if not reaching or any(b.order != ctx.order.get(loop) for b, _f in reaching):

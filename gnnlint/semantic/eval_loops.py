@@ -28,7 +28,7 @@ def evaluation_loops(ctx: "FileContext", hot_loops) -> list:
     with_hot = {ctx.enclosing_function(loop) for loop in hot_loops} - {None}
     candidates = [loop for loop in ctx.loops
                   if loop not in hot_loops and isinstance(loop, cst.For) and ctx.enclosing_function(loop) in with_hot
-                  and ctx._looks_like_loader(loop.iter) and not _inside(ctx, loop, hot_loops)]
+                  and ctx.looks_like_loader(loop.iter) and not _inside(ctx, loop, hot_loops)]
     if not candidates:
         return []
     from gnnlint.semantic.model import calls_under

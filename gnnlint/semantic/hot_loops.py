@@ -28,6 +28,11 @@ from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 from gnnlint.semantic.stepped_overrides import stepped_items
 
 
+# a nested loop or def ends a direct trigger's reach (exact types: libcst's node classes are leaves,
+# so a set lookup answers isinstance without an ABCMeta check per class)
+_BARRIERS = frozenset((cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda))
+
+
 class HotLoops:
     """Hot-loop questions. Mixed into FileContext (through Regions); reads the SemanticModel."""
 
@@ -104,7 +109,7 @@ class HotLoops:
                 if anc is stmts_root:
                     ok = True
                     break
-                if isinstance(anc, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                if type(anc) in _BARRIERS:
                     break
             if ok:
                 yield call
@@ -205,7 +210,7 @@ class HotLoops:
         return False
 
     def _loop_why(self, loop: cst.CSTNode) -> str:
-        if isinstance(loop, cst.For) and self._looks_like_loader(loop.iter):
+        if isinstance(loop, cst.For) and self.looks_like_loader(loop.iter):
             return "inside the loop over batches"
         return "inside the training loop"
 

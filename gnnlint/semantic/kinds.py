@@ -149,6 +149,11 @@ _TORCH_UTILS_RETURNING_TENSORS = {
 }
 
 
+_SCALAR_NODES = frozenset((cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                           cst.FormattedString, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+                           cst.SetComp, cst.GeneratorExp, cst.Lambda, cst.Tuple))
+
+
 class Kinds:
     """Value-kind questions: what an expression evaluates to. Mixed into FileContext; reads the SemanticModel."""
 
@@ -172,20 +177,16 @@ class Kinds:
         return self.kind(expr) == TENSOR
 
     def _kind(self, expr: cst.CSTNode) -> str:
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                             cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict,
-                             cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp,
-                             cst.Lambda)):
+        t = type(expr)  # exact types first (libcst's node classes are leaves): no ABCMeta check per class
+        if t in _SCALAR_NODES:
             return SCALAR
-        if isinstance(expr, cst.Tuple):
-            return SCALAR
-        if isinstance(expr, cst.Name):
+        if t is cst.Name:
             if expr.value in ("True", "False", "None"):
                 return SCALAR
             return self._name_kind(expr.value, expr)
-        if isinstance(expr, cst.Attribute):
+        if t is cst.Attribute:
             return self._attribute_kind(expr)
-        if isinstance(expr, cst.Call):
+        if t is cst.Call:
             return self._call_kind(expr)
         if isinstance(expr, cst.Subscript):
             base = self.kind(expr.value)
@@ -249,7 +250,7 @@ class Kinds:
         if self.tensor_narrowing(name, at) is False:
             return SCALAR  # the else of `isinstance(name, Tensor)` (narrowing.py)
         kinds = set()
-        presumed = self.presumed_reaching(name, at)
+        presumed = self.presumed_reaching(name, at, reaching)
         for candidate, func in presumed:
             if candidate.how == "assign" and isinstance(candidate.value, cst.Name) \
                     and candidate.value.value == "None":
@@ -351,7 +352,7 @@ class Kinds:
         kind = self.kind(iterable)
         if kind == TENSOR or self._tensor_elements(iterable):
             return TENSOR
-        if how == "iter" and _BATCH_NAMES.match(name) and self._looks_like_loader(iterable):
+        if how == "iter" and _BATCH_NAMES.match(name) and self.looks_like_loader(iterable):
             return BATCH
         if how == "iter" and kind == LOADER:
             return BATCH
@@ -368,7 +369,9 @@ class Kinds:
                 and all(self._tensor_elements(v, depth + 1) for v in values)
         return isinstance(iterable, (cst.ListComp, cst.GeneratorExp)) and self.kind(iterable.elt) == TENSOR
 
-    def _looks_like_loader(self, iterable) -> bool:
+    def looks_like_loader(self, iterable) -> bool:
+        """Iterating ``iterable`` yields a loader's batches: a LOADER kind or a
+        loader-like name (``train_loader``, ``enumerate(tqdm(loader))``, ``get_batches()``)."""
         iterable = self._unwrap_iterable(iterable)
         if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
             iterable = self._unwrap_iterable(iterable.args[0].value)
@@ -376,6 +379,8 @@ class Kinds:
             return True
         last = self.last_part(iterable.func if isinstance(iterable, cst.Call) else iterable) or ""
         return "loader" in last.lower() or last in VARIABLE_SIZE_LOADERS or "batches" in last.lower()
+
+    _looks_like_loader = looks_like_loader  # the old private name, for branches written before s10: drop after merging
 
     def _param_kind(self, param: cst.Param, func: Optional[FuncInfo]) -> str:
         name = param.name.value

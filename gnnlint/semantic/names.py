@@ -21,15 +21,25 @@ from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MODULE_BASE_SUFFIXES
 
 
+_UNSEEN = object()
+_FUNCTION_DEF, _CLASS_DEF, _NAME, _ATTRIBUTE = cst.FunctionDef, cst.ClassDef, cst.Name, cst.Attribute
+_ASSIGNING = frozenset((cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.WithItem))
+# exact node types (libcst's are leaf classes): a set lookup instead of one ABCMeta check per class
+_SCOPE_TYPES = frozenset((cst.FunctionDef, cst.ClassDef, cst.Module))
+_BLOCK_TYPES = frozenset((cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler, cst.TryStar,
+                          cst.ExceptStarHandler, cst.Finally))
+
+
 class Names:
     """Name, scope and tree questions over the SemanticModel. Mixed into FileContext; reads the SemanticModel."""
 
     @staticmethod
     def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Attribute):
-            head = Names.dotted(node.value)
+        t = type(node)
+        if t is _NAME:
+            return node.value  # type: ignore[union-attr]
+        if t is _ATTRIBUTE:
+            head = Names.dotted(node.value)  # type: ignore[union-attr]
             return f"{head}.{node.attr.value}" if head is not None else None
         return None
 
@@ -57,6 +67,24 @@ class Names:
         resolved = self.resolve(func)
         return resolved if resolved in COMPILE_FUNCS else None
 
+    def calls_compile_api(self) -> bool:
+        """Some call of the file has a compile API for its callee (``compile_api``),
+        whether its result is kept, dropped or disabled -- without one, no
+        expression here is a compile call. Memoised; the callee's last part
+        (``compile``, or a name bound to a compile API) is checked before it is resolved."""
+        if "_calls_compile_api" not in self.__dict__:
+            aliased = {name for name, full in self.aliases.items() if full in COMPILE_FUNCS}
+            found = False
+            for call in self.calls_any_order():
+                func = call.func.func if isinstance(call.func, cst.Call) else call.func
+                last = func.attr.value if isinstance(func, cst.Attribute) else \
+                    func.value if isinstance(func, cst.Name) else None
+                if (last == "compile" or last in aliased) and self.compile_api(call.func) is not None:
+                    found = True
+                    break
+            self._calls_compile_api = found
+        return self._calls_compile_api
+
     def last_part(self, node: Optional[cst.CSTNode]) -> Optional[str]:
         if isinstance(node, cst.Name):
             return node.value
@@ -72,11 +100,13 @@ class Names:
 
     def enclosing_function(self, node: cst.CSTNode) -> Optional[FuncInfo]:
         memo = self._enclosing_memo  # asked for every name lookup: remembered per node once collected
-        if memo is not None and node in memo:
-            return memo[node]
+        if memo is not None:
+            found = memo.get(node, _UNSEEN)
+            if found is not _UNSEEN:
+                return found
         found = None
         for anc in self.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
+            if type(anc) is _FUNCTION_DEF:  # (libcst node classes are leaves: `type is` is isinstance, minus ABCMeta)
                 found = self.func_info.get(anc)
                 break
         if memo is not None:
@@ -85,7 +115,7 @@ class Names:
 
     def enclosing_class(self, node: cst.CSTNode) -> Optional[ClassInfo]:
         for anc in self.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
+            if type(anc) is _CLASS_DEF:
                 return self.class_info.get(anc)
         return None
 
@@ -140,18 +170,18 @@ class Names:
             bindings = func.bindings.get(name) if func is not None else self.module_bindings.get(name)
             if not bindings:
                 continue
-            before = [b for b in bindings if (b.order < use or self._comprehension_target(b, at))
-                      and not self._binds_around(b, at)]
             if func is not None and not (func.node in self.ancestors(at) or func.node is at):
-                before = bindings  # an enclosing scope seen from a closure: all of it
-            elif func is None and self.enclosing_function(at) is not None:
+                return bindings[-1], func  # an enclosing scope seen from a closure: all of it
+            if func is None and self.enclosing_function(at) is not None:
                 # a global read inside a function runs after the module body
                 # (`def train(): ... train_loader` with train_loader below)
-                before = bindings
-            if not before:
-                # Bound later in the same scope only (loop-carried): unknown.
-                return None, func
-            return before[-1], func
+                return bindings[-1], func
+            # the last binding before the use (searched from the end: the tests below walk ancestors)
+            for b in reversed(bindings):
+                if (b.order < use or self._comprehension_target(b, at)) and not self._binds_around(b, at):
+                    return b, func
+            # Bound later in the same scope only (loop-carried): unknown.
+            return None, func
         return None, None
 
     def _comprehension_target(self, binding: Binding, at: cst.CSTNode) -> bool:
@@ -216,13 +246,13 @@ class Names:
         stmt = binding.node
         if stmt is None or binding.how in ("param", "def", "class"):
             return False
-        use_ancestors = set(map(id, self.ancestors(at)))
         for anc in self.ancestors(stmt):
-            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            t = type(anc)
+            if t in _SCOPE_TYPES:
                 return False
-            if isinstance(anc, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler,
-                                cst.TryStar, cst.ExceptStarHandler, cst.Finally)):
-                return id(anc) not in use_ancestors
+            if t in _BLOCK_TYPES:
+                # the use's ancestors are walked only for a binding inside a block (most are not)
+                return not any(use is anc for use in self.ancestors(at))
         return False
 
     def _exclusive(self, a: Optional[cst.CSTNode], b: Optional[cst.CSTNode]) -> bool:
@@ -378,11 +408,19 @@ class Names:
             func = func.parent
         return False
 
+    def calls_any_order(self) -> Iterator[cst.Call]:
+        """Every call in the file, from the collector's lists (module level and class bodies,
+        then each function's own): for a scan that needs no order, without ``all_calls``' walk."""
+        yield from self.module_calls
+        for info in self.func_info.values():
+            yield from info.calls
+
     def all_calls(self) -> list[cst.Call]:
         """Every call in the file, in source order."""
         cached = getattr(self, "_feed_all_calls", None)
         if cached is None:
-            cached = [n for n in self.preorder if isinstance(n, cst.Call)]
+            call = cst.Call  # `type is`: isinstance on a libcst class runs ABCMeta's check for every node
+            cached = [n for n in self.preorder if type(n) is call]
             self._feed_all_calls = cached
         return cached
 
@@ -521,16 +559,20 @@ class Names:
         if cache is None:
             cache = {}
             for node in self.preorder:
+                t = type(node)  # exact types (leaf classes): no ABCMeta check per class per node
+                if t not in _ASSIGNING:
+                    continue
                 pairs = []
-                if isinstance(node, cst.Assign):
-                    pairs = [(self.names_in(t.target), node.value) for t in node.targets]
-                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
-                    pairs = [(self.names_in(node.target), node.value)]
-                elif isinstance(node, (cst.For, cst.CompFor)):
+                if t is cst.Assign:
+                    pairs = [(self.names_in(tg.target), node.value) for tg in node.targets]
+                elif t is cst.AnnAssign or t is cst.AugAssign:
+                    if node.value is not None:
+                        pairs = [(self.names_in(node.target), node.value)]
+                elif t is cst.For or t is cst.CompFor:
                     pairs = [(self.names_in(node.target), node.iter)]
-                elif isinstance(node, cst.NamedExpr):
+                elif t is cst.NamedExpr:
                     pairs = [(self.names_in(node.target), node.value)]
-                elif isinstance(node, cst.WithItem) and node.asname is not None:
+                elif node.asname is not None:  # WithItem
                     pairs = [(self.names_in(node.asname.name), node.item)]
                 if pairs:
                     cache.setdefault(self.enclosing_function(node), []).extend(pairs)

@@ -26,6 +26,7 @@ import libcst as cst
 from gnnlint.semantic.model import Binding
 
 _TENSOR_CLASSES = ("torch.Tensor", "torch.nn.Parameter", "torch_geometric.EdgeIndex")
+_CHECKS = ("isinstance", "torch.is_tensor", "torch.is_floating_point")
 
 
 class Narrowing:
@@ -36,6 +37,8 @@ class Narrowing:
         """True: ``at`` is in a branch where ``isinstance(name, Tensor)`` holds
         (the innermost such ``if`` in this function); False: in a branch where
         it does not (``else``, ``if not isinstance(...)``); None: not narrowed here."""
+        if name not in self._checked_names():
+            return None  # no call of the file tests `name` (every _is_tensor_check is false)
         child = at
         for anc in self.ancestors(at):
             if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -46,6 +49,19 @@ class Narrowing:
                     return implied
             child = anc
         return None
+
+    def _checked_names(self) -> frozenset:
+        """Names some call of the file hands first to ``isinstance`` / ``torch.is_tensor`` /
+        ``torch.is_floating_point`` (what ``_is_tensor_check`` needs): an exact gate, memoised."""
+        if "_narrowing_names" not in self.__dict__:
+            names = set()
+            for call in self.calls_any_order():
+                first = next((a.value for a in call.args if a.keyword is None), None)
+                if isinstance(first, cst.Name) and first.value not in names \
+                        and self.resolve(call.func) in _CHECKS:
+                    names.add(first.value)
+            self._narrowing_names = frozenset(names)
+        return self._narrowing_names
 
     def narrowed_binding(self, name: str, binding: Binding) -> bool:
         """``binding`` assigns ``name`` in the true branch of ``isinstance(name, Tensor)``."""
@@ -61,12 +77,12 @@ class Narrowing:
             binding = self._previous_binding(name, binding, func)
         return binding
 
-    def presumed_reaching(self, name: str, at: cst.CSTNode) -> list:
+    def presumed_reaching(self, name: str, at: cst.CSTNode, reaching: Optional[list] = None) -> list:
         """The bindings of ``name`` that may reach ``at`` (``reaching``, with
         their scopes), without the assignments made under ``isinstance(name,
         Tensor)`` -- they keep a tensor a tensor, so the kind is what the
-        branch presumes."""
-        reaching = self.reaching(name, at)
+        branch presumes. ``reaching``: ``self.reaching(name, at)`` when the caller has it."""
+        reaching = self.reaching(name, at) if reaching is None else reaching
         presumed = [(b, f) for b, f in reaching if not self.narrowed_binding(name, b)]
         if not presumed and reaching:
             previous = self.presumed_binding(name, at)

@@ -486,7 +486,7 @@ class StepAnalysis:
         ctx = self.ctx
         if isinstance(loop, cst.For):
             iterables = wrapped_iterables(loop.iter)
-            if any(ctx._looks_like_loader(it) for it in iterables):
+            if any(ctx.looks_like_loader(it) for it in iterables):
                 return "batch"
             # the names that say what is iterated -- not strings or keyword
             # arguments (tqdm(loader, desc=f"epoch {epoch}") is a batch loop)

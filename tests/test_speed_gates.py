@@ -1,0 +1,102 @@
+"""The exact cheap gates of s10speed answer what the ungated questions answer.
+
+- ``names.calls_compile_api``: a compile-API call anywhere in the file, also
+  one whose result is dropped or disabled, and one resolved through an import
+  written after the call (the collector's own ``compile_calls`` miss those).
+- ``batch_loops._may_hold_compiled``: a file it turns away holds no compiled
+  model (``model_holder`` answers None for every class).
+- ``narrowing._checked_names``: a name no ``isinstance``/``torch.is_tensor``
+  call tests is never narrowed; a tested one still is.
+- the node-type tests by ``type(x) is C`` assume libcst's node classes are
+  leaves (no subclasses): checked here, so a libcst that adds one fails a test,
+  not a finding.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from gnnlint.semantic import batch_loops
+from gnnlint.semantic.kinds import _SCALAR_NODES
+from gnnlint.semantic.names import _ASSIGNING, _BLOCK_TYPES, _SCOPE_TYPES
+from gnnlint.semantic.hot_loops import _BARRIERS
+from tests.file_contexts import context_of
+
+
+def _ungated_holds(ctx) -> bool:
+    return any(batch_loops.model_holder(ctx, cls) is not None for cls in list(ctx.class_info.values()))
+
+
+def test_libcst_node_classes_used_by_type_are_leaves():
+    used = set(_SCALAR_NODES) | set(_ASSIGNING) | set(_BLOCK_TYPES) | set(_SCOPE_TYPES) | set(_BARRIERS) | {
+        cst.Call, cst.Name, cst.Attribute, cst.FunctionDef, cst.ClassDef}
+    assert [c.__name__ for c in used if c.__subclasses__()] == []
+
+
+def test_calls_compile_api_sees_disabled_dropped_and_late_aliased_calls():
+    assert context_of("""
+        import torch
+        class T:
+            def __init__(self, m):
+                self.model = torch.compile(m, disable=True)
+    """).calls_compile_api()
+    assert context_of("""
+        import torch
+        def f(m):
+            torch.compile(m)
+    """).calls_compile_api()
+    late = context_of("""
+        def f(m):
+            return tc(m)
+        from torch import compile as tc
+    """)
+    assert late.calls_compile_api() and not late.compile_calls  # the collector resolved `tc` before its import
+    assert context_of("""
+        import torch
+        @torch.compile(mode="max-autotune")
+        def f(x):
+            return x
+    """).calls_compile_api()
+    assert not context_of("""
+        import re
+        pattern = re.compile("x")
+        def f(model):
+            return model.compile
+    """).calls_compile_api()
+
+
+def test_holder_gate_agrees_with_the_ungated_answer():
+    held = """
+        import torch
+        class Trainer:
+            def __init__(self, net):
+                self.model = torch.compile(net, disable=True)
+            def step(self, batch):
+                return self.model(batch)
+    """
+    ctx = context_of(held)
+    assert batch_loops._may_hold_compiled(ctx) and _ungated_holds(ctx)
+    plain = """
+        class Trainer:
+            def __init__(self, net):
+                self.model = net
+            def step(self, batch):
+                return self.model(batch)
+    """
+    ctx = context_of(plain)
+    assert not batch_loops._may_hold_compiled(ctx) and not _ungated_holds(ctx)
+    assert not batch_loops._holds_compiled_model(ctx)
+
+
+def test_narrowing_gate_keeps_narrowed_names():
+    ctx = context_of("""
+        import torch
+        def f(repeats, other):
+            if isinstance(repeats, torch.Tensor):
+                return repeats.sum()
+            return other
+    """)
+    use = next(n for n in ctx.preorder if isinstance(n, cst.Name) and n.value == "repeats"
+               and isinstance(ctx.parent.get(n), cst.Attribute))
+    assert ctx.tensor_narrowing("repeats", use) is True
+    assert ctx.tensor_narrowing("other", use) is None
+    assert "other" not in ctx._checked_names()
