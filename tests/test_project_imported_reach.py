@@ -1,0 +1,196 @@
+"""Reach across files into functions and methods (heldout11, s10reach11):
+
+- ``torch.compile(pkg.radius)`` / ``torch.compile(radius)`` of a function another file of the project defines
+  (a benchmark compiling its package's function): that function's body is a compiled region
+  (semantic/imported_functions.py);
+- ``self.<sub>.<method>(...)`` in compiled code (a compiled Lightning ``validation_step`` calling
+  ``self.model.sample(batch)``) runs that method of each class the submodule may hold -- a local one, an
+  imported one, one a Hydra config group builds (semantic/called_choices.py);
+- a function only a DataLoader runs (``collate_fn=``, a Dataset's ``__getitem__``) is eager
+  (semantic/eager.py), so GNN004 says nothing there;
+- ``a[m], b[m] = x, y`` is a masked assignment, like ``a[m] = x`` (GNN008).
+"""
+from __future__ import annotations
+
+from tests.project_files import whole_tree_lines, write_project
+
+RADIUS = """\
+    import torch
+
+
+    def radius(x, y, batch_x: torch.Tensor):
+        batch_size = int(batch_x.max()) + 1
+        row, col = torch.nonzero(x[:, None] - y[None] < 1.0, as_tuple=True)
+        return row, col, batch_size
+"""
+
+
+def _codes(lines, name):
+    return sorted((line.split(":")[1], line.split(" ")[1]) for line in lines if line.startswith(name))
+
+
+def test_compiled_package_function_through_its_init(tmp_path):
+    write_project(tmp_path, {
+        "src/pkg/__init__.py": "from ._radius import radius\n",
+        "src/pkg/_radius.py": RADIUS,
+        "benchmarks/bench_radius.py": """\
+            import torch
+            import pkg
+
+
+            class BenchRadius:
+                def __init__(self):
+                    self.func = torch.compile(pkg.radius, fullgraph=True)
+
+                def time_radius(self):
+                    self.func(self.x, self.y, self.b)
+        """,
+    })
+    assert _codes(whole_tree_lines(tmp_path), "src/pkg/_radius.py") == [("5", "GNN001"), ("6", "GNN008")]
+
+
+def test_compiled_imported_function_by_name(tmp_path):
+    write_project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/_radius.py": RADIUS,
+        "run.py": """\
+            import torch
+            from pkg._radius import radius
+
+            fast = torch.compile(radius)
+        """,
+    })
+    assert _codes(whole_tree_lines(tmp_path), "pkg/_radius.py") == [("5", "GNN001"), ("6", "GNN008")]
+
+
+def test_valid_imported_function_called_not_compiled(tmp_path):
+    # VALID: the function is only called eagerly; what is compiled is a library function
+    write_project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/_radius.py": RADIUS,
+        "run.py": """\
+            import torch
+            from pkg._radius import radius
+
+            relu = torch.compile(torch.nn.functional.relu)
+            out = radius(torch.randn(4, 3), torch.randn(4, 3), torch.zeros(4, dtype=torch.long))
+        """,
+    })
+    assert _codes(whole_tree_lines(tmp_path), "pkg/_radius.py") == []
+
+
+SAMPLER = """\
+    import torch
+
+
+    class Sampler(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(x)
+
+        def sample(self, x):
+            n = x.sum().item()
+            return self.lin(x), n
+
+        def describe(self, x):
+            return x.sum().item()
+"""
+
+
+def test_submodule_method_called_from_compiled_step(tmp_path):
+    write_project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/sampler.py": SAMPLER,
+        "pkg/module.py": """\
+            import lightning as L
+            import torch
+            from pkg.sampler import Sampler
+
+
+            class Module(L.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.net = Sampler()
+
+                def forward(self, x):
+                    return self.net(x)
+
+                def validation_step(self, batch, batch_idx):
+                    out, n = self.net.sample(batch)
+                    return out
+
+                def on_validation_epoch_end(self):
+                    self.net.eval()
+                    print(self.net.describe(torch.ones(2)))
+        """,
+        "train.py": """\
+            import lightning as L
+            import torch
+            from pkg.module import Module
+
+            model = torch.compile(Module(), dynamic=True)
+            L.Trainer().fit(model)
+        """,
+    })
+    # `sample` runs in the compiled validation_step; `describe` only in an epoch hook (VALID)
+    assert _codes(whole_tree_lines(tmp_path), "pkg/sampler.py") == [("13", "GNN001")]
+
+
+def test_collate_fn_and_dataset_items_are_eager(tmp_path):
+    write_project(tmp_path, {
+        "train.py": """\
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Records(Dataset):
+                def __getitem__(self, idx):
+                    counts = self.counts[idx]
+                    return torch.repeat_interleave(torch.arange(len(counts)), counts)
+
+
+            def collate(batch):
+                num_atoms = torch.tensor([r.numel() for r in batch])
+                return torch.repeat_interleave(torch.arange(len(batch)), num_atoms)
+
+
+            def spread(h, counts):
+                return h.repeat_interleave(counts, dim=0)
+
+
+            class Net(torch.nn.Module):
+                def forward(self, h, counts):
+                    return spread(h, counts)
+
+
+            model = torch.compile(Net(), dynamic=True)
+            loader = DataLoader(Records(), batch_size=8, collate_fn=collate)
+            for h, counts in loader:
+                model(h, counts)
+        """,
+    })
+    # VALID: collate and __getitem__ run in the loader; INVALID: `spread` runs in the compiled forward
+    assert _codes(whole_tree_lines(tmp_path), "train.py") == [("17", "GNN004")]
+
+
+def test_masked_tuple_assignment_is_not_a_read(tmp_path):
+    write_project(tmp_path, {
+        "model.py": """\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, s, v, node_mask):
+                    out_s, out_v = torch.zeros_like(s), torch.zeros_like(v)
+                    out_s[node_mask], out_v[node_mask] = s[node_mask], v
+                    return out_s, out_v
+
+
+            model = torch.compile(Net())
+        """,
+    })
+    # VALID: the targets keep their shape; INVALID: the read `s[node_mask]` on the right
+    assert _codes(whole_tree_lines(tmp_path), "model.py") == [("7", "GNN008")]
