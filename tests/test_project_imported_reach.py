@@ -194,3 +194,38 @@ def test_masked_tuple_assignment_is_not_a_read(tmp_path):
     })
     # VALID: the targets keep their shape; INVALID: the read `s[node_mask]` on the right
     assert _codes(whole_tree_lines(tmp_path), "model.py") == [("7", "GNN008")]
+
+
+SWEEP = """\
+    import torch
+    from e3nn.o3._spherical_harmonics import _spherical_harmonics
+
+
+    def bench(tensor_shape, l_max):
+        joint = torch.rand(tensor_shape, requires_grad=True)
+        x, y, z = joint[..., 0], joint[..., 1], joint[..., 2]
+        out = torch.compile(_spherical_harmonics, fullgraph=True)(l_max, x, y, z)
+        out.backward(gradient=torch.ones_like(out))
+        err = out.detach().cpu().numpy()
+        return err
+
+
+    def repeat(num_feats, l_max):
+        joint = torch.rand([num_feats, 3])
+        return torch.compile(_spherical_harmonics)(l_max, joint[..., 0], joint[..., 1], joint[..., 2])
+"""
+
+
+def test_loop_of_sizes_runs_compiled_function(tmp_path):
+    write_project(tmp_path, {"bench.py": SWEEP + """\
+
+
+        for n in range(2, 8):
+            bench((int(10 ** n), 3), l_max=4)
+        for _ in range(10):
+            repeat(1000, 4)
+    """})
+    lines = whole_tree_lines(tmp_path)
+    # INVALID: a new size per iteration (GNN007) and a host copy per iteration of the loop running the
+    # compiled function (GNN013); VALID: `repeat` is run on one size only
+    assert _codes(lines, "bench.py") == [("10", "GNN013"), ("8", "GNN007")]
