@@ -229,3 +229,45 @@ def test_loop_of_sizes_runs_compiled_function(tmp_path):
     # INVALID: a new size per iteration (GNN007) and a host copy per iteration of the loop running the
     # compiled function (GNN013); VALID: `repeat` is run on one size only
     assert _codes(lines, "bench.py") == [("10", "GNN013"), ("8", "GNN007")]
+
+
+def test_batch_loop_around_an_iterative_sampler(tmp_path):
+    write_project(tmp_path, {"sample.py": """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, t, atoms, x):
+                return x * t
+
+
+        def integrate(model, atoms, x, n_steps):
+            for k in range(n_steps):
+                x = x + 0.1 * model(k / n_steps, atoms, x)
+            return x
+
+
+        def train(model, opt, atoms, x):
+            for k in range(10):
+                loss = model(0.5, atoms, x).sum()
+                loss.backward()
+                opt.step()
+            return loss
+
+
+        def run_test(model, opt, species, n_test, bs):
+            for i in range(0, n_test, bs):
+                atoms = species[i:i + bs].cuda()
+                pos = integrate(model, atoms, torch.randn(bs, 3, device="cuda"), 50)
+                pos_cpu = pos.cpu().numpy()
+            for epoch in range(5):
+                atoms = species.cuda()
+                loss = train(model, opt, atoms, torch.randn(len(species), 3, device="cuda"))
+                print(loss.item())
+
+
+        model = torch.compile(Net(), dynamic=True)
+        run_test(model, torch.optim.Adam(model.parameters()), torch.arange(100), 100, 10)
+    """})
+    # INVALID: once per batch handed to the sampler; VALID: once per epoch around a training function's loop
+    assert _codes(whole_tree_lines(tmp_path), "sample.py") == [("27", "GNN013")]
