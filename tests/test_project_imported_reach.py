@@ -271,3 +271,52 @@ def test_batch_loop_around_an_iterative_sampler(tmp_path):
     """})
     # INVALID: once per batch handed to the sampler; VALID: once per epoch around a training function's loop
     assert _codes(whole_tree_lines(tmp_path), "sample.py") == [("27", "GNN013")]
+
+
+def test_stored_partial_and_mask_handed_to_helper(tmp_path):
+    write_project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": """\
+            import torch_scatter
+
+
+            def centralize(batch, key, batch_index):
+                centroid = torch_scatter.scatter(batch[key], batch_index, dim=0, reduce="mean")
+                return centroid, batch[key] - centroid[batch_index]
+        """,
+        "pkg/net.py": """\
+            from functools import partial
+
+            import torch
+            from pkg.utils import centralize
+
+
+            def tuple_index(x, idx):
+                return x[0][idx], x[1][idx]
+
+
+            def last_rows(x, idx):
+                return x[0][idx], x[1][idx]
+
+
+            class Net(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.centralize = partial(centralize, key="pos")
+
+                def forward(self, batch, s, v, src, dst):
+                    _, pos = self.centralize(batch, batch_index=batch.batch)
+                    mask = src < dst
+                    forward = tuple_index((s, v), mask)
+                    rows = last_rows((s, v), dst)
+                    return pos, forward, rows
+
+
+            model = torch.compile(Net(), dynamic=True)
+        """,
+    })
+    lines = whole_tree_lines(tmp_path)
+    # INVALID: the stored partial runs `centralize` compiled (GNN009); a mask handed to `tuple_index`
+    # (GNN008, both reads); VALID: `last_rows` is handed an index tensor, a gather
+    assert _codes(lines, "pkg/utils.py") == [("5", "GNN009")]
+    assert _codes(lines, "pkg/net.py") == [("8", "GNN008"), ("8", "GNN008")]

@@ -21,6 +21,7 @@ from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import compile_facts, library_steps, lightning_feeds, sparse_feeds, submodule_reach, unpassed_inputs
 from gnnlint.semantic.called_choices import called_choices, called_method_choices
 from gnnlint.semantic.imported_functions import imported_function
+from gnnlint.semantic.stored_functions import stored_functions
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
@@ -493,6 +494,8 @@ class Regions(HotLoops):
                     yield cls, call
                 elif cls is None and (chosen := called_choices(self, func, call)):
                     yield from chosen  # self.encoder(...) whose class a factory or a config chooses
+                elif cls is None and (chosen := stored_functions(self, func, call)):
+                    yield from chosen  # self.centralize(...) of `self.centralize = partial(centralize, ...)`
                 elif cls is None and (chosen := called_method_choices(self, func, call)):
                     yield from chosen  # self.encoder.sample(...): that method of each class it may hold
                 elif isinstance(func, cst.Name) and func.value in self.imports and cls is None \
