@@ -320,3 +320,32 @@ def test_stored_partial_and_mask_handed_to_helper(tmp_path):
     # (GNN008, both reads); VALID: `last_rows` is handed an index tensor, a gather
     assert _codes(lines, "pkg/utils.py") == [("5", "GNN009")]
     assert _codes(lines, "pkg/net.py") == [("8", "GNN008"), ("8", "GNN008")]
+
+
+def test_mask_a_model_returns(tmp_path):
+    write_project(tmp_path, {"module.py": """\
+        import lightning as L
+        import torch
+
+
+        class Module(L.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, batch):
+                out = self.lin(batch.x)
+                return out, batch.y >= 0
+
+            def training_step(self, batch, batch_idx):
+                logits, valid_mask = self(batch)
+                logits, valid_count = self(batch)
+                loss = torch.nn.functional.cross_entropy(logits[valid_mask], batch.y[valid_count])
+                return loss
+
+
+        model = torch.compile(Module(), dynamic=True)
+        L.Trainer().fit(model)
+    """})
+    # INVALID: a `*mask*` the model returns indexes (twice); VALID: another output used as an index
+    assert _codes(whole_tree_lines(tmp_path), "module.py") == [("17", "GNN008")]

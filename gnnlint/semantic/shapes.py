@@ -134,6 +134,10 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             return True  # `tuple_index(x, idx)` that a caller hands a mask: `x[0][idx]` (GNN008)
         if not _mask_named(expr):
             return False
+        if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call) and (
+                isinstance(binding.value.func, cst.Name) and binding.value.func.value == "self"
+                or ctx.kind(binding.value.func) == MODEL):
+            return True  # `logits, valid_mask = self(batch)`: a mask the model returns
         kind = ctx.kind(expr)
         if kind == TENSOR or kind == BATCH and binding is not None and binding.how == "assign":
             return True  # BATCH: `pad_mask = batch["features"]["res_atom_mask"]`, a mask field of a dict batch
