@@ -349,3 +349,31 @@ def test_mask_a_model_returns(tmp_path):
     """})
     # INVALID: a `*mask*` the model returns indexes (twice); VALID: another output used as an index
     assert _codes(whole_tree_lines(tmp_path), "module.py") == [("17", "GNN008")]
+
+
+SLICES = """\
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def forward(self, x, edge_attr, num_edges):
+            ptr = torch.cat([num_edges.new_zeros(1), num_edges.cumsum(0)])
+            n = x.size(0)
+            out = []
+            for i in range(num_edges.numel()):
+                out.append(edge_attr[ptr[i]:ptr[i + 1]].sum(0))
+            return torch.stack(out), x[:n // 2], x[1:]
+
+
+    model = torch.compile(Net(){options})
+"""
+
+
+def test_tensor_slice_bounds(tmp_path):
+    write_project(tmp_path, {"a/net.py": SLICES.format(options=""),
+                             "b/net.py": SLICES.format(options=", fullgraph=True")})
+    lines = whole_tree_lines(tmp_path)
+    # INVALID: a 0-d tensor bound (default mode: the frame runs eagerly, e27); VALID: int bounds, and the
+    # same code under fullgraph=True (captured as an unbacked int)
+    assert _codes(lines, "a/net.py") == [("10", "GNN001")]
+    assert _codes(lines, "b/net.py") == []
