@@ -377,3 +377,38 @@ def test_tensor_slice_bounds(tmp_path):
     # same code under fullgraph=True (captured as an unbacked int)
     assert _codes(lines, "a/net.py") == [("10", "GNN001")]
     assert _codes(lines, "b/net.py") == []
+
+
+def test_method_of_a_config_built_submodule(tmp_path):
+    write_project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'demo'\n",
+        "configs/model/ar.yaml": "_target_: pkg.sampler.Sampler\n",
+        "pkg/__init__.py": "",
+        "pkg/sampler.py": SAMPLER,
+        "pkg/module.py": """\
+            import hydra
+            import lightning as L
+            import torch
+
+
+            class Module(L.LightningModule):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.net = hydra.utils.instantiate(cfg.model)
+
+                def forward(self, x):
+                    return self.net(x)
+
+                def validation_step(self, batch, batch_idx):
+                    out, n = self.net.sample(batch)
+                    return out
+        """,
+        "train.py": """\
+            import torch
+            from pkg.module import Module
+
+            model = torch.compile(Module(cfg), dynamic=True)
+        """,
+    })
+    # the group's class runs `sample` in the compiled validation_step (engine: "model#sample")
+    assert _codes(whole_tree_lines(tmp_path), "pkg/sampler.py") == [("13", "GNN001")]
