@@ -412,3 +412,21 @@ def test_method_of_a_config_built_submodule(tmp_path):
     })
     # the group's class runs `sample` in the compiled validation_step (engine: "model#sample")
     assert _codes(whole_tree_lines(tmp_path), "pkg/sampler.py") == [("13", "GNN001")]
+
+
+def test_pyg_batch_size_slice_is_an_int(tmp_path):
+    write_project(tmp_path, {"net.py": """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, batch):
+                out = self.lin(batch.x)
+                bs = batch.batch_size
+                return out[:batch.batch_size], out[:bs]
+
+
+        model = torch.compile(Net(), dynamic=True)
+    """})
+    # VALID: NeighborLoader's `batch.batch_size` is a Python int
+    assert _codes(whole_tree_lines(tmp_path), "net.py") == []

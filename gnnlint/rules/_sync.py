@@ -65,13 +65,22 @@ class SyncRule(Rule):
         if not isinstance(node.slice, cst.Slice):
             return
         for bound in (node.slice.lower, node.slice.upper):
-            if isinstance(bound, (cst.Name, cst.Subscript, cst.Attribute)) and self._device_tensor(bound) \
+            if self._element_or_result(bound) and self._device_tensor(bound) \
                     and self.context.kind(bound) == TENSOR and not (
                         self.context.fullgraph_everywhere() and self.context.compiled_region(node)):
                 # (fullgraph=True captures the bound as an unbacked int: no break, no recompile, e27)
                 self._flag(bound, f"a tensor slice bound `{self.context.module.code_for_node(bound)[:40]}` "
                                   f"(an int conversion)")
                 return
+
+    def _element_or_result(self, bound: Optional[cst.BaseExpression]) -> bool:
+        """An element of a tensor (``ptr[i]``) or a name bound to one or to a call's result
+        (``n = mask.sum()``); not an attribute (``batch.batch_size`` is PyG's int), nor a name bound to one."""
+        if isinstance(bound, cst.Name):
+            binding, _ = self.context.lookup(bound.value, bound)
+            return binding is not None and binding.how == "assign" and isinstance(binding.value, (cst.Subscript,
+                                                                                                   cst.Call))
+        return isinstance(bound, cst.Subscript)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
