@@ -261,6 +261,13 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
 
         return layer_input_feed(self, site_node)
 
+    def swept_shape_feed(self, site_node: cst.CSTNode):
+        """The function that runs what ``site_node`` compiles on tensors a loop sizes anew each
+        iteration (``semantic.swept_shapes.SweptFeed``), or None."""
+        from gnnlint.semantic.swept_shapes import swept_shape_feed
+
+        return swept_shape_feed(self, site_node)
+
     def _export_stepped(self) -> None:
         """The imported functions this file calls every step of a loop that drives compiled code."""
         self._step_analysis().export()

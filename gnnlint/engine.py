@@ -28,7 +28,7 @@ from gnnlint import elide
 from gnnlint import config_targets
 from gnnlint import entry_points
 from gnnlint.compiling_files import CompilingImports
-from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions,
+from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_sweep, possible_regions,
                            sweep_modules)
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -814,9 +814,14 @@ def _config_built(importer: str, kind: str, facts: list) -> list:
         if not config_targets.is_group_ref(ref):
             out.append((ref, why))
             continue
-        for dotted, yaml_path in config_targets.candidates(importer, ref.name):
-            out.append((config_targets.as_import(dotted),
-                        config_targets.target_why(why, dotted, yaml_path) + config_targets.SAME_FILE))
+        group, _, member = ref.name.partition("#")  # "group#method": that method of each class (called_choices.py)
+        for dotted, yaml_path in config_targets.candidates(importer, group):
+            target = config_targets.as_import(dotted)
+            if member:
+                if not target.name[:1].isupper():
+                    continue  # a factory's result: its class is not named here
+                target = ImportRef(target.module, f"{target.name}.{member}", target.level)
+            out.append((target, config_targets.target_why(why, dotted, yaml_path) + config_targets.SAME_FILE))
     return out
 
 

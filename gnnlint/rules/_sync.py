@@ -23,7 +23,7 @@ _DATA_TENSOR_ATTRS = {"x", "y", "edge_index", "edge_attr", "edge_weight", "batch
 _BOOL_COMPARISONS = {"allclose", "equal"}
 SYNC_TRIGGERS = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
                  b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'", b"allclose(", b"equal(",
-                 b"\"cpu\")", b"'cpu')")
+                 b"\"cpu\")", b"'cpu')", b"]:", b"]]")  # the last two: `x[ptr[i]:ptr[i + 1]]`
 
 
 def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
@@ -57,6 +57,30 @@ class SyncRule(Rule):
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:
         raise NotImplementedError
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        # `x[ptr[i]:ptr[i + 1]]`: a tensor slice bound is converted to an int (`__index__`, `Tensor.item()`);
+        # a bound can only be 0-d, so any tensor there is one value read on the host. Under compile
+        # (default mode) dynamo breaks at it (bench/evidence/e27_tensor_slice_bounds.py)
+        if not isinstance(node.slice, cst.Slice):
+            return
+        for bound in (node.slice.lower, node.slice.upper):
+            if self._element_or_result(bound) and self._device_tensor(bound) \
+                    and self.context.kind(bound) == TENSOR and not (
+                        self.context.fullgraph_everywhere() and self.context.compiled_region(node)):
+                # (fullgraph=True captures the bound as an unbacked int: no break, no recompile, e27)
+                self._flag(bound, f"a tensor slice bound `{self.context.module.code_for_node(bound)[:40]}` "
+                                  f"(an int conversion)")
+                return
+
+    def _element_or_result(self, bound: Optional[cst.BaseExpression]) -> bool:
+        """An element of a tensor (``ptr[i]``) or a name bound to one or to a call's result
+        (``n = mask.sum()``); not an attribute (``batch.batch_size`` is PyG's int), nor a name bound to one."""
+        if isinstance(bound, cst.Name):
+            binding, _ = self.context.lookup(bound.value, bound)
+            return binding is not None and binding.how == "assign" and isinstance(binding.value, (cst.Subscript,
+                                                                                                   cst.Call))
+        return isinstance(bound, cst.Subscript)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

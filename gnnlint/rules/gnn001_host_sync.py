@@ -78,7 +78,10 @@ class HostSync(SyncRule):
     Flags device-to-host synchronisations — `.item()`, `.tolist()`, `.cpu()`,
     `.numpy()` (also `.numpy(force=True)`), `float(t)` / `int(t)` / `bool(t)`, using a tensor as a
     condition (`if loss > best:`, `if mask.any():`), `print(t)` and f-strings
-    of a tensor (`f"{loss:.4f}"`) — inside code that runs under
+    of a tensor (`f"{loss:.4f}"`), a tensor element as a slice bound
+    (`x[ptr[i]:ptr[i + 1]]`: an int conversion; measured in
+    `bench/evidence/e27_tensor_slice_bounds.py`, not reported where every compile
+    site of the file passes `fullgraph=True`) — inside code that runs under
     `torch.compile`: a compiled function, the `forward` of a compiled module
     and everything it calls.
 

@@ -616,6 +616,8 @@ def compute_predictions(model, node_emb, seeds):
             if not feeds:
                 if dynamic is None and (layer := ctx.layer_input_feed(site_node)) is not None:
                     self._report_layer(site_node, site, layer)
+                elif dynamic is None and (swept := ctx.swept_shape_feed(site_node)) is not None:
+                    self._report_swept(site_node, site, swept)
                 continue
             varying = [f for f in feeds if not f.fixed]
             if varying:
@@ -630,6 +632,13 @@ def compute_predictions(model, node_emb, seeds):
                     f"{', '.join(f'`{name}`' for name in layer.inputs)} it is handed: its callers pass every batch's "
                     f"graph, with new node and edge counts, and the first call with a new size recompiles it. "
                     f"Pass `dynamic=True`.", severity="info")
+
+    def _report_swept(self, site_node, site, swept) -> None:
+        """A loop runs the compiled object on inputs of a new size each iteration (swept_shapes.py)."""
+        self.report(compile_report_node(site_node),
+                    f"`{site.target}` is compiled without `dynamic=` and run by `{swept.func}` on tensors its "
+                    f"`{swept.param}` sizes, which changes in every iteration of `for {swept.loop} in ...`: the "
+                    f"first call with a new size recompiles it. Pass `dynamic=True`.", severity="info")
 
     def _report_last_batch(self, site_node, site, feed) -> None:
         """Fixed-size examples without ``drop_last``: only the last partial batch differs."""

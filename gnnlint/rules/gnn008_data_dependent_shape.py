@@ -288,8 +288,11 @@ model = torch.compile(Norm())
 
     def _is_mask_subscript(self, node: cst.Subscript) -> bool:
         ctx = self.context
-        parent = ctx.parent.get(node)
-        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        target, parent = node, ctx.parent.get(node)
+        while isinstance(parent, cst.Element) and isinstance(ctx.parent.get(parent), (cst.Tuple, cst.List)):
+            target = ctx.parent.get(parent)  # `a[m], b[m] = x, y`: an element of an unpacking target
+            parent = ctx.parent.get(target)
+        if isinstance(parent, cst.AssignTarget) and parent.target is target:
             return False
         if isinstance(parent, cst.AnnAssign) and parent.target is node:
             return False

@@ -40,3 +40,38 @@ def called_choices(ctx: FileContext, func: cst.BaseExpression, call: cst.Call) -
                 or isinstance(choice, ImportRef) and (is_group_ref(choice) or choice.name[:1].isupper()):
             out.append((choice, call))
     return out
+
+
+# Module methods that hand back the module or its state, not code that runs on the batch.
+_NOT_RUN = frozenset(("to", "eval", "train", "cuda", "cpu", "float", "double", "half", "bfloat16", "type",
+                      "parameters", "named_parameters", "modules", "children", "state_dict", "zero_grad",
+                      "requires_grad_", "apply", "register_buffer", "forward", "__call__"))
+# The separator of a method after a Hydra config group in an exported ref (engine.py's _config_built).
+GROUP_MEMBER = "#"
+
+
+def called_method_choices(ctx: FileContext, func: cst.BaseExpression, call: cst.Call) -> list:
+    """``[(FuncInfo | ImportRef, call), ...]`` for ``self.<attr>.<method>(...)``
+    (``self.GNN_model.sample(batch)`` in a compiled ``validation_step``): that
+    method of each class ``self.<attr>`` may hold -- a local one, an imported
+    one (``Class.method``, told to its file), or what a Hydra config group
+    builds (``group#method``; the engine names the classes); [] for anything
+    else, and for ``to`` / ``eval`` / ``parameters`` and the like."""
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
+            and isinstance(func.value.value, cst.Name) and func.value.value.value == "self") \
+            or func.attr.value in _NOT_RUN or func.attr.value.startswith("__"):
+        return []
+    cls = ctx.enclosing_class(call)
+    if cls is None or ctx.method_of(cls, func.value.attr.value) is not None:
+        return []
+    method, out = func.attr.value, []
+    for choice, _when in ctx.model_choices(func.value, call):
+        if isinstance(choice, ClassInfo):
+            found = ctx.method_of(choice, method) if choice is not cls and ctx.is_module_class(choice) else None
+            if found is not None:
+                out.append((found, call))
+        elif is_group_ref(choice):
+            out.append((ImportRef(choice.module, f"{choice.name}{GROUP_MEMBER}{method}", choice.level), call))
+        elif isinstance(choice, ImportRef) and choice.name[:1].isupper() and "." not in choice.name:
+            out.append((ImportRef(choice.module, f"{choice.name}.{method}", choice.level), call))
+    return out

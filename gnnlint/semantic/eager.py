@@ -31,6 +31,9 @@ from gnnlint.semantic.vocab import COMPILE_FUNCS, DISABLE_FUNCS, IS_COMPILING, I
 
 # Methods a compiled model runs directly: never "only called from eager code".
 _ENTRY_METHODS = ("forward", "__call__") + MESSAGE_PASSING_METHODS
+# What a DataLoader (its worker) calls: a Dataset's item methods, the functions handed to it.
+_LOADER_METHODS = ("__getitem__", "__iter__", "__getitems__")
+_LOADER_KEYWORDS = ("collate_fn", "worker_init_fn")
 
 
 class EagerOnly:
@@ -64,11 +67,34 @@ class EagerOnly:
             return True
         if self._compiled_entry(info):
             return False
+        if self._loader_only(info):
+            return True
         calls = self.callers_of(info)
         if not calls and info.cls is not None:
             # `obj.method(...)` on a value whose class is not known: every call by that name
             calls = list(self._callers_index()[1].get(info.name, ()))
         return bool(calls) and all(self.is_eager_only(call) for call in calls)
+
+    def _loader_only(self, info: FuncInfo) -> bool:
+        """Only a DataLoader runs it, eagerly, on the host side of the pipeline: a
+        Dataset's ``__getitem__`` / ``__iter__``, or a function this file uses only as
+        a loader's ``collate_fn=`` (``worker_init_fn=``), also through ``partial(f, ...)``."""
+        if info.cls is not None:
+            return info.parent is None and info.name in _LOADER_METHODS and any(
+                base.split(".")[-1].endswith("Dataset") for c in self.local_lineage(info.cls) for base in c.bases)
+        if info.parent is not None:
+            return False
+        uses = self.name_uses(info.name)
+        return bool(uses) and all(self._loader_argument(use) for use in uses)
+
+    def _loader_argument(self, use: cst.Name) -> bool:
+        arg = self.parent.get(use)
+        if isinstance(arg, cst.Arg) and arg.keyword is None:  # `partial(collate, cutoff=5.0)`
+            call = self.parent.get(arg)
+            if isinstance(call, cst.Call) and (self.resolve(call.func) or "").endswith("partial") \
+                    and call.args[0] is arg:
+                arg = self.parent.get(call)
+        return isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value in _LOADER_KEYWORDS
 
     def compile_disabled(self, info: FuncInfo) -> bool:
         """Decorated with ``torch.compiler.disable`` / ``torch._dynamo.disable`` (with or without arguments)."""

@@ -23,6 +23,7 @@ from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.once_loops import runs_once
+from gnnlint.semantic.sampler_loops import sampler_batch_loops
 from gnnlint.semantic.step_handoffs import hands_compiled_to_step
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 from gnnlint.semantic.stepped_overrides import stepped_items
@@ -156,6 +157,8 @@ class HotLoops:
             if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees) \
                     and not batch_loops.hands_batch_to_step(self, loop, calls, runs_step, with_hot_loop):
                 del self.hot_loops[loop]
+        for loop in sampler_batch_loops(self, self.hot_loops, self._direct_triggers):  # sampler_loops.py
+            self.hot_loops[loop] = self._loop_why(loop)
         for loop in evaluation_loops(self, self.hot_loops):  # a validation pass running the model (eval_loops.py)
             self.hot_loops[loop] = "inside the evaluation loop over batches"
         # Lightning-style step hooks run once per batch.

@@ -19,7 +19,9 @@ import libcst as cst
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import compile_facts, library_steps, lightning_feeds, sparse_feeds, submodule_reach, unpassed_inputs
-from gnnlint.semantic.called_choices import called_choices
+from gnnlint.semantic.called_choices import called_choices, called_method_choices
+from gnnlint.semantic.imported_functions import imported_function
+from gnnlint.semantic.stored_functions import stored_functions
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
@@ -275,6 +277,11 @@ class Regions(HotLoops):
         if cls is not None:
             self._mark_class_target(cls)
             return "class"
+        ref = imported_function(self, target, call)  # `torch.compile(pkg.radius)`: its body in pkg's file
+        if ref is not None:
+            self.exported.compiled.append((ref, f"compiled function `{ref.name}`"))
+            self._export_passed(ref, None)
+            return "function"
         if self.kind(target) == MODEL:
             return "class"
         return "unknown"
@@ -487,6 +494,10 @@ class Regions(HotLoops):
                     yield cls, call
                 elif cls is None and (chosen := called_choices(self, func, call)):
                     yield from chosen  # self.encoder(...) whose class a factory or a config chooses
+                elif cls is None and (chosen := stored_functions(self, func, call)):
+                    yield from chosen  # self.centralize(...) of `self.centralize = partial(centralize, ...)`
+                elif cls is None and (chosen := called_method_choices(self, func, call)):
+                    yield from chosen  # self.encoder.sample(...): that method of each class it may hold
                 elif isinstance(func, cst.Name) and func.value in self.imports and cls is None \
                         and self.lookup(func.value, call)[0] is None:
                     yield self.imports[func.value], call  # an imported helper function

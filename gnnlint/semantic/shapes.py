@@ -19,6 +19,7 @@ import libcst as cst
 from gnnlint.semantic.field_uses import field_used_as_array, used_as_array
 from gnnlint.semantic.kinds import BATCH, MODEL, SCALAR, TENSOR
 from gnnlint.semantic.list_attrs import list_attribute
+from gnnlint.semantic.model import FuncInfo
 from gnnlint.semantic.shape_annotations import annotated_dtype
 from gnnlint.semantic.syntax import is_none
 from gnnlint.semantic.vocab import GRAPHS_TUPLE_CLASSES, GRAPHS_TUPLE_COUNTS, GRAPHS_TUPLE_FIELDS
@@ -119,7 +120,7 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
     if isinstance(expr, cst.Name):
         if annotated_dtype(ctx, expr) == "Bool":
             return True  # a parameter declared `Bool[Tensor, "n"]`
-        binding, _ = ctx.lookup(expr.value, expr)
+        binding, _scope = ctx.lookup(expr.value, expr)
         if binding is not None and binding.how == "assign" and binding.value is not None:
             if is_bool_mask(ctx, binding.value, depth + 1):
                 return True
@@ -128,8 +129,15 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             if resolved.startswith("torch_geometric") and \
                     binding.index in _PYG_MASK_OUTPUTS.get(resolved.split(".")[-1], ()):
                 return True  # `dense, mask = to_dense_batch(x, batch)`
+        if binding is not None and binding.how == "param" and depth == 0 \
+                and isinstance(_scope, FuncInfo) and _callers_pass_mask(ctx, _scope, expr.value):
+            return True  # `tuple_index(x, idx)` that a caller hands a mask: `x[0][idx]` (GNN008)
         if not _mask_named(expr):
             return False
+        if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call) and (
+                isinstance(binding.value.func, cst.Name) and binding.value.func.value == "self"
+                or ctx.kind(binding.value.func) == MODEL):
+            return True  # `logits, valid_mask = self(batch)`: a mask the model returns
         kind = ctx.kind(expr)
         if kind == TENSOR or kind == BATCH and binding is not None and binding.how == "assign":
             return True  # BATCH: `pad_mask = batch["features"]["res_atom_mask"]`, a mask field of a dict batch
@@ -139,6 +147,17 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
     if isinstance(expr, cst.Attribute):
         return _mask_named(expr) and ctx.kind(expr) == TENSOR
     return False
+
+
+def _callers_pass_mask(ctx: FileContext, func, name: str) -> bool:
+    """Some call of the local function ``func`` passes a boolean mask for its parameter ``name``."""
+    def compute() -> bool:
+        for call in ctx.callers_of(func):
+            arg = ctx.arg_for_param(func, call, name)
+            if arg is not None and is_bool_mask(ctx, arg, 1):
+                return True
+        return False
+    return ctx._memoised((func, "mask_param", name), compute, False)
 
 
 def _mask_slice(ctx: FileContext, expr: cst.Subscript, depth: int) -> bool:

@@ -76,6 +76,9 @@ class StepAnalysis:
         for site_node, site in ctx.compile_sites:
             for call in ctx.held_compile_calls(site_node) or ():
                 calls.setdefault(id(call), f"compiled `{site.target}`")
+            run = ctx.parent.get(site_node)  # `torch.compile(fn, ...)(x)`: compiled and run at once
+            if isinstance(run, cst.Call) and run.func is site_node:
+                calls.setdefault(id(run), f"compiled `{site.target}`")
         # `trainer.model = torch.compile(trainer.model)`: the class's own self.model(...) calls (instance_members.py)
         for key, what in member_calls(ctx).items():
             calls.setdefault(key, what)
