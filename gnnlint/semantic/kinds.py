@@ -19,6 +19,7 @@ import libcst as cst
 
 from gnnlint.semantic import forward_args
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
+from gnnlint.semantic.mappings import string_keyed
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
 
@@ -349,6 +350,8 @@ class Kinds:
             and isinstance(iterable.func, cst.Attribute) else None
         if (how, method, index) in (("iter_unpack", "items", 0), ("iter", "keys", -1)):
             return SCALAR  # a dict's keys (`for k, v in losses.items()`): a tensor has no `.items()`
+        if how == "iter" and isinstance(iterable, cst.Name) and string_keyed(self, iterable):
+            return SCALAR  # `for key in loss:` with `loss["total"]` read: a dict's keys (mappings.py)
         kind = self.kind(iterable)
         if kind == TENSOR or self._tensor_elements(iterable):
             return TENSOR

@@ -23,6 +23,7 @@ from gnnlint.semantic.called_choices import called_choices, called_method_choice
 from gnnlint.semantic.imported_functions import imported_function
 from gnnlint.semantic.stored_functions import stored_functions
 from gnnlint.semantic.compile_sites import CompileSite
+from gnnlint.semantic.entry_calls import entry_calls
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
@@ -275,7 +276,7 @@ class Regions(HotLoops):
                 return "function"
         cls = self.class_of(target, call)
         if cls is not None:
-            self._mark_class_target(cls)
+            self._mark_class_target(cls, call)
             return "class"
         ref = imported_function(self, target, call)  # `torch.compile(pkg.radius)`: its body in pkg's file
         if ref is not None:
@@ -301,12 +302,18 @@ class Regions(HotLoops):
         parameter's callers), each with the condition that picks it."""
         if isinstance(target, cst.Attribute) and target.attr.value == "step":
             return
+        entries = None
         for cls, when in self.model_choices(target, call):
             why = self._choice_why(cls, when)
             if isinstance(cls, ClassInfo):
                 self._mark_class(cls, why)
             else:
                 self._export_choice(cls, why)
+                if not cls.name.startswith("@") and cls.name[:1].isupper():
+                    # what this file's calls of it pass: the defining file's optional inputs (entry_calls.py)
+                    entries = entry_calls(self, call) if entries is None else entries
+                    for entry in entries or ():
+                        self._export_passed(cls, entry, why)
 
     def _export_choice(self, ref: ImportRef, why: str) -> None:
         """Tell the file defining ``ref`` that it is compiled; ``@register``
@@ -329,12 +336,17 @@ class Regions(HotLoops):
                 + (f" (when {when})" if when else "")
         return f"compiled forward of `{name.replace(':', '.')}`" + (f" (when {when})" if when else "")
 
-    def _mark_class_target(self, cls) -> None:
+    def _mark_class_target(self, cls, call: Optional[cst.Call] = None) -> None:
         if isinstance(cls, ClassInfo):
             self._mark_class(cls, f"compiled forward of `{cls.name}`")
         elif isinstance(cls, ImportRef):
-            self.exported.compiled.append((cls, f"compiled forward of `{cls.name}`"))
-            self._export_passed(cls, None)  # compiled itself: called with anything
+            why = f"compiled forward of `{cls.name}`"
+            self.exported.compiled.append((cls, why))
+            entries = entry_calls(self, call) if call is not None else None
+            if entries is None:
+                self._export_passed(cls, None)  # compiled here, run who knows where: called with anything
+            for entry in entries or ():
+                self._export_passed(cls, entry, why)  # every call that runs it (entry_calls.py)
 
     def _may_propagate(self, cls: ClassInfo) -> bool:
         """PyG's ``propagate`` may run ``message``/``aggregate``/...: not when the class and its

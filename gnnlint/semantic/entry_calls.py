@@ -1,0 +1,179 @@
+"""Which calls run what this compile call compiles -- all of them?
+
+A script compiles a model whose class lives in another file and runs it
+itself::
+
+    trainer_model = EncoderTrainer(model, args)
+    trainer_model.model = torch.compile(trainer_model.model)
+    ...
+    class EncoderTrainer(L.LightningModule):
+        def training_step(self, batch, i):
+            pred = self.model(batch, batch.x, batch.edge_index)   # no `pos_mask`
+
+The class's ``forward(self, data, x, edge_index, pos_mask=None)`` keeps an
+optional input for another program that runs it eagerly; compiled, it never
+gets it, so ``if pos_mask is not None:`` never runs compiled. The defining file
+learns that from the ``compiled_passed`` facts (optional_inputs.py) -- but only
+if this file can name every call of the compiled object. ``entry_calls(ctx,
+site)`` answers them, or None when the compiled object may be run elsewhere:
+held by a name, ``self.<attr>`` of the class compiling it, or ``inst.<attr>`` of
+a local class instance (instance_members.py), every read of the holder after
+the compile must be a call of it (``m(...)``, ``m.forward(...)``) or an
+attribute access on the wrapper (``m.eval()``, ``m.parameters()``: they do not
+run the compiled forward); a holder passed on, returned, aliased or stored
+elsewhere, an instance handed to a project function, or a holder object of
+another class with the same attribute name: None.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from gnnlint.context import FileContext
+
+# Roots whose calls take the holder's instance without calling its attribute themselves
+# (``L.Trainer(...).fit(trainer_model)`` runs the module's hooks, which are in this file).
+# Methods returning the module itself: their result is the compiled wrapper again.
+_RETURN_SELF = frozenset(("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16",
+                          "requires_grad_", "type", "to_empty", "share_memory"))
+_LIBRARY_ROOTS = ("lightning", "pytorch_lightning", "torch", "builtins", "print", "len", "isinstance")
+
+
+def entry_calls(ctx: "FileContext", site: cst.Call) -> Optional[list]:
+    """Every call running the object ``site`` (an assigned ``torch.compile(...)``) compiles, or None."""
+    parent = ctx.parent.get(site)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+        return None
+    target = parent.targets[0].target
+    if isinstance(target, cst.Name):
+        return _name_calls(ctx, target.value, site)
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+        if target.value.value == "self":
+            cls = ctx.enclosing_class(site)
+            return _attr_calls(ctx, target.attr.value, site, cls, None) if cls is not None else None
+        cls = ctx.class_of(target.value, site)
+        if cls is None or not hasattr(cls, "methods") or not _instance_stays(ctx, target.value.value, site):
+            return None
+        return _attr_calls(ctx, target.attr.value, site, cls, target.value.value)
+    return None
+
+
+def _call_of(ctx: "FileContext", node: cst.CSTNode) -> Optional[cst.Call]:
+    """``node(...)`` or ``node.forward(...)``: the call; None otherwise."""
+    parent = ctx.parent.get(node)
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return parent
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "forward":
+        outer = ctx.parent.get(parent)
+        return outer if isinstance(outer, cst.Call) and outer.func is parent else None
+    return None
+
+
+def _harmless(ctx: "FileContext", node: cst.CSTNode) -> bool:
+    """An attribute access on the compiled wrapper other than ``forward`` (``m.parameters()``; a
+    ``m.to(device)`` / ``m.eval()`` returning the wrapper only as a statement or back into the holder),
+    or a store into the holder."""
+    parent = ctx.parent.get(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value != "forward":
+        call = ctx.parent.get(parent)
+        if parent.attr.value not in _RETURN_SELF or not (isinstance(call, cst.Call) and call.func is parent):
+            return True
+        holder = ctx.parent.get(call)
+        if isinstance(holder, cst.Expr):
+            return True
+        return isinstance(holder, cst.Assign) and len(holder.targets) == 1 \
+            and ctx.module.code_for_node(holder.targets[0].target) == ctx.module.code_for_node(node)
+    return isinstance(parent, cst.AssignTarget) and parent.target is node
+
+
+def _before(ctx: "FileContext", node: cst.CSTNode, site: cst.Call) -> bool:
+    """``node`` is in the compile's function, in or before its statement (the object is not compiled yet)."""
+    if ctx.enclosing_function(node) is not ctx.enclosing_function(site):
+        return False
+    stmt = ctx.statement_of(site)
+    return ctx.order.get(node, 0) <= ctx.order.get(stmt, 0) or any(a is stmt for a in ctx.ancestors(node))
+
+
+def _name_calls(ctx: "FileContext", name: str, site: cst.Call) -> Optional[list]:
+    scope = ctx.enclosing_function(site)
+    if scope is None:
+        return None  # a module-level name: any importer may run it
+    calls = []
+    for use in ctx.name_uses(name):
+        if ctx.enclosing_function(use) is not scope:
+            if any(f is scope for f in _scopes_above(ctx, use)):
+                return None  # a closure reads it
+            continue
+        if _before(ctx, use, site):
+            continue
+        call = _call_of(ctx, use)
+        if call is not None:
+            calls.append(call)
+        elif not _harmless(ctx, use):
+            return None
+    return calls
+
+
+def _scopes_above(ctx: "FileContext", node: cst.CSTNode) -> list:
+    out, func = [], ctx.enclosing_function(node)
+    while func is not None:
+        func = func.parent
+        out.append(func)
+    return out
+
+
+def _attr_calls(ctx: "FileContext", attr: str, site: cst.Call, cls, inst: Optional[str]) -> Optional[list]:
+    calls = []
+    for node in ctx.attribute_nodes(attr):
+        owner = node.value
+        if isinstance(owner, cst.Name) and owner.value == "self":
+            if ctx.enclosing_class(node) is not cls:
+                return None  # another class's (or a subclass's) `self.<attr>`: not followed
+        elif not (inst is not None and isinstance(owner, cst.Name) and owner.value == inst):
+            return None  # `other.<attr>`: the same object, maybe
+        if _before(ctx, node, site):
+            continue
+        call = _call_of(ctx, node)
+        if call is not None:
+            calls.append(call)
+        elif not _harmless(ctx, node):
+            return None
+    return calls
+
+
+def _instance_stays(ctx: "FileContext", inst: str, site: cst.Call) -> bool:
+    """The instance holding the compiled attribute goes to no project function (only to library
+    calls such as ``trainer.fit(inst)``, which run its methods: those are in this file)."""
+    scope = ctx.enclosing_function(site)
+    for use in ctx.name_uses(inst):
+        if ctx.enclosing_function(use) is not scope:
+            return False
+        parent = ctx.parent.get(use)
+        if isinstance(parent, cst.Attribute) and parent.value is use:
+            continue
+        if isinstance(parent, cst.Arg):
+            call = ctx.parent.get(parent)
+            if isinstance(call, cst.Call) and _library_call(ctx, call):
+                continue
+        return False
+    return True
+
+
+def _library_call(ctx: "FileContext", call: cst.Call) -> bool:
+    """A call of a library function, or a method of an object a library constructor built
+    (``trainer = L.Trainer(...)``; ``trainer.fit(inst)``)."""
+    if ctx.local_callee(call) is not None:
+        return False
+    root = call.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    if root.value in ctx.imports or root.value in _LIBRARY_ROOTS:
+        return (ctx.resolve(call.func) or root.value).split(".")[0] in _LIBRARY_ROOTS
+    reaching = ctx.reaching(root.value, call)
+    return bool(reaching) and all(
+        isinstance(b.value, cst.Call) and (ctx.resolve(b.value.func) or "").split(".")[0] in _LIBRARY_ROOTS
+        for b, _f in reaching)
