@@ -237,6 +237,9 @@ class Choices:
                         out += self._class_choices(arg, arg, depth + 1, cond)
                     # a Hydra partial the config passes for it (arch: ${arch}, `_partial_: true`)
                     out += [(ref, cond) for ref in self.config_param_choices(func, binding.node)]
+                    default = binding.node.default  # `block_cls: Type[nn.Module] = ResidualBlock`: when not given
+                    if isinstance(default, (cst.Name, cst.Attribute)) and default is not expr:
+                        out += self._class_choices(default, default, depth + 1, cond)
             if not out and expr.value in self.imports and expr.value[:1].isupper():
                 out.append((self.imports[expr.value], cond))
             return out

@@ -344,6 +344,16 @@ class Regions(HotLoops):
         """The hooks (``message_and_aggregate``...) the class's forward reaches through
         ``self.<method>(...)`` calls, each resolved on the class (an override in a subclass
         runs when its base's forward calls it)."""
+        reached = self._self_reached(cls)
+        return tuple(h for h in MESSAGE_PASSING_METHODS if self.method_of(cls, h) in reached)
+
+    def _self_reached(self, cls: ClassInfo) -> set:
+        """The methods the class's forward reaches through ``self.<method>(...)`` calls,
+        each resolved on the class: a local base's forward calling ``self._build(...)``
+        runs the subclass's override (template methods)."""
+        key = ("self_reached", id(cls))
+        if key in self._memo:
+            return self._memo[key]
         reached, todo = set(), ["forward", "__call__"]
         while todo:
             method = self.method_of(cls, todo.pop())
@@ -351,8 +361,10 @@ class Regions(HotLoops):
                 continue
             reached.add(method)
             todo += [call.func.attr.value for call in method.calls if isinstance(call.func, cst.Attribute)
-                     and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"]
-        return tuple(h for h in MESSAGE_PASSING_METHODS if self.method_of(cls, h) in reached)
+                     and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+                     and self.enclosing_function(call) is method and not self.is_eager_only(call)]
+        self._memo[key] = reached
+        return reached
 
     def _mark_class(self, cls: ClassInfo, why: str) -> None:
         if cls.name in self.compiled_classes:
@@ -364,6 +376,10 @@ class Regions(HotLoops):
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
                                          if why.startswith("compiled") and "(when " not in why else why)
+        if len(list(self.local_lineage(cls))) > 1:  # a local base's forward runs this class's overrides of its hooks
+            for method in self._self_reached(cls):
+                if method.cls is cls and method.name != "__init__":
+                    self._mark_compiled_func(method, f"compiled forward of `{cls.name}`")
         base = inherited_forward_base(self, cls)  # the forward is a base class's, in another file
         if base is not None and base.name[:1].isupper():
             self.exported.compiled.append((base, f"compiled forward of `{cls.name}` (inherited from `{base.name}`)"))
@@ -424,15 +440,14 @@ class Regions(HotLoops):
         out = []
         for value in values:
             out.append(value)
-            if depth >= 4 or not isinstance(value, cst.Call) or \
-                    (self.last_part(value.func) or "") not in self._CONTAINERS:
+            if depth >= 4 or not isinstance(value, cst.Call) or not self._is_container_call(value):
                 continue
-            todo = [a.value for a in value.args]
+            todo = [a.value for a in value.args if a.keyword is None]
             while todo:
                 expr = todo.pop()
-                if isinstance(expr, cst.Call) and (self.last_part(expr.func) or "") in self._CONTAINERS:
+                if isinstance(expr, cst.Call) and self._is_container_call(expr):
                     out += self._container_elements([expr], depth + 1)
-                elif isinstance(expr, cst.Call):
+                elif isinstance(expr, (cst.Call, cst.Name)):  # a Name: `ModuleList(input_modules)`, a parameter
                     out.append(expr)
                 elif isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
                     todo += [e.value for e in expr.elements if isinstance(e, cst.Element)]
@@ -443,6 +458,15 @@ class Regions(HotLoops):
                 elif isinstance(expr, cst.DictComp):
                     todo.append(expr.value)
         return out
+
+    def _is_container_call(self, call: cst.Call) -> bool:
+        """``nn.ModuleList(...)``, also a local subclass of one (``class Hooked(nn.ModuleList)``)."""
+        name = self.last_part(call.func) or ""
+        if name in self._CONTAINERS:
+            return True
+        cls = self.classes.get(name) if isinstance(call.func, cst.Name) else None
+        return cls is not None and any(b.split(".")[-1] in self._CONTAINERS
+                                       for c in self.local_lineage(cls) for b in c.bases)
 
     def _mark_compiled_func(self, info: FuncInfo, why: str, via: Optional[cst.Call] = None) -> None:
         if via is None:
