@@ -19,6 +19,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.attr_reaching import attr_values_reaching, rebinds_itself
+from gnnlint.semantic.compiled_overrides import override_choices
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
 
@@ -134,6 +135,9 @@ class Choices:
             for ret in local.returns:
                 if ret.value is not None:
                     out += self._instance_choices(ret.value, ret.value, depth + 1, self._binding_cond_at(ret, cond))
+            for value in override_choices(self, call, local):  # `self.get_model(x)`: subclasses' overrides
+                out += [(value, cond)] if isinstance(value, ImportRef) \
+                    else self._instance_choices(value, value, depth + 1, cond)
             return out
         if isinstance(func, cst.Name) and func.value not in self.imports:
             choices = self._class_choices(func, call, depth + 1, cond)  # Model = MODELS[name]; Model(...)

@@ -23,6 +23,8 @@ from gnnlint.semantic.called_choices import called_choices
 from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
+from gnnlint.semantic.compiled_overrides import (OVERRIDES, default_branch_unreached, export_abstract_forward,
+                                                  mark_compiled_overrides, with_passed)
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
@@ -53,7 +55,8 @@ class Regions(HotLoops):
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
         if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
-                or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node):
+                or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node) \
+                or default_branch_unreached(self, node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -221,6 +224,7 @@ class Regions(HotLoops):
                 # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
                 self.exported.compiled.append((self.imports[name], why))
         mark_compiled_hooks(self)  # a subclass's overrides an imported base's compiled forward calls
+        mark_compiled_overrides(self)  # what a subclass's override of an imported base's method returns
 
     def _mark_member(self, cls: ClassInfo, attr: str, why: str) -> None:
         """Another file compiled ``instance.attr``: that method of the class, or
@@ -299,20 +303,30 @@ class Regions(HotLoops):
             if isinstance(cls, ClassInfo):
                 self._mark_class(cls, why)
             else:
-                self._export_choice(cls, why)
+                self._export_choice(cls, with_passed(self, call, why) if cls.module == OVERRIDES else why)
 
     def _export_choice(self, ref: ImportRef, why: str) -> None:
         """Tell the file defining ``ref`` that it is compiled; ``@register``
         (a registry filled by a decorator of this file): the files that import
         the decorator are told (their decorated classes are compiled)."""
-        if ref.name.startswith("@"):
+        if ref.module == OVERRIDES:  # what a base's method returns: its subclasses' files are told
+            self.exported.compiled_overrides.append((ImportRef("", ref.name), why))
+        elif ref.name.startswith("@"):
             self.exported.compiled_params.append((ImportRef("", f"{ref.name[1:]}:@/"), why))
         else:
             self.exported.compiled.append((ref, why))
 
+    def _mark_choice(self, cls, when, why: str) -> None:
+        """One of ``model_choices``' answers is compiled (``why`` says where from)."""
+        text = self._choice_why(cls, when) + f", {why}"
+        self._mark_class(cls, text) if isinstance(cls, ClassInfo) else self._export_choice(cls, text)
+
     @staticmethod
     def _choice_why(cls, when) -> str:
         name = cls.name
+        if isinstance(cls, ImportRef) and cls.module == OVERRIDES:
+            return f"compiled forward of the model `self.{cls.name.partition('.')[2]}()` returns" \
+                + (f" (when {when})" if when else "")
         if is_group_ref(cls):  # hydra.utils.instantiate(cfg.<name>): the engine names the classes
             return f"compiled forward of {CONFIG_CLASS}" + (f" (when {when})" if when else "")
         if name == "*":  # getattr(module, name): any class of that module
@@ -380,6 +394,8 @@ class Regions(HotLoops):
             for method in self._self_reached(cls):
                 if method.cls is cls and method.name != "__init__":
                     self._mark_compiled_func(method, f"compiled forward of `{cls.name}`")
+        if "(submodule of" not in why:
+            export_abstract_forward(self, cls, why)  # `model: ModelBase` compiled: its subclasses' forwards
         base = inherited_forward_base(self, cls)  # the forward is a base class's, in another file
         if base is not None and base.name[:1].isupper():
             self.exported.compiled.append((base, f"compiled forward of `{cls.name}` (inherited from `{base.name}`)"))
