@@ -29,7 +29,7 @@ from gnnlint.semantic.stepped_overrides import export_stepped_overrides
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
-from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled
+from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled, walk
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
 
@@ -445,6 +445,16 @@ class Regions(HotLoops):
                         and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name) \
                         and func.value.value.value == "self" and func.value.attr.value in cls.attrs:
                     out.append(call.args[0].value)
+        init = cls.methods.get("__init__")
+        held = {a for a, values in cls.attrs.items()
+                if any(isinstance(v, cst.Call) and self.last_part(v.func) == "ModuleDict" for v in values)}
+        if init is not None and held:  # `self.embeddings["onehot"] = OneHotEncoding(...)` into a ModuleDict
+            walk(init.node.body, lambda node, _p: out.append(node.value) if isinstance(node, cst.Assign)
+                 and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript)
+                 and isinstance(node.targets[0].target.value, cst.Attribute)
+                 and isinstance(node.targets[0].target.value.value, cst.Name)
+                 and node.targets[0].target.value.value.value == "self"
+                 and node.targets[0].target.value.attr.value in held else None)
         return out
 
     _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
