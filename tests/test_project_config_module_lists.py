@@ -158,3 +158,35 @@ def test_config_built_module_lists_are_compiled(tmp_path):
     assert ("pkg/layer/reduce.py", "11", "GNN009") in found, lines  # torch_scatter, not the fallback
     assert not any(f[0] == "pkg/utils.py" for f in found), lines  # the fallback does not run
     assert ("pkg/model/base.py", "34", "GNN013") in found, lines  # Lightning step of the handed model
+
+
+def test_module_stored_into_a_moduledict_runs_compiled(tmp_path):
+    """``self.embeddings["onehot"] = OneHot(...)`` in ``__init__`` (heldout10 curator's MACE)."""
+    root = write_project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'pkg'\n\n[tool.gnnlint]\n",
+        "model.py": """\
+            import torch
+            from torch import nn
+
+
+            class OneHot(nn.Module):
+                def forward(self, z):
+                    if z.max() > 119:
+                        raise ValueError("unknown element")
+                    return torch.nn.functional.one_hot(z, 120)
+
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embeddings = nn.ModuleDict()
+                    self.embeddings["onehot"] = OneHot()
+
+                def forward(self, z):
+                    return self.embeddings["onehot"](z).sum()
+
+
+            net = torch.compile(Net())
+        """})
+    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert any(line.startswith("model.py:7:") and " GNN001 " in line for line in lines), lines
