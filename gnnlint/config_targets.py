@@ -385,7 +385,9 @@ def _names_class(dotted: str, module_path: str, cls_name: str) -> bool:
 
 def _reexports(package: str, cls_name: str) -> bool:
     text = _read_text(os.path.join(package, "__init__.py")) or ""
-    return re.search(rf"^\s*from\s+\.\w+\s+import\s+[^#\n]*\b{re.escape(cls_name)}\b", text, re.M) is not None
+    # one line, or a parenthesised list over several (`from .base import (\n    VAE,\n)`)
+    return re.search(rf"^\s*from\s+\.\w+\s+import\s+(?:\([^)]*|[^#\n]*)\b{re.escape(cls_name)}\b",
+                     text, re.M) is not None
 
 
 def _top_entry(path: str, param: str, targets: tuple) -> list[tuple[str, str]]:

@@ -683,7 +683,8 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("returns", ref, why) for ref, why in result.exported.returns] + \
         [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
         [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
-        [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides]
+        [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides] + \
+        [("compiled_overrides", ref, why) for ref, why in result.exported.compiled_overrides]
     if not params:
         return
     stem = Path(result.path).stem
@@ -721,7 +722,7 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
                 if key not in known:
                     # a fact handed on (Trainer.model, from the model's file) keeps where it began
                     known[key] = why if kind == "returns" or kind in ("compiled_instances", "compiled_hooks",
-                                                                      "stepped_overrides") \
+                                                                      "stepped_overrides", "compiled_overrides") \
                         and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
@@ -862,7 +863,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             for kind in FACT_KINDS:
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
                             "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
-                            "stepped_overrides"):
+                            "stepped_overrides", "compiled_overrides"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

@@ -166,7 +166,7 @@ class ImportRef:
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
-              "step_hooks", "stepped_overrides")
+              "step_hooks", "stepped_overrides", "compiled_overrides")
 
 
 @dataclass
@@ -225,6 +225,9 @@ class ProjectFacts:
     # "Base.method" -> the ``stepped`` why: a base class in another file whose method the project calls
     # per step; a subclass's override here runs per step (semantic/stepped_overrides.py)
     stepped_overrides: dict[str, str] = field(default_factory=dict)
+    # "Base.method" -> why: a base class in another file compiles what this method returns; a subclass's
+    # override here returns the compiled model (semantic/compiled_overrides.py)
+    compiled_overrides: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function>" -> "torch_geometric.nn.global_max_pool,...": the library
     # functions a function this file imports returns (``get_aggregation("max")``; semantic/callables.py)
     returns: dict[str, str] = field(default_factory=dict)
@@ -284,6 +287,8 @@ class ExportedFacts:
     step_hooks: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "Class.method") -> why: this file's methods run per step, told to the files naming ``Class``
     stepped_overrides: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "Class.method") -> why: what this method returns is compiled, told to the files naming ``Class``
+    compiled_overrides: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>") -> "dotted,dotted": this file's functions returning library functions
     returns: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>:<position>") -> why: this file's builders returning a compiled model

@@ -19,6 +19,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.attr_reaching import attr_values_reaching, rebinds_itself
+from gnnlint.semantic.compiled_overrides import override_choices
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
 
@@ -134,6 +135,9 @@ class Choices:
             for ret in local.returns:
                 if ret.value is not None:
                     out += self._instance_choices(ret.value, ret.value, depth + 1, self._binding_cond_at(ret, cond))
+            for value in override_choices(self, call, local):  # `self.get_model(x)`: subclasses' overrides
+                out += [(value, cond)] if isinstance(value, ImportRef) \
+                    else self._instance_choices(value, value, depth + 1, cond)
             return out
         if isinstance(func, cst.Name) and func.value not in self.imports:
             choices = self._class_choices(func, call, depth + 1, cond)  # Model = MODELS[name]; Model(...)
@@ -237,6 +241,9 @@ class Choices:
                         out += self._class_choices(arg, arg, depth + 1, cond)
                     # a Hydra partial the config passes for it (arch: ${arch}, `_partial_: true`)
                     out += [(ref, cond) for ref in self.config_param_choices(func, binding.node)]
+                    default = binding.node.default  # `block_cls: Type[nn.Module] = ResidualBlock`: when not given
+                    if isinstance(default, (cst.Name, cst.Attribute)) and default is not expr:
+                        out += self._class_choices(default, default, depth + 1, cond)
             if not out and expr.value in self.imports and expr.value[:1].isupper():
                 out.append((self.imports[expr.value], cond))
             return out

@@ -242,6 +242,8 @@ class CompileSites:
                 ref = self._ref_for_target(target, value)
                 if ref is not None:
                     refs.append(ref)
+            # `m = self.wrap_compile(m)` then `return model, m`: this caller's callers hold it too
+            refs += self._returned_to_callers(value, targets, depth) + self.tuple_return_refs(value, targets, depth)
         elif isinstance(parent, cst.Arg) and isinstance(self.parent.get(parent), cst.Call):
             refs.append(("arg", self.parent[parent]))
         return refs

@@ -68,6 +68,8 @@ _FRAME_LOADERS = {
 # bound by an imported function) counts only when its name says loader and
 # its batches are used as graph batches (one of these attributes).
 _LOADER_NAME = re.compile(r"(?:\w+_)?(?:data)?loader|(?:\w+_)?dl|(?:\w+_)?dataloader", re.IGNORECASE)
+# the Lightning DataModule protocol: what `dm.train_dataloader()` returns is the data module's loader
+_DATAMODULE_LOADERS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
 _GRAPH_BATCH_ATTRS = frozenset({
     "edge_index", "edge_index_dict", "x_dict", "batch", "ptr", "num_graphs", "edge_attr", "adj_t",
     "n_id", "e_id", "batch_size", "sampled_subgraphs", "node_features", "blocks", "ndata", "edata",
@@ -208,6 +210,9 @@ class Feeds:
                 found = self._loader_or_guess(ret.value, ret, depth + 1)
                 if found:
                     return found
+        elif local is None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _DATAMODULE_LOADERS:
+            # `dm.train_dataloader()` of a data module built elsewhere: graph batches only when used as such
+            return _GUESS + "DataLoader"
         return None
 
     def _imported_call(self, call: cst.Call) -> bool:

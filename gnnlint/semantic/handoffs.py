@@ -139,6 +139,12 @@ class Handoffs:
         module imported: the class, whose ``__init__`` stores what it is
         given (``self.model = model``) for its methods to run."""
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_from_checkpoint" \
+                and isinstance(func.value, cst.Name) and func.value.value[:1].isupper():
+            # Lightning's `LitNNP.load_from_checkpoint(path, model=model)` hands its keywords to `__init__`
+            ref = self.imports.get(func.value.value)
+            return [ref] if ref is not None and ref.name[:1].isupper() and (
+                ref.level or self._top(ref.module) not in _LIBRARIES) else []
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and func.attr.value[:1].isupper() and not func.attr.value.isupper():
             # trainers.Trainer(model) with `from pkg import trainers` / `import pkg.trainers as trainers`

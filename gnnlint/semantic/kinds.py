@@ -400,8 +400,10 @@ class Kinds:
             if default_kind == SCALAR and not (isinstance(param.default, cst.Name)
                                                and param.default.value == "None"):
                 return SCALAR
+        # `update` / `message` are PyG hooks only on a class that may be a MessagePassing
+        # (a trainer module's `update(self, model, batch, iter_step)` is not one)
         in_forward = func is not None and func.cls is not None and self.is_module_class(func.cls) \
-            and (func.name == "forward" or func.name in MESSAGE_PASSING_METHODS)
+            and (func.name == "forward" or func.name in MESSAGE_PASSING_METHODS and self._may_propagate(func.cls))
         if in_forward and name in ("batch", "ptr", "index", "mask"):
             return TENSOR  # PyG's batch vector, not a Data batch
         if _MODEL_NAMES.match(name):
@@ -414,8 +416,7 @@ class Kinds:
             return BATCH
         if "loader" in name:
             return LOADER
-        if func is not None and func.cls is not None and self.is_module_class(func.cls) \
-                and (func.name == "forward" or func.name in MESSAGE_PASSING_METHODS):
+        if in_forward:
             if _SCALAR_PARAM_NAMES.match(name) or param.star not in ("", None, cst.MaybeSentinel.DEFAULT) \
                     and isinstance(param.star, str) and param.star:
                 return UNKNOWN

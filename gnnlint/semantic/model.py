@@ -322,17 +322,30 @@ class _Collector:
             return
         module = self.ctx.dotted(node.module) if node.module is not None else ""
         level = len(node.relative)
+        fallback = self._import_fallback(node)
         for alias in node.names:
             name = self.ctx.dotted(alias.name) or ""
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
+            if fallback and local in self.ctx.imports:
+                continue  # `try: from torch_scatter import x` / `except ImportError: from .utils import x`
             if level == 0:
                 # `from torch_geometric import torch_geometric` (an editor's auto-import): a package
                 # that imports its own submodules holds itself under its name -- the package
                 self.ctx.aliases[local] = module if name == module in _SELF_NAMED else \
                     f"{module}.{name}" if module else name
             self.ctx.imports[local] = ImportRef(module or "", name, level)
+
+    def _import_fallback(self, node: cst.ImportFrom) -> bool:
+        """An import in an ``except ImportError:`` handler: the fallback of the ``try``'s
+        import, which runs wherever the library is installed (the name keeps that import)."""
+        parent = self.ctx.parent.get(self.ctx.parent.get(node))
+        handler = self.ctx.parent.get(parent) if isinstance(parent, cst.IndentedBlock) else None
+        if not isinstance(handler, cst.ExceptHandler) or handler.type is None:
+            return False
+        text = self.ctx.dotted(handler.type) if not isinstance(handler.type, cst.Tuple) else None
+        return text in ("ImportError", "ModuleNotFoundError")
 
     # bindings -------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:

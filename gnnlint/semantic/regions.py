@@ -26,11 +26,13 @@ from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.entry_calls import entry_calls
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
+from gnnlint.semantic.compiled_overrides import (OVERRIDES, default_branch_unreached, export_abstract_forward,
+                                                  mark_compiled_overrides, with_passed)
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
-from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled
+from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled, walk
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
 
@@ -56,7 +58,8 @@ class Regions(HotLoops):
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
         if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
-                or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node):
+                or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node) \
+                or default_branch_unreached(self, node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -224,6 +227,7 @@ class Regions(HotLoops):
                 # a package's __init__ re-exporting a class a config names (`_target_: pkg.Encoder`)
                 self.exported.compiled.append((self.imports[name], why))
         mark_compiled_hooks(self)  # a subclass's overrides an imported base's compiled forward calls
+        mark_compiled_overrides(self)  # what a subclass's override of an imported base's method returns
 
     def _mark_member(self, cls: ClassInfo, attr: str, why: str) -> None:
         """Another file compiled ``instance.attr``: that method of the class, or
@@ -308,6 +312,9 @@ class Regions(HotLoops):
             if isinstance(cls, ClassInfo):
                 self._mark_class(cls, why)
             else:
+                if cls.module == OVERRIDES:  # a template method's compiled result (compiled_overrides.py)
+                    self._export_choice(cls, with_passed(self, call, why))
+                    continue
                 self._export_choice(cls, why)
                 if not cls.name.startswith("@") and cls.name[:1].isupper():
                     # what this file's calls of it pass: the defining file's optional inputs (entry_calls.py)
@@ -319,14 +326,24 @@ class Regions(HotLoops):
         """Tell the file defining ``ref`` that it is compiled; ``@register``
         (a registry filled by a decorator of this file): the files that import
         the decorator are told (their decorated classes are compiled)."""
-        if ref.name.startswith("@"):
+        if ref.module == OVERRIDES:  # what a base's method returns: its subclasses' files are told
+            self.exported.compiled_overrides.append((ImportRef("", ref.name), why))
+        elif ref.name.startswith("@"):
             self.exported.compiled_params.append((ImportRef("", f"{ref.name[1:]}:@/"), why))
         else:
             self.exported.compiled.append((ref, why))
 
+    def _mark_choice(self, cls, when, why: str) -> None:
+        """One of ``model_choices``' answers is compiled (``why`` says where from)."""
+        text = self._choice_why(cls, when) + f", {why}"
+        self._mark_class(cls, text) if isinstance(cls, ClassInfo) else self._export_choice(cls, text)
+
     @staticmethod
     def _choice_why(cls, when) -> str:
         name = cls.name
+        if isinstance(cls, ImportRef) and cls.module == OVERRIDES:
+            return f"compiled forward of the model `self.{cls.name.partition('.')[2]}()` returns" \
+                + (f" (when {when})" if when else "")
         if is_group_ref(cls):  # hydra.utils.instantiate(cfg.<name>): the engine names the classes
             return f"compiled forward of {CONFIG_CLASS}" + (f" (when {when})" if when else "")
         if name == "*":  # getattr(module, name): any class of that module
@@ -363,6 +380,16 @@ class Regions(HotLoops):
         """The hooks (``message_and_aggregate``...) the class's forward reaches through
         ``self.<method>(...)`` calls, each resolved on the class (an override in a subclass
         runs when its base's forward calls it)."""
+        reached = self._self_reached(cls)
+        return tuple(h for h in MESSAGE_PASSING_METHODS if self.method_of(cls, h) in reached)
+
+    def _self_reached(self, cls: ClassInfo) -> set:
+        """The methods the class's forward reaches through ``self.<method>(...)`` calls,
+        each resolved on the class: a local base's forward calling ``self._build(...)``
+        runs the subclass's override (template methods)."""
+        key = ("self_reached", id(cls))
+        if key in self._memo:
+            return self._memo[key]
         reached, todo = set(), ["forward", "__call__"]
         while todo:
             method = self.method_of(cls, todo.pop())
@@ -370,8 +397,10 @@ class Regions(HotLoops):
                 continue
             reached.add(method)
             todo += [call.func.attr.value for call in method.calls if isinstance(call.func, cst.Attribute)
-                     and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"]
-        return tuple(h for h in MESSAGE_PASSING_METHODS if self.method_of(cls, h) in reached)
+                     and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+                     and self.enclosing_function(call) is method and not self.is_eager_only(call)]
+        self._memo[key] = reached
+        return reached
 
     def _mark_class(self, cls: ClassInfo, why: str) -> None:
         if cls.name in self.compiled_classes:
@@ -383,6 +412,12 @@ class Regions(HotLoops):
             if method is not None:
                 self._mark_compiled_func(method, f"compiled forward of `{cls.name}`"
                                          if why.startswith("compiled") and "(when " not in why else why)
+        if len(list(self.local_lineage(cls))) > 1:  # a local base's forward runs this class's overrides of its hooks
+            for method in self._self_reached(cls):
+                if method.cls is cls and method.name != "__init__":
+                    self._mark_compiled_func(method, f"compiled forward of `{cls.name}`")
+        if "(submodule of" not in why:
+            export_abstract_forward(self, cls, why)  # `model: ModelBase` compiled: its subclasses' forwards
         base = inherited_forward_base(self, cls)  # the forward is a base class's, in another file
         if base is not None and base.name[:1].isupper():
             self.exported.compiled.append((base, f"compiled forward of `{cls.name}` (inherited from `{base.name}`)"))
@@ -432,6 +467,16 @@ class Regions(HotLoops):
                         and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name) \
                         and func.value.value.value == "self" and func.value.attr.value in cls.attrs:
                     out.append(call.args[0].value)
+        init = cls.methods.get("__init__")
+        held = {a for a, values in cls.attrs.items()
+                if any(isinstance(v, cst.Call) and self.last_part(v.func) == "ModuleDict" for v in values)}
+        if init is not None and held:  # `self.embeddings["onehot"] = OneHotEncoding(...)` into a ModuleDict
+            walk(init.node.body, lambda node, _p: out.append(node.value) if isinstance(node, cst.Assign)
+                 and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript)
+                 and isinstance(node.targets[0].target.value, cst.Attribute)
+                 and isinstance(node.targets[0].target.value.value, cst.Name)
+                 and node.targets[0].target.value.value.value == "self"
+                 and node.targets[0].target.value.attr.value in held else None)
         return out
 
     _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict", "HeteroConv")
@@ -443,15 +488,14 @@ class Regions(HotLoops):
         out = []
         for value in values:
             out.append(value)
-            if depth >= 4 or not isinstance(value, cst.Call) or \
-                    (self.last_part(value.func) or "") not in self._CONTAINERS:
+            if depth >= 4 or not isinstance(value, cst.Call) or not self._is_container_call(value):
                 continue
-            todo = [a.value for a in value.args]
+            todo = [a.value for a in value.args if a.keyword is None]
             while todo:
                 expr = todo.pop()
-                if isinstance(expr, cst.Call) and (self.last_part(expr.func) or "") in self._CONTAINERS:
+                if isinstance(expr, cst.Call) and self._is_container_call(expr):
                     out += self._container_elements([expr], depth + 1)
-                elif isinstance(expr, cst.Call):
+                elif isinstance(expr, (cst.Call, cst.Name)):  # a Name: `ModuleList(input_modules)`, a parameter
                     out.append(expr)
                 elif isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
                     todo += [e.value for e in expr.elements if isinstance(e, cst.Element)]
@@ -462,6 +506,15 @@ class Regions(HotLoops):
                 elif isinstance(expr, cst.DictComp):
                     todo.append(expr.value)
         return out
+
+    def _is_container_call(self, call: cst.Call) -> bool:
+        """``nn.ModuleList(...)``, also a local subclass of one (``class Hooked(nn.ModuleList)``)."""
+        name = self.last_part(call.func) or ""
+        if name in self._CONTAINERS:
+            return True
+        cls = self.classes.get(name) if isinstance(call.func, cst.Name) else None
+        return cls is not None and any(b.split(".")[-1] in self._CONTAINERS
+                                       for c in self.local_lineage(cls) for b in c.bases)
 
     def _mark_compiled_func(self, info: FuncInfo, why: str, via: Optional[cst.Call] = None) -> None:
         if via is None:
