@@ -172,3 +172,49 @@ def test_compiled_abstract_base_compiles_its_subclasses(tmp_path):
     lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
     assert any(line.startswith("demo/upt.py:7:") and " GNN008 " in line for line in lines), lines
     assert not any(line.startswith("demo/other.py") for line in lines), lines
+
+
+# A compiled concrete subclass inherits the base's forward: the base is marked for that
+# subclass only, and must not compile the base's other subclasses (physicsnemo's
+# `Module`, whose every model became compiled: 27 findings judged false in s10).
+INHERITED = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "demo/__init__.py": "",
+    "demo/core.py": """\
+        from torch import nn
+
+
+        class Module(nn.Module):
+            def forward(self, *args, **kwargs):
+                raise NotImplementedError
+    """,
+    "demo/precond.py": """\
+        import torch
+        from demo.core import Module
+
+
+        class Preconditioner(Module):
+            pass
+
+
+        def run(loader):
+            model = torch.compile(Preconditioner())
+            for batch in loader:
+                model(batch).sum().backward()
+    """,
+    "demo/sibling.py": """\
+        import torch
+        from demo.core import Module
+
+
+        class Sibling(Module):
+            def forward(self, x):
+                return x.unique()
+    """,
+}
+
+
+def test_a_compiled_subclass_does_not_compile_its_siblings(tmp_path):
+    root = write_project(tmp_path, INHERITED)
+    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert not any(line.startswith("demo/sibling.py") for line in lines), lines

@@ -416,7 +416,11 @@ class Regions(HotLoops):
             for method in self._self_reached(cls):
                 if method.cls is cls and method.name != "__init__":
                     self._mark_compiled_func(method, f"compiled forward of `{cls.name}`")
-        if "(submodule of" not in why:
+        if why.startswith(f"compiled forward of `{cls.name}`") and not any(
+                how in why for how in ("(submodule of", "(inherited from")):
+            # only a class compiled itself (`model: ModelBase`, and its abstract subclasses in turn);
+            # not a base marked for a compiled subclass's inherited forward -- that would compile
+            # every sibling (physicsnemo's `Module`: 27 false findings, judged)
             export_abstract_forward(self, cls, why)  # `model: ModelBase` compiled: its subclasses' forwards
         base = inherited_forward_base(self, cls)  # the forward is a base class's, in another file
         if base is not None and base.name[:1].isupper():
