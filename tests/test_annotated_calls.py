@@ -140,3 +140,43 @@ def test_valid_untyped_parameter_reaches_nothing(tmp_path):
     # without the annotation nothing says what `gflownet` is: no guess
     train = TRAIN.replace("gflownet: GFlowNet", "gflownet")
     assert _project(tmp_path, **{"train.py": train}) == []
+
+
+def _gnn008_lines(source: str) -> list:
+    import textwrap
+
+    from gnnlint.config import Settings
+    from gnnlint.engine import lint_source
+    return sorted(f.line for f in lint_source(textwrap.dedent(source), "case.py", Settings()) if f.code == "GNN008")
+
+
+MASKS = """\
+    import torch
+
+
+    def _valid_masks(trajectories):
+        state_mask = ~trajectories.states.is_sink_state
+        action_mask = ~trajectories.actions.is_dummy
+        return state_mask, action_mask
+
+
+    @torch.compile
+    def pfs(pf, trajectories):
+        state_mask, action_mask = _valid_masks(trajectories)
+        valid_states = trajectories.states[state_mask]
+        step_mask = ~trajectories.states.is_initial
+        first = trajectories.states[step_mask]
+        return pf(valid_states, trajectories.actions[action_mask]), first
+"""
+
+
+def test_masks_by_bit_inversion_and_from_a_local_helper():
+    # `m = ~flags` named a mask; `a, b = helper(...)` whose every return gives masks at those positions
+    assert _gnn008_lines(MASKS) == [13, 15, 16]
+
+
+def test_valid_helper_returning_counts_and_inverted_non_masks():
+    # VALID look-alikes: the helper returns sizes, and `~` of a value not named a mask is no mask
+    source = MASKS.replace("return state_mask, action_mask", "return state_mask.sum(), action_mask.sum()") \
+        .replace("step_mask = ~", "step_bits = ~").replace("[step_mask]", "[step_bits]")
+    assert _gnn008_lines(source) == []
