@@ -296,7 +296,9 @@ class _Collector:
         self.scopes.append(info)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = [self.ctx.dotted(arg.value) or "" for arg in node.bases]
+        # `class B(A[T])` (a generic base) derives from `A`
+        bases = [self.ctx.dotted(arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value) or ""
+                 for arg in node.bases]
         info = ClassInfo(node, node.name.value, bases)
         self._bind(node.name.value, Binding(self.ctx.order[node], None, "class", node=node))
         if not self.scopes:

@@ -29,6 +29,8 @@ from gnnlint.semantic.callback_hooks import export_step_hooks
 from gnnlint.semantic.compiled_overrides import (OVERRIDES, default_branch_unreached, export_abstract_forward,
                                                   mark_compiled_overrides, with_passed)
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
+from gnnlint.semantic.default_off_flags import default_off_branch
+from gnnlint.semantic.annotated_calls import annotated_methods, inherited_self_method
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
@@ -59,7 +61,8 @@ class Regions(HotLoops):
         """Why ``node`` runs under torch.compile, or None."""
         if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
                 or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node) \
-                or default_branch_unreached(self, node):
+                or default_branch_unreached(self, node) \
+                or default_off_branch(self, node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -567,6 +570,10 @@ class Regions(HotLoops):
                     yield from chosen  # self.centralize(...) of `self.centralize = partial(centralize, ...)`
                 elif cls is None and (chosen := called_method_choices(self, func, call)):
                     yield from chosen  # self.encoder.sample(...): that method of each class it may hold
+                elif cls is None and (refs := annotated_methods(self, func, call)):
+                    yield from ((ref, call) for ref in refs)  # gflownet.loss(...) of `gflownet: Base`
+                elif cls is None and (ref := inherited_self_method(self, func, call)):
+                    yield ref, call  # self.get_scores(...): the method an imported base defines
                 elif isinstance(func, cst.Name) and func.value in self.imports and cls is None \
                         and self.lookup(func.value, call)[0] is None:
                     yield self.imports[func.value], call  # an imported helper function

@@ -124,11 +124,17 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if binding is not None and binding.how == "assign" and binding.value is not None:
             if is_bool_mask(ctx, binding.value, depth + 1):
                 return True
+            if isinstance(binding.value, cst.UnaryOperation) and isinstance(binding.value.operator, cst.BitInvert) \
+                    and _mask_named(expr):
+                return True  # `step_mask = ~states.is_sink_state`: `~` of a flag array, named a mask
         if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call):
             resolved = ctx.resolve(binding.value.func) or ""
             if resolved.startswith("torch_geometric") and \
                     binding.index in _PYG_MASK_OUTPUTS.get(resolved.split(".")[-1], ()):
                 return True  # `dense, mask = to_dense_batch(x, batch)`
+        if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call) \
+                and binding.index >= 0 and _returns_mask(ctx, binding.value, binding.index, depth):
+            return True  # `state_mask, action_mask = _valid_masks(trajs)`: a local helper returning masks
         if binding is not None and binding.how == "param" and depth == 0 \
                 and isinstance(_scope, FuncInfo) and _callers_pass_mask(ctx, _scope, expr.value):
             return True  # `tuple_index(x, idx)` that a caller hands a mask: `x[0][idx]` (GNN008)
@@ -147,6 +153,19 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
     if isinstance(expr, cst.Attribute):
         return _mask_named(expr) and ctx.kind(expr) == TENSOR
     return False
+
+
+def _returns_mask(ctx: FileContext, call: cst.Call, index: int, depth: int) -> bool:
+    """Every ``return a, b`` of the local function ``call`` runs gives a boolean mask at ``index``."""
+    func = ctx.local_callee(call)
+    if not isinstance(func, FuncInfo) or not func.returns:
+        return False
+    for ret in func.returns:
+        value = ret.value
+        if not (isinstance(value, cst.Tuple) and index < len(value.elements)) \
+                or not is_bool_mask(ctx, value.elements[index].value, depth + 1):
+            return False
+    return True
 
 
 def _callers_pass_mask(ctx: FileContext, func, name: str) -> bool:
