@@ -774,7 +774,7 @@ def _broadcast_framework_facts(result: FileResult, every: Sequence[str], content
 
 
 def _join_compile_switches(results: dict, every: Sequence[str], contents: Optional[dict],
-                           incoming: dict, changed: set) -> None:
+                           incoming: dict, changed: set, memo: dict) -> None:
     """``compile_switches``: a keyword every call of a compiled object in the project passes as a
     value false under a compile site's flag (``debug=(not use_compile) and ...``) is told, with the
     positions such calls pass, to the files defining a parameter of that name defaulting to
@@ -789,13 +789,16 @@ def _join_compile_switches(results: dict, every: Sequence[str], contents: Option
     if not any(value.startswith("off") for values in switches.values() for value in values):
         return
     positions = {key: "on" for key in switches if key.startswith("#")}
-    told = {}
+    told: dict = {}
     for key, values in switches.items():
         if key.startswith("#") or not any(value.startswith("off") for value in values):
             continue
-        off = all(value == "off:" or (value.startswith("off:") and set(value[4:].split("/")) & flags)
-                  for value in values)
+        off = all(value == "off:" or (value.startswith("off:") and "" not in flags
+                                      and set(value[4:].split("/")) & flags) for value in values)
         told[key] = "off" if off else "on"
+    if memo.get("told") == (told, positions):
+        return  # what the files were told stands
+    memo["told"] = (told, positions)
     for path in every:
         data = _bytes_of(path, contents)
         if data is None:
@@ -887,13 +890,14 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     incoming: dict[str, ProjectFacts] = {}
     modules = None
     exporting = [r for r in phase1 if not r.exported.is_empty()]
+    switch_memo: dict = {}
     for _round in range(_FACT_ROUNDS):
         if not exporting:
             break
         if modules is None:
             modules = ModuleMap(every, lambda path: _bytes_of(path, contents))
         changed: set[str] = set()
-        _join_compile_switches(results, every, contents, incoming, changed)
+        _join_compile_switches(results, every, contents, incoming, changed, switch_memo)
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)

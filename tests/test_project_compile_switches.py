@@ -7,7 +7,7 @@ block runs only eagerly (semantic/compile_switches.py). A compiled call passing
 does not run under keeps the findings."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
 
 MODEL = """\
     import torch
@@ -120,3 +120,18 @@ def test_a_flag_the_compile_does_not_run_under_keeps_the_findings(tmp_path):
 
 def test_a_positional_switch_keeps_the_findings(tmp_path):
     assert _findings(tmp_path, "debug_internal") == FOUND
+
+
+def test_a_compile_under_no_flag_keeps_the_findings(tmp_path):
+    setup = SETUP + """
+    def build_eval_model():
+        return torch.compile(Simulator())
+"""
+    assert _findings(tmp_path, "debug=debug_internal", setup) == FOUND
+
+
+def test_one_file_agrees_with_the_whole_tree(tmp_path):
+    _findings(tmp_path, "debug=True")
+    assert_one_file_agrees(tmp_path, "demo/model.py", cached=2, nonempty=True)
+    _findings(tmp_path, "debug=debug_internal")
+    assert assert_one_file_agrees(tmp_path, "demo/model.py", cached=2) == set()

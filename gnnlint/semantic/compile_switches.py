@@ -21,7 +21,8 @@ switch*). Three facts carry it, each file telling what only it can see:
 
 - a compile site tells the project the flags it runs under (``compile_flags``:
   the key of each ``if`` test around it -- ``use_compile`` for a name,
-  ``config.get('use_compile')``, ``config['use_compile']``, ``args.use_compile``);
+  ``config.get('use_compile')``, ``config['use_compile']``, ``args.use_compile``;
+  ``""`` for a site under no flag: then no switch tied to a flag is off);
 - every call of a compiled object tells the project what it passes for each
   keyword (``compile_switches``): ``off:<flag keys>`` for ``not <flag>``, ``(not
   <flag>) and ...`` or a local name assigned only such values, ``off:`` for
@@ -58,15 +59,17 @@ class CompileSwitches:
     # the compiling side ----------------------------------------------------------------
     def _export_compile_flags(self) -> None:
         for site_node, _site in self.compile_sites:
-            child = site_node
+            child, keys = site_node, set()
             for anc in self.ancestors(site_node):
                 if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
                     break
                 if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.body:
                     for conjunct in _conjuncts(anc.test):
-                        for key in self._flag_keys(conjunct, anc):
-                            self.exported.compile_flags.append((ImportRef("", key), "compile flag"))
+                        keys.update(self._flag_keys(conjunct, anc))
                 child = anc
+            # "": a compile under no flag of its own -- a switch tied to a flag may then be on while it runs
+            for key in sorted(keys) or [""]:
+                self.exported.compile_flags.append((ImportRef("", key), "compile flag"))
 
     def _flag_keys(self, expr: cst.BaseExpression, at: cst.CSTNode) -> tuple:
         """The names a flag goes by: ``use_compile`` for the name, ``config.get('use_compile')``,
