@@ -799,12 +799,13 @@ def _join_compile_switches(results: dict, every: Sequence[str], contents: Option
     if memo.get("told") == (told, positions):
         return  # what the files were told stands
     memo["told"] = (told, positions)
+    defining = memo.setdefault("defining", {})  # keyword -> the files with a parameter of that name off by default
+    for key in told:
+        if key not in defining:
+            pattern = re.compile(rb"\b%s\s*(?::[^=,)\n]*)?=\s*(?:False|None)\b" % re.escape(key.encode()))
+            defining[key] = {path for path in every if pattern.search(_bytes_of(path, contents) or b"")}
     for path in every:
-        data = _bytes_of(path, contents)
-        if data is None:
-            continue
-        wanted = {key: value for key, value in told.items()
-                  if re.search(rb"\b%s\s*(?::[^=,)\n]*)?=\s*(?:False|None)\b" % re.escape(key.encode()), data)}
+        wanted = {key: value for key, value in told.items() if path in defining[key]}
         facts = incoming.get(path)
         if wanted:
             wanted.update(positions)

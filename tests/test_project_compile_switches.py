@@ -37,6 +37,10 @@ MODEL = """\
             out = self.model(x, debug=debug)
             if debug and out.numel() > 0:
                 print(out.mean().item())
+            if add_noise is None:
+                add_noise = self.training
+            if add_noise:
+                out = out + out.std().item()
             return out
 """
 SETUP = """\
@@ -80,8 +84,10 @@ MAIN = """\
             train_epoch(model, loader, optimizer, config, epoch)
             validate(model, loader)
 """
-FOUND = ["demo/model.py:15:13: GNN020", "demo/model.py:15:26: GNN001", "demo/model.py:27:13: GNN020",
-         "demo/model.py:27:19: GNN001"]
+# `if add_noise:` after `add_noise = self.training`: the parameter no longer decides (validate passes False)
+NOISE = ["demo/model.py:31:25: GNN001"]
+FOUND = sorted(["demo/model.py:15:13: GNN020", "demo/model.py:15:26: GNN001", "demo/model.py:27:13: GNN020",
+                "demo/model.py:27:19: GNN001"] + NOISE)
 
 
 def _findings(tmp_path, passed: str, setup: str = SETUP) -> list:
@@ -98,11 +104,11 @@ def _findings(tmp_path, passed: str, setup: str = SETUP) -> list:
 
 
 def test_a_debug_switch_off_whenever_compiled_is_eager_only(tmp_path):
-    assert _findings(tmp_path, "debug=debug_internal") == []
+    assert _findings(tmp_path, "debug=debug_internal") == NOISE
 
 
 def test_not_the_compile_flag_inline_is_eager_only(tmp_path):
-    assert _findings(tmp_path, "debug=not config.get('use_compile', False)") == []
+    assert _findings(tmp_path, "debug=not config.get('use_compile', False)") == NOISE
 
 
 def test_a_compiled_call_passing_true_keeps_the_findings(tmp_path):
@@ -134,4 +140,5 @@ def test_one_file_agrees_with_the_whole_tree(tmp_path):
     _findings(tmp_path, "debug=True")
     assert_one_file_agrees(tmp_path, "demo/model.py", cached=2, nonempty=True)
     _findings(tmp_path, "debug=debug_internal")
-    assert assert_one_file_agrees(tmp_path, "demo/model.py", cached=2) == set()
+    assert {" ".join(line.split(" ")[:2]) for line in assert_one_file_agrees(tmp_path, "demo/model.py", cached=2)} \
+        == set(NOISE)

@@ -159,14 +159,16 @@ class CompileSwitches:
             else:
                 names = []
             for name in names:
-                if name in func.params and self._memoised(("switch_off", id(func.node), name),
+                # the parameter itself (not `add_noise = self.training` after `if add_noise is None:`)
+                if name in func.params and all(b.how == "param" for b, _f in self.reaching(name, test)) \
+                        and self._memoised(("switch_off", id(func.node), name),
                                                           lambda n=name: self._param_off(func, n, 0), False):
                     return True
         return False
 
     def _param_off(self, func, name: str, depth: int) -> bool:
         param = func.params.get(name)
-        if not isinstance(param, cst.Param) or param.star or depth > _MAX_DEPTH:
+        if not isinstance(param, cst.Param) or param.star in ("*", "**") or depth > _MAX_DEPTH:
             return False
         if param.default is not None and not (isinstance(param.default, cst.Name)
                                               and param.default.value in ("False", "None")):
