@@ -48,6 +48,7 @@ from gnnlint.semantic import (compile_facts, cpu_only, entry_points, flow, keys,
                               unpassed_inputs, version_fallbacks)
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
+from gnnlint.semantic.compile_switches import CompileSwitches
 from gnnlint.semantic.compile_sites import CompileSite, CompileSites  # noqa: F401
 from gnnlint.semantic.devices import Devices
 from gnnlint.semantic.eager import EagerOnly
@@ -110,7 +111,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
                   Containers, ConstructorArgs, ConfigParams, NoneFilled, Callables, Holders, CompileFlags,
-                  StepArgs, ReturnedFunctions, ReturnedCompiled, RefAliases, FedArgs):
+                  StepArgs, ReturnedFunctions, ReturnedCompiled, RefAliases, FedArgs, CompileSwitches):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

@@ -774,6 +774,47 @@ def _broadcast_framework_facts(result: FileResult, every: Sequence[str], content
                 changed.add(path)
 
 
+def _join_compile_switches(results: dict, every: Sequence[str], contents: Optional[dict],
+                           incoming: dict, changed: set, memo: dict) -> None:
+    """``compile_switches``: a keyword every call of a compiled object in the project passes as a
+    value false under a compile site's flag (``debug=(not use_compile) and ...``) is told, with the
+    positions such calls pass, to the files defining a parameter of that name defaulting to
+    ``False`` / ``None`` (semantic/compile_switches.py). Recomputed from every file's latest
+    result each round: a later call passing the keyword on takes the fact back."""
+    switches: dict[str, set] = {}
+    flags: set = set()
+    for result in results.values():
+        flags.update(ref.name for ref, _why in result.exported.compile_flags)
+        for ref, value in result.exported.compile_switches:
+            switches.setdefault(ref.name, set()).add(value)
+    if not any(value.startswith("off") for values in switches.values() for value in values):
+        return
+    positions = {key: "on" for key in switches if key.startswith("#")}
+    told: dict = {}
+    for key, values in switches.items():
+        if key.startswith("#") or not any(value.startswith("off") for value in values):
+            continue
+        off = all(value == "off:" or (value.startswith("off:") and "" not in flags
+                                      and set(value[4:].split("/")) & flags) for value in values)
+        told[key] = "off" if off else "on"
+    if memo.get("told") == (told, positions):
+        return  # what the files were told stands
+    memo["told"] = (told, positions)
+    defining = memo.setdefault("defining", {})  # keyword -> the files with a parameter of that name off by default
+    for key in told:
+        if key not in defining:
+            pattern = re.compile(rb"\b%s\s*(?::[^=,)\n]*)?=\s*(?:False|None)\b" % re.escape(key.encode()))
+            defining[key] = {path for path in every if pattern.search(_bytes_of(path, contents) or b"")}
+    for path in every:
+        wanted = {key: value for key, value in told.items() if path in defining[key]}
+        facts = incoming.get(path)
+        if wanted:
+            wanted.update(positions)
+        if (facts.compile_switches if facts is not None else {}) != wanted:
+            incoming.setdefault(path, ProjectFacts()).compile_switches = wanted
+            changed.add(path)
+
+
 def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
     """The bytes of ``path``: an editor's buffer / stdin when given, else the
     file on disk; None when it cannot be read."""
@@ -851,19 +892,22 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     incoming: dict[str, ProjectFacts] = {}
     modules = None
     exporting = [r for r in phase1 if not r.exported.is_empty()]
+    switch_memo: dict = {}
     for _round in range(_FACT_ROUNDS):
         if not exporting:
             break
         if modules is None:
             modules = ModuleMap(every, lambda path: _bytes_of(path, contents))
         changed: set[str] = set()
+        _join_compile_switches(results, every, contents, incoming, changed, switch_memo)
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
             for kind in FACT_KINDS:
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
                             "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
-                            "stepped_overrides", "compiled_overrides"):
+                            "stepped_overrides", "compiled_overrides",
+                            "compile_flags", "compile_switches"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

@@ -166,7 +166,8 @@ class ImportRef:
 FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "compiled_params",
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
-              "step_hooks", "stepped_overrides", "compiled_overrides")
+              "step_hooks", "stepped_overrides", "compiled_overrides",
+              "compile_flags", "compile_switches")
 
 
 @dataclass
@@ -241,6 +242,12 @@ class ProjectFacts:
     # "<function>" -> "`batch.adj_t` is fed to compiled `model` in train.py": another file feeds the
     # ``adj_t`` of what this function returns to a compiled model (semantic/sparse_feeds.py, GNN005)
     sparse_fed: dict[str, str] = field(default_factory=dict)
+    # unused here: the engine joins the compile sites' flags into ``compile_switches``
+    compile_flags: dict[str, str] = field(default_factory=dict)
+    # "<keyword>" -> "off": every call of a compiled object in the project passing that keyword passes a value
+    # false whenever the compile happens (``debug=(not use_compile) and ...``); "#<n>" -> "on": some such call
+    # passes position n (semantic/compile_switches.py)
+    compile_switches: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -298,6 +305,10 @@ class ExportedFacts:
     fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)
     # imported functions whose result's ``adj_t`` this file feeds to a compiled model
     sparse_fed: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<flag key>"): the keys of the ``if`` tests a compile site of this file runs under
+    compile_flags: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<keyword>" or "#<n>") -> "off:<flag keys>" / "on": what a call of a compiled object passes
+    compile_switches: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

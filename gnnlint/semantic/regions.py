@@ -62,7 +62,7 @@ class Regions(HotLoops):
         if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
                 or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node) \
                 or default_branch_unreached(self, node) \
-                or default_off_branch(self, node):
+                or default_off_branch(self, node) or self.compile_switch_off(node):
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -612,6 +612,8 @@ class Regions(HotLoops):
             self.export_compiled_returns()
             self.export_fed_args()
             sparse_feeds.export_sparse_fed(self)
+            self._export_compile_flags()
+            self._export_compile_switches()
         return self.exported
 
     _REEXPORTED_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_passed", "sparse_fed", "stepped",
