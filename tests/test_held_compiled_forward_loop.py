@@ -60,3 +60,40 @@ def test_not_compiled_or_not_held_or_unfilled_is_not_reported():
     # the list is filled with a value that does not come from the slice: one size per chunk
     unfilled = SOURCE.replace("data_list.append(Data(x=x))", "data_list.append(Data(x=xs[0]))")
     assert not {c for _, c in _codes(unfilled)} & {"GNN006", "GNN007"}
+
+
+TRAINER = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, loss):
+        self.model = model
+        self._loss_fn = loss
+        self._global_step = 0
+
+    def fit(self, generator, optimizer):
+        avg_loss = 0.0
+        for batch in generator:
+            inputs, labels = batch
+            optimizer.zero_grad()
+            batch_loss = self._loss_fn(self.model(inputs), labels)
+            batch_loss.backward()
+            optimizer.step()
+            self._global_step += 1
+            avg_loss += batch_loss
+            if self._global_step % 100 == 0:
+                avg_loss = float(avg_loss) / 100
+                print(avg_loss)
+                avg_loss = 0.0
+
+    def compile(self, mode=None, dynamic=None):
+        self.model = torch.compile(self.model, mode=mode, dynamic=dynamic)
+"""
+
+
+def test_accumulated_backpropagated_loss_is_a_tensor():
+    # `avg_loss += batch_loss` of a loss it calls `.backward()` on: `float(avg_loss)` syncs (deepchem
+    # torch_model.py:455, the logging steps of the training loop of a model `compile()` compiles)
+    assert _codes(TRAINER) == [(21, "GNN013")]
+    assert _codes(TRAINER.replace("            batch_loss.backward()\n", "")) == []
