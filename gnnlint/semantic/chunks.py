@@ -46,11 +46,31 @@ def range_chunks(ctx: FileContext, loop: cst.CSTNode, target: cst.BaseExpression
         if _sliced_by(value, bounds):
             seeds |= targets
     sliced = ctx._tainted(func, seeds) - bounds if seeds else set()
+    if sliced:  # `for x in xs[start:end]: items.append(Data(x=x))`: the list filled per chunk is the chunk
+        filled = _filled_lists(ctx, loop, sliced) - sliced
+        if filled:
+            sliced = ctx._tainted(func, sliced | filled) - bounds
     if not (ctx._call_mentions(call, sliced) or any(_sliced_by(arg.value, bounds) for arg in call.args)):
         return None
     text = ctx.module.code_for_node(iterable)
     text = text if len(text) <= 60 and "\n" not in text else "range(...)"
     return f"`for {target.value} in {text}`: slices of a fixed length, and a shorter last one"
+
+
+def _filled_lists(ctx: FileContext, loop: cst.CSTNode, names: set[str]) -> set[str]:
+    """Names ``n`` with ``n.append(v)`` / ``n.extend(v)`` in ``loop``'s body where ``v`` reads ``names``."""
+    out: set[str] = set()
+    todo = [getattr(loop, "body", loop)]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in ("append", "extend") and isinstance(node.func.value, cst.Name)
+                and any(ctx.names_in(arg.value) & names for arg in node.args)):
+            out.add(node.func.value.value)
+        todo.extend(node.children)
+    return out
 
 
 def _stepped_range(ctx: FileContext, iterable: cst.BaseExpression) -> bool:

@@ -17,7 +17,7 @@ import libcst as cst
 from gnnlint.facts import ImportRef
 from gnnlint.semantic import batch_loops, dispatch
 from gnnlint.semantic.callback_hooks import self_overrides
-from gnnlint.semantic.compiled_holders import HANDED_HOLDER
+from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -60,7 +60,7 @@ class HotLoops:
                 name = (self.last_part(owner) or "").lower()
                 if kind == OPTIMIZER or ("opt" in name and "sched" not in name):
                     return True
-        if self._inside_forward_pass(call):
+        if self._inside_forward_pass(call) and not self._runs_held_compiled(call):
             # A layer calling its submodules in a loop is a forward pass, not
             # a training or inference loop.
             return False
@@ -84,6 +84,17 @@ class HotLoops:
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
         return False
+
+    def _runs_held_compiled(self, call: cst.Call) -> bool:
+        """``self.gnn(batch)`` where a method of the class re-binds ``self.gnn`` to its
+        compiled self (compiled_holders.py): a forward that runs it chunk by chunk is an
+        inference loop over compiled calls, not a layer running its submodules."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+                and self.compile_calls):
+            return False
+        info = self.enclosing_function(call)
+        return info is not None and info.cls is not None and func.attr.value in held_compiled_attrs(self, info.cls)
 
     _FORWARD_METHODS = ("forward", "__call__", "_forward", "inference", "encode", "decode", "embed",
                         "reset_parameters", "__init__") + MESSAGE_PASSING_METHODS

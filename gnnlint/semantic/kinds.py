@@ -286,8 +286,8 @@ class Kinds:
             return self.kind(value)
         if how == "aug":
             value_kind = self.kind(value)
-            if value_kind == TENSOR:
-                return TENSOR
+            if value_kind == TENSOR or (value_kind == UNKNOWN and _backpropagated(value, func)):
+                return TENSOR  # (`avg_loss += batch_loss` of a `batch_loss.backward()`: a loss tensor)
             # name op= scalar keeps whatever it was before
             prev = self._previous_binding(name, binding, func)
             if prev is not None:
@@ -680,3 +680,11 @@ def _pyg_call_kind(parts: list[str]) -> str:
     if last in ("Data", "HeteroData", "Batch"):
         return BATCH
     return UNKNOWN
+
+
+def _backpropagated(value: Optional[cst.CSTNode], func: Optional[FuncInfo]) -> bool:
+    """``value`` is a name its function calls ``.backward()`` on: a loss tensor."""
+    if not isinstance(value, cst.Name) or func is None:
+        return False
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
+               and isinstance(c.func.value, cst.Name) and c.func.value.value == value.value for c in func.calls)
