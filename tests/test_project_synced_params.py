@@ -3,8 +3,9 @@ to_numpy(t): return t.cpu().detach().numpy()``, in another file); an ASE
 calculator that compiles its model calls it on the model's outputs in
 ``calculate()``, once per MD step (heldout12's cace). Each call site is a
 per-step sync, not only the helper's body. A helper that copies something
-else (a rebound parameter), a call on a host value, and the same project
-without the compile report nothing at the call sites."""
+else (a rebound parameter) or copies on the side (not what it returns), a
+call on a host value, and the same project without the compile report
+nothing at the call sites."""
 from __future__ import annotations
 
 from tests.project_files import finding_lines, run, whole_tree_lines, write_project
@@ -24,13 +25,18 @@ PROJECT = {
         def shape_of(t):
             t = np.asarray(t.shape)
             return t.tolist()
+
+
+        def build_graph(pos):
+            host = pos.cpu()  # a copy on the side: reported here, not where the helper is called
+            return {"pos": pos, "n": len(host)}
     """,
     "demo/calc.py": """\
         import numpy as np
         import torch
         from ase.calculators.calculator import Calculator, all_changes
 
-        from demo.tools import shape_of, to_numpy
+        from demo.tools import build_graph, shape_of, to_numpy
 
 
         class Calc(Calculator):
@@ -40,7 +46,7 @@ PROJECT = {
 
             def calculate(self, atoms=None, properties=None, system_changes=all_changes):
                 Calculator.calculate(self, atoms)
-                out = self.model(self.batch_of(atoms))
+                out = self.model(build_graph(self.pos_of(atoms)))
                 energy = to_numpy(out["energy"])
                 forces = to_numpy(out["forces"])
                 dims = shape_of(out["forces"])

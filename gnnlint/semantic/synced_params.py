@@ -15,7 +15,8 @@ callers). ``export_synced_params`` tells the files importing a top-level
 function which of its parameters it copies (``"to_numpy:0"``, the sync method
 in the why); ``synced_param_call`` answers for a call here: the why, or None.
 Only the exact form: ``<param>[.detach()/.clone()/.contiguous()]*.cpu()`` /
-``.item()`` / ``.tolist()`` on a parameter the function never rebinds.
+``.item()`` / ``.tolist()`` on a parameter the function never rebinds, in
+what the function returns (a converter: every call is the copy).
 """
 from __future__ import annotations
 
@@ -54,12 +55,24 @@ def export_synced_params(ctx: "FileContext") -> None:
         found: dict[str, str] = {}
         for call in func.calls:
             hit = _copied_param(call, params)
-            if hit is not None and all(b.how == "param" for b in func.bindings.get(hit[0], ())):
+            if hit is not None and _returned(ctx, call) \
+                    and all(b.how == "param" for b in func.bindings.get(hit[0], ())):
                 found.setdefault(hit[0], hit[1])  # (a rebound parameter may copy something else)
         for param, method in found.items():
             ctx.exported.synced_params.append(
                 (ImportRef("", f"{name}:{params[param]}"),
                  f"`{name}` copies its `{param}` to the host with `.{method}()`"))
+
+
+def _returned(ctx: "FileContext", call: cst.Call) -> bool:
+    """The copy is what the helper returns (``return t.cpu().numpy()``): a converter,
+    whose every call is the copy. A helper that copies on the side (a graph builder
+    reading positions on the host) has its sync reported in its body only."""
+    node = ctx.parent.get(call)
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Arg, cst.Subscript, cst.SubscriptElement, cst.Index,
+                            cst.Tuple, cst.Element, cst.Dict, cst.DictElement)):
+        node = ctx.parent.get(node)
+    return isinstance(node, cst.Return)
 
 
 def synced_param_call(ctx: "FileContext", call: cst.Call) -> Optional[tuple[int, str]]:
