@@ -44,7 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import (compile_facts, cpu_only, entry_points, flow, keys, layer_feeds, layers, shapes, sparse_feeds,
+from gnnlint.semantic import (compile_facts, cpu_only, entry_points, flow, keys, layer_feeds, layers, shapes, sparse_feeds, synced_params,
                               unpassed_inputs, version_fallbacks)
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
@@ -132,6 +132,9 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
     def is_test_file(self) -> bool:
         """A test module (``test_*.py``, ``*_test.py``, under ``tests/``): a check of outputs, not a training path."""
         return layer_feeds.test_file(self.path)
+
+    def synced_param_call(self, call: cst.Call) -> Optional[tuple[int, str]]:
+        return synced_params.synced_param_call(self, call)
 
     def compiled_callee(self, call: cst.Call) -> Optional[str]:
         return flow.compiled_callee(self, call)

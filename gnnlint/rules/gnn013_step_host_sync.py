@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.context import TENSOR
+from gnnlint.context import MODEL, SCALAR, TENSOR
 from gnnlint.rules._sync import SyncRule
 from gnnlint.rules.base import FixSpec, Invalid, NodeEdit, Valid
 
@@ -1160,6 +1160,14 @@ for epoch in range(3):
         Invalid(_UNFIXABLE_ACCUMULATORS, lines=(12, 14), options=(("assume_compiled", "modules"),),
                 expected_fix=_UNFIXABLE_ACCUMULATORS),
     )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        why = self.context.synced_param_call(node)
+        if why is not None:  # `to_numpy(out)`: a project helper copies the tensor it is handed
+            arg = node.args[why[0]].value
+            if self.context.kind(arg) not in (SCALAR, MODEL) and not self.context.host_tensor(arg):
+                self._flag(node, f"`{self.context.module.code_for_node(node.func)}(...)` ({why[1]})")
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:
         ctx = self.context
