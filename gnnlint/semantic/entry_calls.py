@@ -106,14 +106,21 @@ def _name_calls(ctx: "FileContext", name: str, site: cst.Call) -> Optional[list]
             if any(f is scope for f in _scopes_above(ctx, use)):
                 return None  # a closure reads it
             continue
-        if _before(ctx, use, site):
-            continue
-        call = _call_of(ctx, use)
-        if call is not None:
-            calls.append(call)
-        elif not _harmless(ctx, use):
+        if not _after_compile_counted(ctx, use, site, calls):
             return None
     return calls
+
+
+def _after_compile_counted(ctx: "FileContext", node: cst.CSTNode, site: cst.Call, calls: list) -> bool:
+    """A read of the holder: before the compile, ignored; a call of it, added to ``calls``; an
+    attribute access on the wrapper, harmless. False: any other read (what runs it is unknown)."""
+    if _before(ctx, node, site):
+        return True
+    call = _call_of(ctx, node)
+    if call is not None:
+        calls.append(call)
+        return True
+    return _harmless(ctx, node)
 
 
 def _scopes_above(ctx: "FileContext", node: cst.CSTNode) -> list:
@@ -133,12 +140,7 @@ def _attr_calls(ctx: "FileContext", attr: str, site: cst.Call, cls, inst: Option
                 return None  # another class's (or a subclass's) `self.<attr>`: not followed
         elif not (inst is not None and isinstance(owner, cst.Name) and owner.value == inst):
             return None  # `other.<attr>`: the same object, maybe
-        if _before(ctx, node, site):
-            continue
-        call = _call_of(ctx, node)
-        if call is not None:
-            calls.append(call)
-        elif not _harmless(ctx, node):
+        if not _after_compile_counted(ctx, node, site, calls):
             return None
     return calls
 
