@@ -90,6 +90,7 @@ from gnnlint.semantic.fed_args import FedArgs
 from gnnlint.semantic.returned_compiled import ReturnedCompiled
 from gnnlint.semantic.returned_functions import ReturnedFunctions
 from gnnlint.semantic.step_args import StepArgs
+from gnnlint.semantic.unreached_branches import UnreachedBranches
 from gnnlint.semantic.syntax import (  # noqa: F401 - call-argument helpers rules use
     arg_of,
     has_star_args,
@@ -109,7 +110,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 
 
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
-                  EagerOnly, OptionalInputs, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
+                  EagerOnly, OptionalInputs, UnreachedBranches, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
                   Containers, ConstructorArgs, ConfigParams, NoneFilled, Callables, Holders, CompileFlags,
                   StepArgs, ReturnedFunctions, ReturnedCompiled, RefAliases, FedArgs, CompileSwitches):
     """The parse-once model of one file plus the analyses that answer the rules' questions.

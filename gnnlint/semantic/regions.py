@@ -3,8 +3,9 @@
 ``compiled_region(node)`` says why a node runs under torch.compile (the body
 of a compiled function, the ``forward`` of a compiled class and the methods
 and helpers it calls, a compiled class from another file via ProjectFacts,
-library mode) or None; it is None wherever ``is_eager_only(node)`` (``eager.py``)
-says the code never runs compiled, and calls made from such code are not followed. ``hot_region(node)`` says why a
+library mode) or None; it is None wherever ``never_runs_compiled(node)`` (``unreached_branches.py``:
+an eager-only line, a branch no compiled call takes) says the code never runs compiled, and calls made from
+eager-only code are not followed. ``hot_region(node)`` says why a
 node runs once per training/inference step (the per-iteration body of a
 loop that steps an optimizer, calls ``.backward()`` or runs a model, and the
 functions it calls). Both are computed once, up front
@@ -19,7 +20,7 @@ import libcst as cst
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import (compile_facts, library_steps, lightning_feeds, sparse_feeds, submodule_reach,
-                              synced_params, unpassed_inputs)
+                              synced_params)
 from gnnlint.semantic.called_choices import called_choices, called_method_choices
 from gnnlint.semantic.imported_functions import imported_function
 from gnnlint.semantic.stored_functions import stored_functions
@@ -27,10 +28,9 @@ from gnnlint.semantic.compile_sites import CompileSite
 from gnnlint.semantic.entry_calls import entry_calls
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
-from gnnlint.semantic.compiled_overrides import (OVERRIDES, default_branch_unreached, export_abstract_forward,
-                                                  mark_compiled_overrides, with_passed)
+from gnnlint.semantic.compiled_overrides import (OVERRIDES, export_abstract_forward, mark_compiled_overrides,
+                                                  with_passed)
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
-from gnnlint.semantic.default_off_flags import default_off_branch
 from gnnlint.semantic.annotated_calls import annotated_methods, inherited_self_method
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
@@ -60,10 +60,7 @@ class Regions(HotLoops):
 
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""
-        if self.is_eager_only(node) or self._none_branch_unreached(node) or self.optional_input_unreached(node) \
-                or self.none_filled_unreached(node) or unpassed_inputs.unpassed_branch(self, node) \
-                or default_branch_unreached(self, node) \
-                or default_off_branch(self, node) or self.compile_switch_off(node):
+        if self.never_runs_compiled(node):  # unreached_branches.py: an eager-only line, a branch no compiled call takes
             return None
         func = self.enclosing_function(node)
         while func is not None:
@@ -76,76 +73,6 @@ class Regions(HotLoops):
             if func is not None and func not in self.compiled_funcs:
                 return None
         return None
-
-    def _none_branch_unreached(self, node: cst.CSTNode) -> bool:
-        """``node`` sits in a branch taken only when a parameter is None
-        (``if dim_size is None: dim_size = int(index.max()) + 1``) of a
-        function compiled only through calls from compiled code, and every
-        such call passes a value that is never None (``dim_size=nodes.shape[0]``,
-        a parameter annotated ``int``): the branch never runs compiled."""
-        func = self.enclosing_function(node)
-        if func is None or func in self._compiled_roots or func not in self._compiled_via:
-            return False
-        calls = self._compiled_via[func]
-        if any(arg.star for call in calls for arg in call.args):
-            return False
-        # one parameter the branch needs None that no compiled call leaves None
-        return any(all(self._never_none(self.arg_for_param(func, call, param), call, 0) for call in calls)
-                   for param in self._none_params_required(node, func))
-
-    def _none_params_required(self, node: cst.CSTNode, func: FuncInfo) -> list:
-        out, child = [], node
-        for anc in self.ancestors(node):
-            if anc is func.node:
-                break
-            if isinstance(anc, cst.If):
-                name, is_none = self._none_test(anc.test)
-                if name in func.params and ((child is anc.body and is_none)
-                                            or (child is anc.orelse and not is_none)):
-                    out.append(name)
-            child = anc
-        return out
-
-    @staticmethod
-    def _none_test(test: cst.BaseExpression) -> tuple:
-        """(``P``, True) for ``P is None``; (``P``, False) for ``P is not None``."""
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
-                and isinstance(test.comparisons[0].comparator, cst.Name) \
-                and test.comparisons[0].comparator.value == "None":
-            op = test.comparisons[0].operator
-            if isinstance(op, (cst.Is, cst.IsNot)):
-                return test.left.value, isinstance(op, cst.Is)
-        return None, False
-
-    _NEVER_NONE_CALLS = ("len", "int", "float", "size", "numel", "dim", "max", "sum", "item")
-
-    def _never_none(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode, depth: int) -> bool:
-        """A value that is never None: a literal, arithmetic, ``x.shape[0]``,
-        ``len(x)``/``x.size(0)``, a name bound once to such a value, or a
-        parameter annotated with a type that does not admit None."""
-        if expr is None:  # not passed: the default
-            return False
-        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.BinaryOperation)):
-            return True
-        if isinstance(expr, cst.Subscript):
-            return isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape"
-        if isinstance(expr, cst.Call):
-            return (self.last_part(expr.func) or "") in self._NEVER_NONE_CALLS
-        if not isinstance(expr, cst.Name) or depth > 3:
-            return False
-        binding, func = self.lookup(expr.value, at)
-        if binding is None:
-            return False
-        if binding.how == "assign" and binding.value is not None and \
-                len(func.bindings.get(expr.value, ()) if func is not None else ()) == 1:
-            return self._never_none(binding.value, binding.value, depth + 1)
-        if binding.how == "param" and isinstance(binding.node, cst.Param):
-            param = binding.node
-            annotation = self.module.code_for_node(param.annotation.annotation) if param.annotation else ""
-            default_none = isinstance(param.default, cst.Name) and param.default.value == "None"
-            return bool(annotation) and not default_none and "None" not in annotation \
-                and "Optional" not in annotation and "Any" not in annotation
-        return False
 
     def hot_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs every training/inference step, or None (not in a branch ``step_unreached`` rules out)."""

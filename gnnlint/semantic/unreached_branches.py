@@ -1,0 +1,131 @@
+"""Unreached compiled lines: "is this line of compiled code never reached under compile?" and why.
+
+``compiled_region`` (regions.py) asks one question, ``never_runs_compiled(node)``, before it says why a
+line runs compiled. The answer is the first of these shapes that holds (each analysis stays in its
+module; the order is the old ``compiled_region`` test's, cheapest and most common first):
+
+- ``eager-only``: ``if not is_compiling():``, a ``torch.compiler.disable`` function, a helper only
+  eager code calls (``is_eager_only``, eager.py);
+- ``None branch``: ``if dim_size is None:`` in a helper compiled only through calls from compiled
+  code, every one passing a value that is never None (``_none_branch_unreached``, here);
+- ``optional input``: a branch on an input no compiled call of another file gives
+  (``optional_input_unreached``, optional_inputs.py);
+- ``None filled``: a branch needing a name None after the function filled it
+  (``none_filled_unreached``, none_filled.py);
+- ``unpassed input``: a branch needing a ``forward(..., labels=None)`` input no call gives
+  (``unpassed_branch``, unpassed_inputs.py);
+- ``default branch``: a branch of an abstract forward no told compiled call takes
+  (``default_branch_unreached``, compiled_overrides.py);
+- ``default-off switch``: ``if self.debug and ...`` with a default-``False`` ``__init__`` switch in a
+  class compiled only from another file (``default_off_branch``, default_off_flags.py);
+- ``compile switch off``: a parameter every compiled call passes false whenever the compile happens
+  (``compile_switch_off``, compile_switches.py).
+
+``_none_test`` and ``_never_none`` (moved here from regions.py with ``_none_branch_unreached``) are
+shared by optional_inputs.py, none_filled.py and containers.py through ``self``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.semantic import unpassed_inputs
+from gnnlint.semantic.compiled_overrides import default_branch_unreached
+from gnnlint.semantic.default_off_flags import default_off_branch
+from gnnlint.semantic.model import FuncInfo
+
+
+class UnreachedBranches:
+    """Lines of compiled code that never run compiled. Mixed into FileContext; reads the regions
+    (``_compiled_roots``, ``_compiled_via``) regions.py computed."""
+
+    def never_runs_compiled(self, node: cst.CSTNode) -> Optional[str]:
+        """Why ``node`` never runs under compile (see the module's list), or None."""
+        if self.is_eager_only(node):
+            return "eager-only"
+        if self._none_branch_unreached(node):
+            return "None branch"
+        if self.optional_input_unreached(node):
+            return "optional input"
+        if self.none_filled_unreached(node):
+            return "None filled"
+        if unpassed_inputs.unpassed_branch(self, node):
+            return "unpassed input"
+        if default_branch_unreached(self, node):
+            return "default branch"
+        if default_off_branch(self, node):
+            return "default-off switch"
+        if self.compile_switch_off(node):
+            return "compile switch off"
+        return None
+
+    def _none_branch_unreached(self, node: cst.CSTNode) -> bool:
+        """``node`` sits in a branch taken only when a parameter is None
+        (``if dim_size is None: dim_size = int(index.max()) + 1``) of a
+        function compiled only through calls from compiled code, and every
+        such call passes a value that is never None (``dim_size=nodes.shape[0]``,
+        a parameter annotated ``int``): the branch never runs compiled."""
+        func = self.enclosing_function(node)
+        if func is None or func in self._compiled_roots or func not in self._compiled_via:
+            return False
+        calls = self._compiled_via[func]
+        if any(arg.star for call in calls for arg in call.args):
+            return False
+        # one parameter the branch needs None that no compiled call leaves None
+        return any(all(self._never_none(self.arg_for_param(func, call, param), call, 0) for call in calls)
+                   for param in self._none_params_required(node, func))
+
+    def _none_params_required(self, node: cst.CSTNode, func: FuncInfo) -> list:
+        out, child = [], node
+        for anc in self.ancestors(node):
+            if anc is func.node:
+                break
+            if isinstance(anc, cst.If):
+                name, is_none = self._none_test(anc.test)
+                if name in func.params and ((child is anc.body and is_none)
+                                            or (child is anc.orelse and not is_none)):
+                    out.append(name)
+            child = anc
+        return out
+
+    @staticmethod
+    def _none_test(test: cst.BaseExpression) -> tuple:
+        """(``P``, True) for ``P is None``; (``P``, False) for ``P is not None``."""
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+                and isinstance(test.comparisons[0].comparator, cst.Name) \
+                and test.comparisons[0].comparator.value == "None":
+            op = test.comparisons[0].operator
+            if isinstance(op, (cst.Is, cst.IsNot)):
+                return test.left.value, isinstance(op, cst.Is)
+        return None, False
+
+    _NEVER_NONE_CALLS = ("len", "int", "float", "size", "numel", "dim", "max", "sum", "item")
+
+    def _never_none(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode, depth: int) -> bool:
+        """A value that is never None: a literal, arithmetic, ``x.shape[0]``,
+        ``len(x)``/``x.size(0)``, a name bound once to such a value, or a
+        parameter annotated with a type that does not admit None."""
+        if expr is None:  # not passed: the default
+            return False
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.BinaryOperation)):
+            return True
+        if isinstance(expr, cst.Subscript):
+            return isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape"
+        if isinstance(expr, cst.Call):
+            return (self.last_part(expr.func) or "") in self._NEVER_NONE_CALLS
+        if not isinstance(expr, cst.Name) or depth > 3:
+            return False
+        binding, func = self.lookup(expr.value, at)
+        if binding is None:
+            return False
+        if binding.how == "assign" and binding.value is not None and \
+                len(func.bindings.get(expr.value, ()) if func is not None else ()) == 1:
+            return self._never_none(binding.value, binding.value, depth + 1)
+        if binding.how == "param" and isinstance(binding.node, cst.Param):
+            param = binding.node
+            annotation = self.module.code_for_node(param.annotation.annotation) if param.annotation else ""
+            default_none = isinstance(param.default, cst.Name) and param.default.value == "None"
+            return bool(annotation) and not default_none and "None" not in annotation \
+                and "Optional" not in annotation and "Any" not in annotation
+        return False
