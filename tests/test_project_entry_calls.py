@@ -3,7 +3,7 @@ leaving an optional ``forward`` input out (3D-GSRD: ``trainer_model.model =
 torch.compile(trainer_model.model)``, the LightningModule's ``self.model(batch,
 x, edge_index)``; the pretraining program runs the encoder eagerly with
 ``pos_mask=``): the branch needing that input never runs compiled
-(semantic/entry_calls.py tells the defining file what the calls pass). The same
+(semantic/compiled_calls.py tells the defining file what the calls pass). The same
 shape with a call that passes the input, with the compiled object handed to a
 project function, or with a module-level holder keeps its findings."""
 from __future__ import annotations

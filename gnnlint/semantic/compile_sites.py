@@ -9,7 +9,7 @@ option's value through names, argparse defaults, dict literals and the
 ``**kwargs`` of a helper's local callers, and ``unreadable_compile_options``
 (the sites where it cannot be known: the rules say nothing there, ``-v``
 counts them); ``compiled_refs(site)`` -- the names and attributes
-that hold the compiled object -- and ``ref_calls``/``_ref_passes``: where
+that hold the compiled object -- and ``ref_calls``/``ref_passes``: where
 they are called and what is passed to them.
 """
 from __future__ import annotations
@@ -272,7 +272,8 @@ class CompileSites:
                         refs.append(ref)
         return refs
 
-    def _is_ref_expr(self, expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
+    def is_ref_expr(self, expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
+        """``expr`` (read at ``at``) is the compiled object ``ref`` holds."""
         kind = ref[0]
         if kind == "method":
             return method_ref_expr(self, expr, ref, at)
@@ -307,7 +308,7 @@ class CompileSites:
         return [c for c in self.all_calls() if self._is_ref_expr(c.func, ref, c) or (  # `model.forward(x)` too
             isinstance(c.func, cst.Attribute) and c.func.attr.value == "forward" and self._is_ref_expr(c.func.value, ref, c))]
 
-    def _ref_passes(self, ref: tuple) -> Iterator[tuple[str, object, cst.Call]]:
+    def ref_passes(self, ref: tuple) -> Iterator[tuple[str, object, cst.Call]]:
         """Where the compiled object is passed on: ("ref", new ref, call) for a
         local function/class, ("external", None, call) for anything else."""
         if ref[0] == "arg":
@@ -345,12 +346,17 @@ class CompileSites:
                     continue
                 yield "external", None, call
 
+    # the old private names, kept for their many callers (feeds, steps, handoffs, method_refs, ...)
+    _is_ref_expr = is_ref_expr
+    _ref_passes = ref_passes
+
     # -- compile options bound to names -------------------------------------------
     # `dynamic=args.dynamic`, `mode=MODE`, `**compile_kwargs`: the value a
     # compile option surely has when the program runs with its defaults (a
     # literal reached through assignments, an argparse default, a dict
     # literal), else _NO_VALUE -- the rules then say nothing, and the site is
     # counted as one whose options gnnlint could not read (`-v`).
+
 
     def compile_option(self, site_node: cst.CSTNode, name: str) -> object:
         """Compile option ``name`` of a site: its literal value, None when not

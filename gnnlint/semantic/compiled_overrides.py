@@ -35,14 +35,14 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic import compiled_calls
 from gnnlint.semantic.literals import _NO_VALUE
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
     from gnnlint.semantic.model import ClassInfo, FuncInfo
 
-OVERRIDES = "<overrides>"
-_MAX_REFS = 24  # the module of the marker reference: not a module of the project
+OVERRIDES = "<overrides>"  # the module of the marker reference: not a module of the project
 
 
 def override_choices(ctx: "FileContext", call: cst.Call, method: "FuncInfo") -> list:
@@ -69,40 +69,9 @@ def override_choices(ctx: "FileContext", call: cst.Call, method: "FuncInfo") -> 
 
 def with_passed(ctx: "FileContext", site: cst.Call, why: str) -> str:
     """``why`` prefixed with what the calls running the compiled object give
-    (``[0|0,reduction] why``, ``_passed_spec`` per call; ``*``: unknown): the
+    (``[0|0,reduction] why``; ``*``: unknown; compiled_calls.py answers it): the
     subclass's file reads which ``forward`` parameters keep their defaults."""
-    calls, todo, seen = [], [(ref, 0) for ref in ctx.compiled_refs(site)], 0
-    while todo and seen < _MAX_REFS:
-        ref, depth = todo.pop()
-        seen += 1
-        calls += ctx.ref_calls(ref)
-        for how, new, call in ctx._ref_passes(ref) if depth < 4 else ((None, None, None),):
-            new = new if how == "ref" else _partial_ref(ctx, call, ref)
-            if new is None:  # handed to code not read here (or too deep): what it passes is unknown
-                return f"[*] {why}"
-            todo.append((new, depth + 1))
-    spec = "|".join(ctx._passed_spec(c) for c in calls) if calls and not todo else "*"
-    return f"[{spec}] {why}"
-
-
-def _partial_ref(ctx: "FileContext", call, ref: tuple):
-    """``partial(self.update, model, ddp_model=ddp_model)``: the parameter of the
-    local function the keyword hands the object to, as a ref; else None."""
-    if call is None or ctx.resolve(call.func) != "functools.partial" or not call.args:
-        return None
-    func = call.args[0].value
-    callee = None
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        cls = ctx.enclosing_class(call)
-        callee = ctx.method_of(cls, func.attr.value) if cls is not None else None
-    elif isinstance(func, cst.Name):
-        callee = ctx.functions.get(func.value)
-    for arg in call.args[1:]:
-        if ctx._is_ref_expr(arg.value, ref, arg.value):
-            if callee is None or arg.keyword is None or arg.keyword.value not in callee.params:
-                return None
-            return ("name", arg.keyword.value, callee, -1, None)
-    return None
+    return f"[{compiled_calls.ref_calls_passed(ctx, site)}] {why}"
 
 
 def _split_passed(value: str) -> tuple[str, str]:

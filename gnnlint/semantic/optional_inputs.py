@@ -49,12 +49,14 @@ class OptionalInputs:
         with ``@<why it is compiled here>, from <this file>`` when known: the
         defining file names the compiled code that reaches a line through this
         call (``origin_reaching``), not whichever fact arrived first."""
-        spec = "*" if call is None else self._passed_spec(call)
+        spec = "*" if call is None else self.passed_spec(call)
         if why and call is not None:
             spec += "@" + f"{why}, from {os.path.basename(self.path)}".replace("|", "/")
         self.exported.compiled_passed.append((ref, spec))
 
-    def _passed_spec(self, call: cst.Call) -> str:
+    def passed_spec(self, call: cst.Call) -> str:
+        """What ``call`` gives: its keyed arguments (``0,reduction``; ``!``: never None) that are not
+        None or an optional parameter passed through; ``-``: nothing; ``*``: unknown (``*args``)."""
         args = keyed_args(call)
         if args is None:
             return "*"

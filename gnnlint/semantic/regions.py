@@ -25,7 +25,7 @@ from gnnlint.semantic.called_choices import called_choices, called_method_choice
 from gnnlint.semantic.imported_functions import imported_function
 from gnnlint.semantic.stored_functions import stored_functions
 from gnnlint.semantic.compile_sites import CompileSite
-from gnnlint.semantic.entry_calls import entry_calls
+from gnnlint.semantic.compiled_calls import entry_calls
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
 from gnnlint.semantic.compiled_overrides import (OVERRIDES, export_abstract_forward, mark_compiled_overrides,
@@ -248,7 +248,7 @@ class Regions(HotLoops):
                     continue
                 self._export_choice(cls, why)
                 if not cls.name.startswith("@") and cls.name[:1].isupper():
-                    # what this file's calls of it pass: the defining file's optional inputs (entry_calls.py)
+                    # what this file's calls of it pass: the defining file's optional inputs (compiled_calls.py)
                     entries = entry_calls(self, call) if entries is None else entries
                     for entry in entries or ():
                         self._export_passed(cls, entry, why)
@@ -294,7 +294,7 @@ class Regions(HotLoops):
             if entries is None:
                 self._export_passed(cls, None)  # compiled here, run who knows where: called with anything
             for entry in entries or ():
-                self._export_passed(cls, entry, why)  # every call that runs it (entry_calls.py)
+                self._export_passed(cls, entry, why)  # every call that runs it (compiled_calls.py)
 
     def _may_propagate(self, cls: ClassInfo) -> bool:
         """PyG's ``propagate`` may run ``message``/``aggregate``/...: not when the class and its

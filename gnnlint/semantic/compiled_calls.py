@@ -1,4 +1,11 @@
-"""Which calls run what this compile call compiles -- all of them?
+"""Which calls run what this compile call compiles, and what do they pass?
+
+The one module for both answers (it was entry_calls.py, and the walk in
+compiled_overrides.with_passed): ``entry_calls(ctx, site)`` -- every call of an
+assigned compiled holder, or None -- and ``ref_calls_passed(ctx, site)`` -- what
+the calls of the compiled refs give, following hand-offs into local functions
+(``ctx.passed_spec`` per call, optional_inputs.py), ``*`` when unknown.
+
 
 A script compiles a model whose class lives in another file and runs it
 itself::
@@ -38,6 +45,7 @@ if TYPE_CHECKING:
 # Methods returning the module itself: their result is the compiled wrapper again.
 _RETURN_SELF = frozenset(("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16",
                           "requires_grad_", "type", "to_empty", "share_memory"))
+_MAX_REFS = 24  # refs followed from one compile site (ref_calls_passed)
 _LIBRARY_ROOTS = ("lightning", "pytorch_lightning", "torch", "builtins", "print", "len", "isinstance")
 
 
@@ -57,6 +65,43 @@ def entry_calls(ctx: "FileContext", site: cst.Call) -> Optional[list]:
         if cls is None or not hasattr(cls, "methods") or not _instance_stays(ctx, target.value.value, site):
             return None
         return _attr_calls(ctx, target.attr.value, site, cls, target.value.value)
+    return None
+
+
+def ref_calls_passed(ctx: "FileContext", site: cst.Call) -> str:
+    """What the calls running the object ``site`` compiles give, one ``passed_spec`` per call
+    joined by ``|`` (``0|0,reduction``), following its refs into the local functions and
+    ``functools.partial`` it is handed to; ``*``: unknown (handed to code not read here)."""
+    calls, todo, seen = [], [(ref, 0) for ref in ctx.compiled_refs(site)], 0
+    while todo and seen < _MAX_REFS:
+        ref, depth = todo.pop()
+        seen += 1
+        calls += ctx.ref_calls(ref)
+        for how, new, call in ctx.ref_passes(ref) if depth < 4 else ((None, None, None),):
+            new = new if how == "ref" else _partial_ref(ctx, call, ref)
+            if new is None:  # handed to code not read here (or too deep): what it passes is unknown
+                return "*"
+            todo.append((new, depth + 1))
+    return "|".join(ctx.passed_spec(c) for c in calls) if calls and not todo else "*"
+
+
+def _partial_ref(ctx: "FileContext", call, ref: tuple):
+    """``partial(self.update, model, ddp_model=ddp_model)``: the parameter of the
+    local function the keyword hands the object to, as a ref; else None."""
+    if call is None or ctx.resolve(call.func) != "functools.partial" or not call.args:
+        return None
+    func = call.args[0].value
+    callee = None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = ctx.enclosing_class(call)
+        callee = ctx.method_of(cls, func.attr.value) if cls is not None else None
+    elif isinstance(func, cst.Name):
+        callee = ctx.functions.get(func.value)
+    for arg in call.args[1:]:
+        if ctx.is_ref_expr(arg.value, ref, arg.value):
+            if callee is None or arg.keyword is None or arg.keyword.value not in callee.params:
+                return None
+            return ("name", arg.keyword.value, callee, -1, None)
     return None
 
 
