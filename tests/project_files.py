@@ -35,9 +35,9 @@ def finding_lines(output: str) -> set[str]:
     return {line for line in output.splitlines() if line.count(":") >= 3 and " GNN" in line}
 
 
-def whole_tree_lines(root: Path) -> set[str]:
-    """The finding lines of ``gnnlint check . --no-cache`` in ``root``."""
-    return finding_lines(run(["check", ".", "--no-cache"], root).output)
+def whole_tree_lines(root: Path, *args: str) -> set[str]:
+    """The finding lines of ``gnnlint check . --no-cache [args]`` in ``root`` (``--select GNN007``)."""
+    return finding_lines(run(["check", ".", "--no-cache", *args], root).output)
 
 
 def assert_one_file_agrees(root: Path, name: str, *, whole: set[str] | None = None, cached: int = 0,
@@ -59,3 +59,17 @@ def assert_one_file_agrees(root: Path, name: str, *, whole: set[str] | None = No
         piped = run(["check", "-", "--stdin-filename", name, "--no-cache"], root, input=source)
         assert finding_lines(piped.output) == mine, (name, "stdin")
     return mine
+
+
+def finding_keys(root: Path, files: dict | None = None, *, containing: str = "") -> list[str]:
+    """``path:line:col: CODE`` of each finding of ``gnnlint check . --no-cache`` in ``root``
+    (``files`` written there first), sorted; with ``containing``, of the report lines that contain it."""
+    if files is not None:
+        write_project(root, files)
+    return sorted(" ".join(line.split(" ")[:2]) for line in whole_tree_lines(root) if containing in line)
+
+
+def finding_rows(root: Path, name: str, code: str, files: dict | None = None) -> list[int]:
+    """The sorted line numbers of ``code``'s findings in the project file ``name``."""
+    return sorted(int(key.split(":")[1]) for key in finding_keys(root, files)
+                  if key.startswith(name + ":") and key.endswith(" " + code))

@@ -5,7 +5,7 @@ model variable-size graph batches when the loop uses them as graph batches
 (heldout10 Deeplearning-project-public's PaiNN). GNN007, issue 10."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 TRAIN = """\
     import torch
@@ -56,7 +56,7 @@ PROJECT = {
 
 def test_datamodule_loader_with_graph_batches(tmp_path):
     root = write_project(tmp_path, PROJECT)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert any(line.startswith("train.py:9:") and " GNN007 " in line for line in lines), lines
 
 
@@ -65,5 +65,5 @@ def test_datamodule_loader_of_tensors_is_not_a_graph_feed(tmp_path):
         "out = painn(atoms=batch.z, atom_positions=batch.pos, graph_indexes=batch.batch)",
         "x, y = batch\n                out = painn(x, y, None)")})
     root = write_project(tmp_path, project)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert not any(" GNN007 " in line for line in lines), lines

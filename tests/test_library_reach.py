@@ -11,7 +11,7 @@
 """
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 LIB = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -85,7 +85,7 @@ LIB = {
 
 def test_a_compiled_layer_reaches_the_package_helper_but_not_its_optional_branches(tmp_path):
     root = write_project(tmp_path / "proj", LIB)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN001,GNN005,GNN008"], root).output)
+    lines = whole_tree_lines(root, "--select", "GNN001,GNN005,GNN008")
     found = sorted(line.split(" ")[0] + line.split(" ")[1] for line in lines)
     # line 16: the mask read every call runs; not 20 (edge_attr: no compiled call gives it),
     # not 18 / sparse.py (a sparse input only), not 26 (no compiled caller)
@@ -97,7 +97,7 @@ def test_the_optional_branch_runs_when_a_compiled_call_gives_it(tmp_path):
     files["lib/nn/conv/my_conv.py"] = LIB["lib/nn/conv/my_conv.py"].replace(
         "remove_loops(edge_index, edge_weight)", "remove_loops(edge_index, x.new_ones(edge_index.size(1)))")
     root = write_project(tmp_path / "proj", files)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN008"], root).output)
+    lines = whole_tree_lines(root, "--select", "GNN008")
     assert {line.split(":")[0] + ":" + line.split(":")[1] for line in lines} == \
         {"lib/utils/loop.py:16", "lib/utils/loop.py:20"}, lines
 
@@ -106,7 +106,7 @@ def test_an_eager_only_package_stays_silent(tmp_path):
     files = dict(LIB)
     files["bench/run.py"] = LIB["bench/run.py"].replace("model = torch.compile(Net())", "model = Net()")
     root = write_project(tmp_path / "proj", files)
-    assert not finding_lines(run(["check", ".", "--no-cache", "--select", "GNN001,GNN005,GNN008"], root).output)
+    assert not whole_tree_lines(root, "--select", "GNN001,GNN005,GNN008")
 
 
 HYDRA = {
@@ -138,7 +138,7 @@ HYDRA = {
 
 def test_compile_options_from_the_hydra_config(tmp_path):
     root = write_project(tmp_path / "proj", HYDRA)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN007"], root).output)
+    lines = whole_tree_lines(root, "--select", "GNN007")
     assert [line.split(":")[0] + ":" + line.split(":")[1] for line in lines] == ["train.py:9"], lines
 
 
@@ -147,10 +147,10 @@ def test_a_config_that_sets_dynamic_or_configs_that_disagree(tmp_path):
     files["conf/config.yaml"] = HYDRA["conf/config.yaml"].replace("backend: inductor", "{backend: inductor, dynamic: true}")
     files["conf/config.yaml"] = "compile:\n  args: {backend: inductor, dynamic: true}\n"
     root = write_project(tmp_path / "a", files)
-    assert not finding_lines(run(["check", ".", "--no-cache", "--select", "GNN007"], root).output)
+    assert not whole_tree_lines(root, "--select", "GNN007")
     files["conf/experiment/big.yaml"] = "# @package _global_\ncompile:\n  args:\n    backend: eager\n"
     root = write_project(tmp_path / "b", files)  # one config sets dynamic, another leaves it out: unknown
-    assert not finding_lines(run(["check", ".", "--no-cache", "--select", "GNN007"], root).output)
+    assert not whole_tree_lines(root, "--select", "GNN007")
 
 
 ORIGINS = {
@@ -217,7 +217,7 @@ def test_the_message_names_the_compiled_call_that_takes_the_branch(tmp_path):
     # index2ptr is compiled through two files' calls; only b_unsized.py's leaves `size` None, so the
     # finding in the `size is None` branch names that path, not the fact that arrived first
     root = write_project(tmp_path / "proj", ORIGINS)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN001"], root).output)
+    lines = whole_tree_lines(root, "--select", "GNN001")
     assert len(lines) == 1, lines
     line = lines.pop()
     assert line.startswith("lib/index.py:6:") and "`Unsized`" in line and "b_unsized.py" in line, line

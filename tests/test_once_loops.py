@@ -9,7 +9,7 @@ import libcst as cst
 
 from gnnlint.context import FileContext
 from gnnlint.semantic.once_loops import runs_once
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 EVAL = """\
     import torch
@@ -31,7 +31,7 @@ def _lines(tmp_path, main: str) -> set[str]:
     net = "import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
     root = write_project(tmp_path, {"net.py": net, "main.py": main})
     return {line.split(" ")[0] + line.split(" ")[1] for line in
-            finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)}
+            whole_tree_lines(root)}
 
 
 def test_loop_exiting_at_the_first_counter_value_is_not_a_step_loop(tmp_path):

@@ -18,7 +18,7 @@ A per-step helper whose loop walks a name bound to something else
 (``names = sorted(losses)``) is no pass: its lines stay per step."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -121,7 +121,7 @@ PROJECT = {
 
 def _where(tmp_path, files):
     root = write_project(tmp_path / "proj", files)
-    found = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN013"], root).output)
+    found = whole_tree_lines(root, "--select", "GNN013")
     return {(line.split(":")[0], int(line.split(":")[1])) for line in found}, found
 
 

@@ -5,7 +5,7 @@ stores the model -- drive compiled code (issue 10, heldout5's MPNN). A class of
 that name would ignore the fact: only functions take it."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, whole_tree_lines, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -50,7 +50,7 @@ PROJECT = {
 
 def test_a_capitalised_function_handed_the_compiled_model(tmp_path):
     root = write_project(tmp_path, PROJECT)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert [line.split(" ")[0] for line in lines] == ["training/train.py:14:16:"], lines
     assert "GNN013" in next(iter(lines))
 

@@ -7,7 +7,7 @@ block runs only eagerly (semantic/compile_switches.py). A compiled call passing
 does not run under keeps the findings."""
 from __future__ import annotations
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_keys
 
 MODEL = """\
     import torch
@@ -91,16 +91,14 @@ FOUND = sorted(["demo/model.py:15:13: GNN020", "demo/model.py:15:26: GNN001", "d
 
 
 def _findings(tmp_path, passed: str, setup: str = SETUP) -> list:
-    root = write_project(tmp_path, {
+    return finding_keys(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
         "demo/__init__.py": "",
         "demo/model.py": MODEL,
         "demo/setup.py": setup,
         "demo/loop.py": LOOP.replace("DEBUG", passed),
         "demo/main.py": MAIN,
-    })
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
-    return sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in lines if "model.py" in line)
+    }, containing="model.py")
 
 
 def test_a_debug_switch_off_whenever_compiled_is_eager_only(tmp_path):

@@ -7,7 +7,7 @@ compile reports nothing; a class picking one submodule per if/else arm and
 compiling only one arm's choice makes only that class compiled."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 AGENT = """\
     import torch
@@ -54,7 +54,7 @@ PROJECT = {
 
 def test_a_handed_holder_of_compiled_submodules_drives_the_loop(tmp_path):
     root = write_project(tmp_path, PROJECT)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert [line.split(" ")[0] for line in sorted(lines)] == ["demo/ppo.py:11:19:"], lines
     assert "compiled submodules of `agent` (passed in train.py)" in next(iter(lines))
 
@@ -63,7 +63,7 @@ def test_without_the_compile_nothing(tmp_path):
     files = dict(PROJECT, **{"demo/agent.py": AGENT.replace(
         "            self.value_net = torch.compile(self.value_net, dynamic=True)\n", "")})
     root = write_project(tmp_path, files)
-    assert not finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert not whole_tree_lines(root)
 
 
 def test_a_class_of_the_same_name_in_another_module_is_not_told(tmp_path):
@@ -89,9 +89,9 @@ def test_a_class_of_the_same_name_in_another_module_is_not_told(tmp_path):
         "jssp/train.py": PROJECT["demo/train.py"].replace("demo.agent", "jssp.agent"),
     }
     root = write_project(tmp_path, files)
-    assert not finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert not whole_tree_lines(root)
     files["psp/train.py"] = PROJECT["demo/train.py"].replace("demo.agent", "psp.agent")
     root = write_project(tmp_path, files)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert [line.split(" ")[0] for line in lines] == ["demo/ppo.py:11:19:"], lines
     assert "(passed in train.py)" in next(iter(lines))

@@ -7,7 +7,7 @@ compiled. A compiled ``model: ModelBase`` parameter with an abstract forward com
 subclasses in other files (heldout10 noether). Issue 10."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 BASE = """\
     import torch
@@ -85,7 +85,7 @@ def test_template_method_result_compiled_in_base(tmp_path):
     root = write_project(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
         "demo/__init__.py": "", "demo/base.py": BASE, "demo/cfd.py": SUB})
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     codes = {(line.split(":")[0], line.split(":")[1], line.split()[1]) for line in lines}
     # the nested trainer model's forward is compiled (an override in another file)
     assert ("demo/cfd.py", "18", "GNN001") in codes, lines
@@ -104,7 +104,7 @@ def test_compiled_call_passing_the_option_keeps_the_branch(tmp_path):
     root = write_project(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
         "demo/__init__.py": "", "demo/base.py": base, "demo/cfd.py": SUB})
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert any(line.startswith("demo/cfd.py:23:") and " GNN008 " in line for line in lines), lines
 
 
@@ -113,7 +113,7 @@ def test_without_compile_nothing(tmp_path):
     root = write_project(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
         "demo/__init__.py": "", "demo/base.py": base, "demo/cfd.py": SUB})
-    assert not finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert not whole_tree_lines(root)
 
 
 ABSTRACT = {
@@ -169,7 +169,7 @@ ABSTRACT = {
 
 def test_compiled_abstract_base_compiles_its_subclasses(tmp_path):
     root = write_project(tmp_path, ABSTRACT)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert any(line.startswith("demo/upt.py:7:") and " GNN008 " in line for line in lines), lines
     assert not any(line.startswith("demo/other.py") for line in lines), lines
 
@@ -216,5 +216,5 @@ INHERITED = {
 
 def test_a_compiled_subclass_does_not_compile_its_siblings(tmp_path):
     root = write_project(tmp_path, INHERITED)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert not any(line.startswith("demo/sibling.py") for line in lines), lines

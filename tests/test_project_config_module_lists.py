@@ -8,7 +8,7 @@ LightningModule handed the compiled model through ``load_from_checkpoint(model=m
 curator). Every compiled forward and the Lightning steps are reached. Issue 10."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'pkg'\n\n[tool.gnnlint]\n",
@@ -151,7 +151,7 @@ PROJECT = {
 
 def test_config_built_module_lists_are_compiled(tmp_path):
     root = write_project(tmp_path, PROJECT)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     found = {(line.split(":")[0], line.split(":")[1], line.split()[1]) for line in lines}
     assert ("pkg/layer/distance.py", "17", "GNN008") in found, lines  # the subclass's override of _build
     assert ("pkg/layer/distance.py", "22", "GNN001") in found, lines  # the default block class
@@ -188,5 +188,5 @@ def test_module_stored_into_a_moduledict_runs_compiled(tmp_path):
 
             net = torch.compile(Net())
         """})
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     assert any(line.startswith("model.py:7:") and " GNN001 " in line for line in lines), lines

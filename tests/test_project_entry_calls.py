@@ -8,7 +8,7 @@ shape with a call that passes the input, with the compiled object handed to a
 project function, or with a module-level holder keeps its findings."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import finding_keys
 
 ENCODER = """\
     import torch
@@ -74,15 +74,13 @@ def _script(call: str, extra: str = "", member: bool = True) -> str:
 
 
 def _findings(tmp_path, script: str) -> list:
-    root = write_project(tmp_path, {
+    return finding_keys(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
         "demo/__init__.py": "",
         "demo/encoder.py": ENCODER,
         "demo/pretrain.py": PRETRAIN,
         "demo/train.py": script,
-    })
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
-    return sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in lines if "encoder.py" in line)
+    }, containing="encoder.py")
 
 
 def test_no_compiled_call_of_a_member_passes_the_optional_input(tmp_path):

@@ -231,7 +231,7 @@ def test_a_sweep_driven_from_another_file_and_the_compile_sites_fullgraph(tmp_pa
     # fullgraph from the compile site in train_utils.py that compiles Net
     # (one graph: the GCNConv loop break is captured), not from models.py
     root = write_project(tmp_path / "sweep", SWEEP_PROJECT)
-    whole = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    whole = whole_tree_lines(root)
     assert {line.split(" ")[0] for line in whole} == {"train_utils.py:6:13:"}, whole
     (line,) = whole
     assert "on every call of `run_config` (called in every iteration of `for hidden in ...`, from sweep.py)" in line
@@ -256,7 +256,7 @@ def test_a_sweep_of_a_file_that_compiles_nothing_follows_that_file_when_it_start
     assert not any("GNN015" in x for x in finding_lines(run(["check", ".", "--output-format", "concise"], root).output))
     (root / "train_utils.py").write_text(textwrap.dedent(SWEEP_PROJECT["train_utils.py"]))
     warm = finding_lines(run(["check", "train_utils.py", "--output-format", "concise"], root).output)
-    cold = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    cold = whole_tree_lines(root)
     assert any("called in every iteration of `for hidden in ...`, from sweep.py" in x for x in warm), warm
     assert warm == {x for x in cold if x.startswith("train_utils.py:")}
 
@@ -345,7 +345,7 @@ def test_per_step_helpers_in_other_files(tmp_path):
     # third file); the message names the loop's file and the call it makes. The per-step call of the
     # helper that copies its argument (`to_item(...)`, semantic/synced_params.py) is a sync there too
     root = write_project(tmp_path / "stepped", STEPPED_PROJECT)
-    whole = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    whole = whole_tree_lines(root)
     assert {line.split(" ")[0] for line in whole} == {"pkg/metrics.py:5:20:", "pkg/metrics.py:11:16:",
                                                       "pkg/util.py:2:12:"}, whole
     assert all(" GNN013 " in line and "(train.py, through `" in line for line in whole), whole
@@ -354,4 +354,4 @@ def test_per_step_helpers_in_other_files(tmp_path):
     # the same loop without a compiled model: nothing anywhere
     train = root / "pkg" / "train.py"
     train.write_text(train.read_text().replace("torch.compile(Net())", "Net()"))
-    assert not finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    assert not whole_tree_lines(root)

@@ -4,7 +4,7 @@ site, told by the file with the loop (``fed_args`` facts, semantic/fed_args.py;
 heldout5's MPNN: ``train.Train_QM9(compiled_model, (train_loader, ...), ...)``)."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 TRAIN = """\
     import torch
@@ -65,7 +65,7 @@ PROJECT = {
 
 
 def gnn007(root) -> list[str]:
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     return sorted(line for line in lines if "GNN007" in line)
 
 

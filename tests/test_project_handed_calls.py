@@ -5,7 +5,7 @@ compiled code. A helper whose name says it only stores or inspects the model
 (``save_checkpoint(net, path)``) runs nothing."""
 from __future__ import annotations
 
-from tests.project_files import whole_tree_lines, write_project
+from tests.project_files import finding_keys
 
 STEPS = """\
     import torch
@@ -51,8 +51,7 @@ TRAIN = """\
 
 
 def _lines(tmp_path, train: str) -> set[str]:
-    root = write_project(tmp_path, {"pkg/__init__.py": "", "pkg/steps.py": STEPS, "train.py": train})
-    return {line.split(" warning")[0] for line in whole_tree_lines(root)}
+    return set(finding_keys(tmp_path, {"pkg/__init__.py": "", "pkg/steps.py": STEPS, "train.py": train}))
 
 
 def test_loop_handing_the_compiled_model_to_a_project_helper_drives_it(tmp_path):

@@ -7,7 +7,7 @@ its base's), and the `policy` the config passes to `__init__`, which the class
 hands its base (`super().__init__(env, policy)`) and calls as `self.policy(...)`."""
 from __future__ import annotations
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_lines, run, whole_tree_lines, write_project
 
 MODEL = """\
     from typing import Any
@@ -113,7 +113,7 @@ def _rows(whole, name):
 
 def test_the_step_method_a_library_base_runs_and_what_it_calls_are_compiled(tmp_path):
     root = write_project(tmp_path / "proj", PROJECT)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert _rows(whole, "demo/normalization.py") == {(4, "GNN008"), (16, "GNN001"), (16, "GNN008")}, whole
     assert _rows(whole, "demo/policy.py") == {(11, "GNN008")}, whole  # the config's policy, stored by the base
     # the step method itself, not the helper nothing compiled calls; a CPU bernoulli draw is no sync
@@ -187,7 +187,7 @@ def test_modules_handed_to_a_library_base_whose_forward_runs_them_are_compiled(t
                              "configs/model/moe.yaml": "_target_: demo.model.RouteBase\n\npolicy:\n"
                                                        "  _target_: demo.moe_policy.MoEPolicy\n"})
     root = write_project(tmp_path / "proj", files)
-    whole = finding_lines(run(["check", ".", "--no-cache"], root).output)
+    whole = whole_tree_lines(root)
     assert _rows(whole, "demo/decoder.py") == {(7, "GNN008")}, whole
     assert_one_file_agrees(root, "demo/decoder.py", whole=whole, nonempty=True)
 

@@ -5,7 +5,7 @@ code, and so does the rollout loop of a helper in another file the object is
 handed to -- while ``model(x)`` still runs the eager forward."""
 from __future__ import annotations
 
-from tests.project_files import run, whole_tree_lines, write_project
+from tests.project_files import finding_keys, run, write_project
 
 DYN = """\
     import torch
@@ -51,8 +51,7 @@ TRAIN = """\
 
 
 def _lines(tmp_path, train: str) -> set[str]:
-    root = write_project(tmp_path, {"pkg/__init__.py": "", "pkg/dyn.py": DYN, "train.py": train})
-    return {line.split(" warning")[0] for line in whole_tree_lines(root)}
+    return set(finding_keys(tmp_path, {"pkg/__init__.py": "", "pkg/dyn.py": DYN, "train.py": train}))
 
 
 def test_loop_calling_a_compiled_method_drives_compiled_code(tmp_path):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
+from tests.project_files import assert_one_file_agrees, finding_rows, write_project
 
 CALCULATOR = """\
     import torch
@@ -75,8 +75,7 @@ PROJECT = {
 
 
 def _graph_lines(files: dict, tmp_path) -> list[int]:
-    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
-    return sorted(int(line.split(":")[1]) for line in whole if line.startswith("demo/graph.py:") and "GNN013" in line)
+    return finding_rows(tmp_path / "proj", "demo/graph.py", "GNN013", files)
 
 
 def test_the_branch_the_compile_flag_switches_off_is_not_per_step(tmp_path):
@@ -163,9 +162,7 @@ STEP_PROJECT = {
 
 
 def _neighbor_lines(files: dict, tmp_path) -> list[int]:
-    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
-    return sorted(int(line.split(":")[1]) for line in whole
-                  if line.startswith("demo/neighbors.py:") and "GNN013" in line)
+    return finding_rows(tmp_path / "proj", "demo/neighbors.py", "GNN013", files)
 
 
 def test_a_branch_no_per_step_call_takes_is_not_per_step(tmp_path):

@@ -8,7 +8,7 @@ step_handoffs.py: a method read through the compiled wrapper is the model
 class's method)."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 UTILS = """\
     import torch
@@ -109,7 +109,7 @@ MAIN_STEP = """\
 def _lines(tmp_path, files: dict) -> set[str]:
     root = write_project(tmp_path, files)
     return {line.split(": ")[0] + ":" + line.split(": ")[1].split(" ")[0]
-            for line in finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)}
+            for line in whole_tree_lines(root)}
 
 
 def test_compiled_model_handed_to_a_method_of_a_project_class_runs_there(tmp_path):

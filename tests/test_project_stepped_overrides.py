@@ -8,7 +8,7 @@ method of the same name does not, nor does anything when the model is not
 compiled."""
 from __future__ import annotations
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -70,7 +70,7 @@ PROJECT = {
 
 def test_the_overrides_of_a_per_step_base_method_run_per_step(tmp_path):
     root = write_project(tmp_path, PROJECT)
-    lines = sorted(finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output))
+    lines = sorted(whole_tree_lines(root))
     assert [line.split(" ")[0:2] for line in lines] == [
         ["demo/flows/base.py:8:16:", "GNN013"], ["demo/flows/forecast.py:6:16:", "GNN013"],
         ["demo/flows/masked.py:6:16:", "GNN013"]], lines
@@ -82,4 +82,4 @@ def test_without_the_compile_nothing(tmp_path):
     files = dict(PROJECT)
     files["demo/runner.py"] = PROJECT["demo/runner.py"].replace("torch.compile(cfg.model())", "cfg.model()")
     root = write_project(tmp_path, files)
-    assert not finding_lines(run(["check", ".", "--no-cache"], root).output)
+    assert not whole_tree_lines(root)

@@ -8,7 +8,7 @@ call on a host value, and the same project without the compile report
 nothing at the call sites."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, whole_tree_lines, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -58,7 +58,7 @@ PROJECT = {
 
 def test_call_sites_of_a_syncing_helper_in_calculate_are_per_step_syncs(tmp_path):
     root = write_project(tmp_path, PROJECT)
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root)
     calc = {line.split(":")[1] for line in lines if line.startswith("demo/calc.py") and "GNN013" in line}
     assert calc == {"16", "17"}, lines
 

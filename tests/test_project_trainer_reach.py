@@ -7,7 +7,7 @@ pass over a loader of its own (``validate``) is not per step of the training
 loop, and the same project without the compile reports nothing."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -128,7 +128,7 @@ PROJECT = {
 
 def _findings(tmp_path, files):
     root = write_project(tmp_path / "proj", files)
-    return finding_lines(run(["check", ".", "--no-cache", "--select", "GNN013"], root).output)
+    return whole_tree_lines(root, "--select", "GNN013")
 
 
 def test_per_step_code_the_trainer_reaches_in_other_files(tmp_path):

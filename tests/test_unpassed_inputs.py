@@ -5,7 +5,7 @@ labels=None)``: the owner's ``self.permuter(...)`` never gives ``labels``).
 The input a call does give (``weights=w``) keeps its findings."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 SOURCE = '''\
 import torch
@@ -49,7 +49,7 @@ model = torch.compile(AE())
 
 def _lines(tmp_path, source):
     root = write_project(tmp_path / "proj", {"m.py": source})
-    found = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN001"], root).output)
+    found = whole_tree_lines(root, "--select", "GNN001")
     return {int(line.split(":")[1]) for line in found}, found
 
 
