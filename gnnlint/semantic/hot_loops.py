@@ -161,11 +161,14 @@ class HotLoops:
                 only_via_calls.append((loop, calls))
         # The innermost loop is the hot one: an epoch loop that calls a
         # function holding its own batch loop is not (so an evaluation it also
-        # calls once per epoch is not per step either).
+        # calls once per epoch is not per step either). A function with its own
+        # step loop that also steps after it (`if num_batches % acc_steps: optimizer.step()`)
+        # flushes accumulated gradients: that is no full-batch training step.
         with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
         for loop, calls in only_via_calls:
             callees = [c for c in (self.method_callee(call) for call in calls) if isinstance(c, FuncInfo)]
-            if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees) \
+            if any(c in with_hot_loop for c in callees) \
+                    and not any(self._updates_when_called(c) for c in callees if c not in with_hot_loop) \
                     and not batch_loops.hands_batch_to_step(self, loop, calls, runs_step, with_hot_loop):
                 del self.hot_loops[loop]
         for loop in sampler_batch_loops(self, self.hot_loops, self._direct_triggers):  # sampler_loops.py
