@@ -241,3 +241,26 @@ def test_an_epoch_loop_beside_a_full_batch_step_function_stays_a_step_loop():
 """
     ctx = context_of(source)
     assert any(ctx.module.code_for_node(loop).lstrip().startswith("for epoch") for loop in ctx.hot_loops)
+
+
+def test_micro_batches_then_one_optimizer_step_is_one_step_per_call():
+    # `_train_batch`: backward over micro-batches, then the step: the loop calling it is the step loop
+    ctx = context_of("""
+        import torch
+
+        model = torch.compile(Net())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def train_batch(batches, accumulation_steps):
+            total = None
+            for i in range(accumulation_steps):
+                loss = model(batches[i]).sum()
+                loss.backward()
+                total = loss if total is None else total + loss
+            optimizer.step()
+            return total.item()
+
+        for iteration in range(100):
+            train_batch(batches, 4)
+    """)
+    assert any(ctx.module.code_for_node(loop).lstrip().startswith("for iteration") for loop in ctx.hot_loops)
