@@ -83,7 +83,7 @@ def test_a_whole_graph_evaluated_once_per_epoch_beside_a_batch_loop_is_not_per_s
 def test_a_batch_bound_in_the_loop_is_still_handed_per_step():
     source = EPOCHS.replace("{ARG}", "batch").replace("        train()\n", "        train()\n        batch = next(it)\n")
     ctx = context_of(source)
-    assert any(ctx.module.code_for_node(loop).startswith("for epoch") for loop in ctx.hot_loops)
+    assert any(ctx.module.code_for_node(loop).lstrip().startswith("for epoch") for loop in ctx.hot_loops)
     assert any(f.name == "test" for f in ctx.hot_funcs)
 
 
@@ -196,3 +196,71 @@ def test_a_submodule_compiled_on_an_instance_runs_compiled_in_the_class_methods(
     assert _drives(ctx, "test_step")
     ctx = context_of(MEMBER.replace("{COMPILE}", "other = torch.compile(Net(), dynamic=True)"))
     assert not _drives(ctx, "test_step")
+
+
+ACCUMULATING = """
+    import torch
+
+    model = torch.compile(Net(), dynamic=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+
+    def train_epoch(loader, acc_steps):
+        for i, batch in enumerate(loader):
+            loss = model(batch).sum() / acc_steps
+            loss.backward()
+            if (i + 1) % acc_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        {FLUSH}
+
+    def print_stats(model):
+        print(model.scale.item())
+
+    for epoch in range(100):
+        train_epoch(train_loader, 4)
+        if epoch == 0:
+            print_stats(model)
+"""
+
+
+def test_a_gradient_flush_after_the_batch_loop_does_not_make_the_epoch_loop_a_step_loop():
+    # the leftover accumulated gradients stepped after the loop: still one step per batch
+    ctx = context_of(ACCUMULATING.replace("{FLUSH}", "if (i + 1) % acc_steps:\n            optimizer.step()"))
+    assert [ctx.module.code_for_node(loop).splitlines()[0] for loop in ctx.hot_loops] == \
+        ["for i, batch in enumerate(loader):"]
+    assert not any(f.name == "print_stats" for f in ctx.hot_funcs)
+
+
+def test_an_epoch_loop_beside_a_full_batch_step_function_stays_a_step_loop():
+    source = ACCUMULATING.replace("{FLUSH}", "pass").replace(
+        "        if epoch == 0:\n", "        full_batch_step()\n        if epoch == 0:\n") + """
+    def full_batch_step():
+        loss = model(data).sum()
+        loss.backward()
+        optimizer.step()
+"""
+    ctx = context_of(source)
+    assert any(ctx.module.code_for_node(loop).lstrip().startswith("for epoch") for loop in ctx.hot_loops)
+
+
+def test_micro_batches_then_one_optimizer_step_is_one_step_per_call():
+    # `_train_batch`: backward over micro-batches, then the step: the loop calling it is the step loop
+    ctx = context_of("""
+        import torch
+
+        model = torch.compile(Net())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def train_batch(batches, accumulation_steps):
+            total = None
+            for i in range(accumulation_steps):
+                loss = model(batches[i]).sum()
+                loss.backward()
+                total = loss if total is None else total + loss
+            optimizer.step()
+            return total.item()
+
+        for iteration in range(100):
+            train_batch(batches, 4)
+    """)
+    assert any(ctx.module.code_for_node(loop).lstrip().startswith("for iteration") for loop in ctx.hot_loops)

@@ -161,11 +161,17 @@ class HotLoops:
                 only_via_calls.append((loop, calls))
         # The innermost loop is the hot one: an epoch loop that calls a
         # function holding its own batch loop is not (so an evaluation it also
-        # calls once per epoch is not per step either).
+        # calls once per epoch is not per step either). A function whose own
+        # loop steps the optimizer and that also steps after it
+        # (`if num_batches % acc_steps: optimizer.step()`) flushes accumulated
+        # gradients: that is no full-batch training step (a loop of micro-batch
+        # `backward()`s followed by the one `optimizer.step()` is: one step per call).
         with_hot_loop = {self.enclosing_function(loop) for loop in self.hot_loops} - {None}
+        stepping_loop = {self.enclosing_function(loop) for loop in self.hot_loops if self._steps_optimizer(loop)}
         for loop, calls in only_via_calls:
             callees = [c for c in (self.method_callee(call) for call in calls) if isinstance(c, FuncInfo)]
-            if any(c in with_hot_loop for c in callees) and not any(self._updates_when_called(c) for c in callees) \
+            if any(c in with_hot_loop for c in callees) \
+                    and not any(self._updates_when_called(c) for c in callees if c not in stepping_loop) \
                     and not batch_loops.hands_batch_to_step(self, loop, calls, runs_step, with_hot_loop):
                 del self.hot_loops[loop]
         for loop in sampler_batch_loops(self, self.hot_loops, self._direct_triggers):  # sampler_loops.py
@@ -208,6 +214,13 @@ class HotLoops:
             return self.functions.get(head)
         cls = self.classes.get(head)
         return self.method_of(cls, method) if cls is not None else None
+
+    def _steps_optimizer(self, loop: cst.CSTNode) -> bool:
+        """The loop's own body (not a nested loop or def) steps an optimizer."""
+        func = self.enclosing_function(loop)
+        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"
+                   and self._is_step_trigger(call)
+                   for call in self._direct_triggers(loop.body, func))  # type: ignore[attr-defined]
 
     def _updates_when_called(self, info: FuncInfo, depth: int = 0) -> bool:
         """Runs ``.backward()`` or an optimizer step outside its own loops
