@@ -931,6 +931,13 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                             getattr(facts, kind)[target[1]] = why if known is None else f"{known}|{why}"
                             changed.add(target[0])
                         continue
+                    if kind == "stepped" and known is not None and "|@if " in known:
+                        from gnnlint.semantic.step_guards import stepped_guard, unguarded
+
+                        if stepped_guard(why) != stepped_guard(known):  # another call runs it on other steps
+                            facts.stepped[target[1]] = unguarded(known)  # (order-free: no one guard)
+                            changed.add(target[0])
+                        continue
                     if known is None or (kind == "fullgraph" and why.endswith("False")
                                          and not known.startswith(why)):
                         # one compile site without fullgraph=True decides

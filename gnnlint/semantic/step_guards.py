@@ -10,6 +10,14 @@ inside the loop body (or inside the per-step function when the loop is in
 another file or a framework's), whose test reads a step counter: a ``%`` or a
 name about steps, iterations, logging or a frequency. Its test's source, or
 None.
+
+The guard travels with a call: a helper every per-step call of which sits
+under the same step-counter ``if`` (``if N % 500 == 0: check_grads(model)``)
+syncs on those steps too. ``call_guard(ctx, func)`` is that test for a hot
+function of this file, from its local per-step callers and from the
+``stepped`` facts of the files that call it (``GUARD_FIELD``, steps.py
+``export``); one caller without it (or a framework / Lightning entry, a
+``forward``) and the helper runs every step: None.
 """
 from __future__ import annotations
 
@@ -23,6 +31,7 @@ from gnnlint.semantic.model import iter_children
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
 
+GUARD_FIELD = "@if "  # the last field of a ``stepped`` payload: "...|callee[|entry]|@if N % 500 == 0"
 _STEP_WORDS = re.compile(r"step|iter|log|freq|interval|every|print", re.IGNORECASE)
 _MAX_TEXT = 48
 
@@ -30,8 +39,11 @@ _MAX_TEXT = 48
 def logging_guard(ctx: "FileContext", node: cst.CSTNode, loop: Optional[cst.CSTNode]) -> Optional[str]:
     child: cst.CSTNode = node
     for anc in ctx.ancestors(node):
-        if anc is loop or isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if anc is loop or isinstance(anc, (cst.ClassDef, cst.Lambda)):
             return None
+        if isinstance(anc, cst.FunctionDef):  # a hot helper: the guard around its per-step calls
+            info = ctx.func_info.get(anc)
+            return call_guard(ctx, info) if info is not None and info in ctx.hot_funcs else None
         if isinstance(anc, cst.If) and child is not anc.test and _step_test(anc.test):
             if child is anc.body:  # the `if` branch (an `else:` runs on the other steps)
                 return _short(ctx.module.code_for_node(anc.test))
@@ -67,3 +79,68 @@ def _presence_test(node: cst.CSTNode) -> bool:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
+
+
+def call_guard(ctx: "FileContext", func) -> Optional[str]:
+    """The step-counter test every per-step call of the hot function ``func``
+    runs under (the same text for all of them), or None."""
+    key = ("call_guard", func)
+    memo = ctx._memo
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # a cycle of per-step calls: no guard
+    memo[key] = _call_guard(ctx, func)
+    return memo[key]
+
+
+def _call_guard(ctx: "FileContext", func) -> Optional[str]:
+    from gnnlint.semantic.stepped_overrides import stepped_items
+    from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
+
+    if func.name == "forward" or func.name in LIGHTNING_STEP_HOOKS or func in ctx.framework_step_entries():
+        return None  # run every step by the model call / the framework, whatever else calls them
+    guards: set = set()
+    for stepped_key, why in stepped_items(ctx).items():  # another file calls it per step
+        if ctx.stepped_function(stepped_key) is func:
+            guard = stepped_guard(why)
+            if guard is None:
+                return None
+            guards.add(guard)
+    for call in ctx._step_analysis()._callers(func):
+        if ctx.step_unreached(call):
+            continue
+        loop = _hot_loop_of(ctx, call)
+        if loop is None:
+            outer = ctx.enclosing_function(call)
+            if outer is None or outer is func or outer not in ctx.hot_funcs:
+                continue  # not a per-step call (once before or after the loop)
+        guard = logging_guard(ctx, call, loop)  # (in a hot helper: up to its own callers' guard)
+        if guard is None:
+            return None
+        guards.add(guard)
+    return guards.pop() if len(guards) == 1 else None
+
+
+def stepped_guard(why: str) -> Optional[str]:
+    """The guard a ``stepped`` fact's payload carries, or None."""
+    last = why.partition(", from ")[0].rpartition("|")[2]
+    return last[len(GUARD_FIELD):] if last.startswith(GUARD_FIELD) else None
+
+
+def unguarded(why: str) -> str:
+    """A ``stepped`` fact without its guard field."""
+    head, sep, origin = why.partition(", from ")
+    rest, bar, last = head.rpartition("|")
+    return f"{rest}{sep}{origin}" if bar and last.startswith(GUARD_FIELD) else why
+
+
+def _hot_loop_of(ctx: "FileContext", node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The hot loop of the function holding ``node`` whose body holds it."""
+    child = node
+    for anc in ctx.ancestors(node):
+        if anc in ctx.hot_loops and child is getattr(anc, "body", None):
+            return anc
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        child = anc
+    return None

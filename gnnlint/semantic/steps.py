@@ -28,6 +28,7 @@ from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
+from gnnlint.semantic.step_guards import GUARD_FIELD
 from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 from gnnlint.semantic.stepped_overrides import stepped_items
 
@@ -366,6 +367,8 @@ class StepAnalysis:
             if ctx.stepped_function(key) is func:
                 payload, _, origin = why.partition(", from ")
                 parts = payload.split("|")
+                if parts[-1].startswith(GUARD_FIELD):  # the caller's step-counter guard (step_guards.py)
+                    parts.pop()
                 if len(parts) in (4, 5) and parts[0] in ("batch", "epoch", "step") and origin:
                     per, role, what, callee = parts[:4]
                     if role == "?":  # a runner's entry point (entry_points.py): the function tells
@@ -394,7 +397,7 @@ class StepAnalysis:
             what = self._loop_drives(loop)
             if what is not None:
                 self._export_calls(calls_under(loop.body),  # type: ignore[attr-defined]
-                                   f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}", "")
+                                   f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}", "", loop=loop)
         for func in ctx.hot_funcs:
             drive = self._drive_function(func)
             if drive is None:
@@ -408,7 +411,7 @@ class StepAnalysis:
             else:
                 self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "", entry)
 
-    def _export_calls(self, calls, payload: str, tail: str, entry: str = "") -> None:
+    def _export_calls(self, calls, payload: str, tail: str, entry: str = "", loop=None) -> None:
         from gnnlint.facts import ImportRef
         from gnnlint.semantic.batch_loops import handed_fresh_batch
 
@@ -418,7 +421,12 @@ class StepAnalysis:
             if ref is not None and not handed_fresh_batch(ctx, call) and not ctx.step_unreached(call):
                 callee = ctx.module.code_for_node(call.func)
                 payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
-                ctx.exported.stepped.append((ref, payload + (tail or f"|{callee}{entry}")))
+                why = tail or f"|{callee}{entry}"
+                guard = ctx.logging_guard(call, loop)  # `if N % 500 == 0: helper(...)`: the helper's syncs too
+                if guard is not None and "|" not in guard and ", from " not in guard:
+                    head, sep, origin = why.partition(", from ")
+                    why = f"{head}|{GUARD_FIELD}{guard}{sep}{origin}"
+                ctx.exported.stepped.append((ref, payload + why))
                 ctx.exported.stepped_args.append((ref, ctx.step_args_spec(call)))  # semantic/step_args.py
 
     def _function_drives(self, func: "FuncInfo", depth: int):
