@@ -44,7 +44,8 @@ def logging_guard(ctx: "FileContext", node: cst.CSTNode, loop: Optional[cst.CSTN
         if isinstance(anc, cst.FunctionDef):  # a hot helper: the guard around its per-step calls
             info = ctx.func_info.get(anc)
             return call_guard(ctx, info) if info is not None and info in ctx.hot_funcs else None
-        if isinstance(anc, cst.If) and child is not anc.test and _step_test(anc.test):
+        if isinstance(anc, cst.If) and child is not anc.test and (
+                _step_test(anc.test) or _outer_count_test(ctx, anc.test, loop)):
             if child is anc.body:  # the `if` branch (an `else:` runs on the other steps)
                 return _short(ctx.module.code_for_node(anc.test))
         child = anc
@@ -66,6 +67,27 @@ def _step_test(test: cst.BaseExpression) -> bool:
         if isinstance(current, cst.SimpleString) and _STEP_WORDS.search(current.value):
             return True  # cfg["print_every"]
         todo.extend(iter_children(current))
+    return False
+
+
+def _outer_count_test(ctx: "FileContext", test: cst.BaseExpression, loop: Optional[cst.CSTNode]) -> bool:
+    """``if epoch == 0:`` in a batch loop: a comparison of the counter of a loop around
+    the hot one (``for epoch in range(n)``, ``for i, x in enumerate(xs)``), which holds
+    on every step of some passes only."""
+    if loop is None or not isinstance(test, cst.Comparison) or not isinstance(test.left, cst.Name) \
+            or any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in test.comparisons):
+        return False
+    for anc in ctx.ancestors(loop):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, cst.For) and isinstance(anc.iter, cst.Call) and isinstance(anc.iter.func, cst.Name):
+            target = anc.target
+            if anc.iter.func.value == "enumerate" and isinstance(target, cst.Tuple) and target.elements:
+                target = target.elements[0].value
+            elif anc.iter.func.value != "range":
+                continue
+            if isinstance(target, cst.Name) and target.value == test.left.value:
+                return True
     return False
 
 

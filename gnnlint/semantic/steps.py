@@ -338,7 +338,8 @@ class StepAnalysis:
         # Lightning's `training_step` returns the loss: the trainer steps it; a
         # loss helper called by a loop that steps the optimizer runs in training
         role = "training" if root.name == "training_step" or ctx._updates_when_called(root) or (
-            loop is not None and self._role_of_block(loop.body) == "training") else "evaluation"
+            loop is not None and self._role_of_block(loop.body) == "training") \
+            or (loop is None and self._under_training_step(root, 0)) else "evaluation"
         outer = self._stepped_training(root) if role == "evaluation" else None
         if outer is not None:
             return outer
@@ -346,6 +347,18 @@ class StepAnalysis:
         if entry is not None:  # no loop of the project's: the framework's step
             return StepDrive(what, None, entry.role, "step", entry=entry.why)
         return StepDrive(what, loop, role, self._per(loop) if loop is not None else "step")
+
+    def _under_training_step(self, func: "FuncInfo", depth: int) -> bool:
+        """A helper a Lightning ``training_step`` calls (``self.shared_step(batch)``, also
+        called by ``validation_step``): it runs on every training step too."""
+        if depth >= _MAX_DEPTH:
+            return False
+        for caller in self._callers(func):
+            outer = self.ctx.enclosing_function(caller)
+            if outer is not None and outer is not func and outer in self.ctx.hot_funcs and (
+                    outer.name == "training_step" or self._under_training_step(outer, depth + 1)):
+                return True
+        return False
 
     def _framework_entry(self, func: "FuncInfo"):
         """The framework per-step entry (frameworks.py) ``func`` is, or runs
