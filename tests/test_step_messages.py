@@ -75,3 +75,42 @@ def test_a_helper_of_training_step_runs_in_training(tmp_path):
     messages = _messages(tmp_path, LIGHTNING_SHARED_STEP, "lit.py")
     assert "every step of a training loop" in messages[9], messages[9]
     assert "every step of an evaluation loop" in messages[12], messages[12]
+
+
+EARLY_EXIT = """\
+import torch
+class Cb:
+    def log_now(self, step):
+        return step % 10 == 0
+    def on_batch(self, loss, step):
+        if not self.log_now(step):
+            return
+        print(loss.item())
+def train(model, loader, opt, log_every):
+    cb = Cb()
+    model = torch.compile(model)
+    for step, batch in enumerate(loader):
+        loss = model(batch).sum()
+        loss.backward()
+        opt.step()
+        cb.on_batch(loss, step)
+        if step % log_every != 0:
+            continue
+        print(float(loss))
+    for step, batch in enumerate(loader):
+        loss = model(batch).sum()
+        loss.backward()
+        opt.step()
+        if batch is None:
+            continue
+        print(float(loss))
+"""
+
+
+def test_an_early_exit_on_a_step_test_is_a_guard(tmp_path):
+    """`if step % N != 0: continue` / `if not self.log_now(step): return` before the sync:
+    it runs on the steps where the test fails (said with the test negated)."""
+    messages = _messages(tmp_path, EARLY_EXIT)
+    assert "on the steps where `self.log_now(step)` holds, in a training loop" in messages[8], messages[8]
+    assert "on the steps where `step % log_every == 0` holds, in a training loop" in messages[19], messages[19]
+    assert "on every batch of a training loop" in messages[26], messages[26]  # not a step test

@@ -9,7 +9,9 @@ hot loop -- but not on *every* step, and a message must say which.
 inside the loop body (or inside the per-step function when the loop is in
 another file or a framework's), whose test reads a step counter: a ``%`` or a
 name about steps, iterations, logging or a frequency. Its test's source, or
-None.
+None. An early exit before it in a block around it (``if step % 10 != 0:
+continue``, ``if not timing.call_now(step): return``) is such an ``if`` too,
+negated.
 
 The guard travels with a call: a helper every per-step call of which sits
 under the same step-counter ``if`` (``if N % 500 == 0: check_grads(model)``)
@@ -48,8 +50,47 @@ def logging_guard(ctx: "FileContext", node: cst.CSTNode, loop: Optional[cst.CSTN
                 _step_test(anc.test) or _outer_count_test(ctx, anc.test, loop)):
             if child is anc.body:  # the `if` branch (an `else:` runs on the other steps)
                 return _short(ctx.module.code_for_node(anc.test))
+        if isinstance(anc, cst.IndentedBlock):
+            guard = _early_exit_guard(ctx, anc, child)
+            if guard is not None:
+                return guard
         child = anc
     return None
+
+
+_NEGATED = {cst.Equal: "!=", cst.NotEqual: "==", cst.LessThan: ">=", cst.GreaterThanEqual: "<",
+            cst.GreaterThan: "<=", cst.LessThanEqual: ">"}
+
+
+def _early_exit_guard(ctx: "FileContext", block: cst.IndentedBlock, stmt: cst.CSTNode) -> Optional[str]:
+    """``if step % N != 0: continue`` (or ``if not timing.call_now(step): return``)
+    before ``stmt`` in ``block``: what follows runs on the steps where the test fails."""
+    for before in block.body:
+        if before is stmt:
+            return None
+        if isinstance(before, cst.If) and before.orelse is None and _only_exit(before.body) \
+                and _step_test(before.test):
+            return _short(_negation(ctx, before.test))
+    return None
+
+
+def _only_exit(body: cst.BaseSuite) -> bool:
+    stmts = body.body if isinstance(body, cst.IndentedBlock) else (body,)
+    if len(stmts) != 1 or not isinstance(stmts[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return False
+    small = stmts[0].body
+    return len(small) == 1 and isinstance(small[0], (cst.Return, cst.Continue))
+
+
+def _negation(ctx: "FileContext", test: cst.BaseExpression) -> str:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return ctx.module.code_for_node(test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and not test.lpar \
+            and type(test.comparisons[0].operator) in _NEGATED:
+        comp = test.comparisons[0]
+        return f"{ctx.module.code_for_node(test.left)} {_NEGATED[type(comp.operator)]} " \
+               f"{ctx.module.code_for_node(comp.comparator)}"
+    return f"not ({ctx.module.code_for_node(test)})"
 
 
 def _step_test(test: cst.BaseExpression) -> bool:
