@@ -868,6 +868,21 @@ def _config_built(importer: str, kind: str, facts: list) -> list:
     return out
 
 
+def _joined(kind: str, known: Optional[str], why: str) -> Optional[str]:
+    """A fact's new value when another export meets it (None: unchanged): the calls of
+    ``compiled_passed`` / ``stepped_args`` are joined; a ``stepped`` fact keeps its
+    step-counter guard only while every per-step call has it (semantic/step_guards.py)."""
+    if kind == "stepped":
+        if "|@if " not in known:
+            return None  # first wins
+        from gnnlint.semantic.step_guards import stepped_guard, unguarded
+
+        return unguarded(known) if stepped_guard(why) != stepped_guard(known) else None
+    if known is None or why not in known.split("|"):
+        return why if known is None else f"{known}|{why}"
+    return None
+
+
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 progress=None, *, index: Sequence[Path] = (), contents: Optional[dict] = None) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
@@ -926,16 +941,10 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                         target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
                     facts = incoming.setdefault(target[0], ProjectFacts())
                     known = getattr(facts, kind).get(target[1])
-                    if kind in ("compiled_passed", "stepped_args"):  # every call counts: joined, not first-wins
-                        if known is None or why not in known.split("|"):
-                            getattr(facts, kind)[target[1]] = why if known is None else f"{known}|{why}"
-                            changed.add(target[0])
-                        continue
-                    if kind == "stepped" and known is not None and "|@if " in known:
-                        from gnnlint.semantic.step_guards import stepped_guard, unguarded
-
-                        if stepped_guard(why) != stepped_guard(known):  # another call runs it on other steps
-                            facts.stepped[target[1]] = unguarded(known)  # (order-free: no one guard)
+                    if kind in ("compiled_passed", "stepped_args") or (kind == "stepped" and known is not None):
+                        joined = _joined(kind, known, why)  # every call counts, not first-wins
+                        if joined is not None:
+                            getattr(facts, kind)[target[1]] = joined
                             changed.add(target[0])
                         continue
                     if known is None or (kind == "fullgraph" and why.endswith("False")
