@@ -56,6 +56,9 @@ class Classes:
             local = self.local_callee(expr)
             if isinstance(local, ClassInfo):
                 return local
+            built = self._alternate_constructor(func, expr)
+            if built is not None:
+                return built
             if isinstance(local, FuncInfo) and local.returns and not local.is_async:
                 # a factory: `def build(...): return DegreeAugmented(gnn)`
                 found = {self.class_of(r.value, r.value, depth + 1) if r.value is not None else None
@@ -102,6 +105,38 @@ class Classes:
                     if found is not None:
                         return found
         return None
+
+    def _alternate_constructor(self, func: cst.BaseExpression, at: cst.CSTNode):
+        """``Net.load_from_checkpoint(path)`` (Lightning's classmethod builds
+        an instance of the class it is called on) and a local class's own
+        classmethod returning ``cls(...)`` (``Net.from_config(cfg)``): that
+        class, local or imported."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value[:1].isupper()):
+            return None
+        name, attr = func.value.value, func.attr.value
+        binding, _scope = self.lookup(name, at)
+        if (binding is None or binding.how == "import") and name in self.imports:
+            ref = self.imports[name]
+            return ref if attr in _CHECKPOINT_LOADERS and ref.name[:1].isupper() else None
+        if binding is None:
+            owner = self.classes.get(name)
+        elif binding.how == "class":
+            owner = self.class_info.get(binding.node)
+        else:
+            return None
+        if owner is None:
+            return None
+        if attr in _CHECKPOINT_LOADERS and self.method_of(owner, attr) is None:
+            return owner
+        method = owner.methods.get(attr)
+        if method is None or not method.returns or not _is_classmethod(method.node):
+            return None
+        first = next(iter(method.params), None)
+        if first is None or not all(isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Name)
+                                    and r.value.func.value == first for r in method.returns):
+            return None
+        return owner
 
     def _annotated_attr_class(self, values: list) -> Optional[ImportRef]:
         """``self.taskflow: TaskFlow = cfg.taskflow`` (a value nothing follows): the one
@@ -208,6 +243,14 @@ def full_name(ref) -> Optional[str]:
 def _is_self_attr(expr: cst.BaseExpression, attr: str) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == attr and isinstance(expr.value, cst.Name) \
         and expr.value.value == "self"
+
+
+# Library classmethods that build an instance of the class they are called on.
+_CHECKPOINT_LOADERS = frozenset(("load_from_checkpoint",))
+
+
+def _is_classmethod(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in node.decorators)
 
 
 def _returns_self(ret: cst.Return) -> bool:
