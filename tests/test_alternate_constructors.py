@@ -84,3 +84,54 @@ def test_a_local_classmethod_returning_cls_builds_the_class():
     assert found["b"] is None  # a classmethod returning a dict
     assert found["c"] is ctx.classes["Net"]
     assert found["d"] is None  # not a classmethod returning cls(...): what it returns is another question
+
+
+NET_LOAD = NET + """\
+
+        @classmethod
+        def load(cls, path, device="cpu"):
+            checkpoint = torch.load(path, map_location=device)
+            model = cls(**checkpoint["config"])
+            model.load_state_dict(checkpoint["state"])
+            return model.to(device)
+
+        @classmethod
+        def describe(cls, path):
+            return torch.load(path)["config"]
+"""
+
+LOADER = """\
+    import torch
+
+
+    class Calculator:
+        def __init__(self, path, use_compile=False):
+            self.model = self._load_model(path)
+            if use_compile:
+                self.model = torch.compile(self.model)
+
+        def _load_model(self, path):
+            from pkg.net import Net
+            model = Net.{method}(path, device="cuda")
+            model.eval()
+            return model
+
+        def calculate(self, batch):
+            return self.model(batch)
+"""
+
+
+def _load_lines(tmp_path, method: str) -> set[str]:
+    root = write_project(tmp_path / "proj", {"pkg/__init__.py": "", "pkg/net.py": NET_LOAD,
+                                             "pkg/calc.py": LOADER.replace("{method}", method)})
+    return finding_lines(run(["check", "--isolated", "--no-cache", "--output-format", "concise", "."], root).output)
+
+
+def test_an_imported_classmethod_building_cls_compiles_the_class(tmp_path):
+    lines = _load_lines(tmp_path, "load")
+    assert any(line.startswith("pkg/net.py:8:") and "GNN009" in line and "`Net`" in line for line in lines), lines
+
+
+def test_an_imported_classmethod_returning_something_else_builds_nothing(tmp_path):
+    lines = _load_lines(tmp_path, "describe")
+    assert not any(line.startswith("pkg/net.py") for line in lines), lines

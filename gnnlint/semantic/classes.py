@@ -130,13 +130,35 @@ class Classes:
         if attr in _CHECKPOINT_LOADERS and self.method_of(owner, attr) is None:
             return owner
         method = owner.methods.get(attr)
-        if method is None or not method.returns or not _is_classmethod(method.node):
-            return None
+        return owner if method is not None and self.builds_cls(method) else None
+
+    def builds_cls(self, method: FuncInfo) -> bool:
+        """Is this a classmethod every return of which is ``cls(...)``, or a
+        name bound only to ``cls(...)`` in it (``model = cls(**config);
+        model.load_state_dict(sd); return model``)?"""
+        if not method.returns or not _is_classmethod(method.node):
+            return False
         first = next(iter(method.params), None)
-        if first is None or not all(isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Name)
-                                    and r.value.func.value == first for r in method.returns):
-            return None
-        return owner
+
+        def base(value):
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in _MODEL_METHODS_SELF:
+                value = value.func.value  # cls(...).to(device), model.eval()
+            return value
+
+        def is_cls_call(value) -> bool:
+            value = base(value)
+            return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == first
+
+        for ret in method.returns:
+            value = base(ret.value)
+            if isinstance(value, cst.Name):
+                bound = method.bindings.get(value.value) or []
+                if not bound or not all(b.how == "assign" and is_cls_call(b.value) for b in bound):
+                    return False
+            elif not is_cls_call(value):
+                return False
+        return first is not None
 
     def _annotated_attr_class(self, values: list) -> Optional[ImportRef]:
         """``self.taskflow: TaskFlow = cfg.taskflow`` (a value nothing follows): the one
