@@ -333,14 +333,58 @@ def param_fills(importer: str, cls_name: str, param: str) -> list[tuple[str, str
 def _fills_in(roots, module_path: str, cls_name: str, param: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for root in roots:
-        for path, targets in _scan_tree(root):
-            if not any(indent == 0 and parent is None and _names_class(dotted, module_path, cls_name)
-                       for indent, parent, dotted in targets):
+        tree = dict(_scan_tree(root))
+        for path, targets in tree.items():
+            if not _builds_class(path, targets, tree, module_path, cls_name):
                 continue
             for item in _top_entry(path, param, targets):
                 if item not in out:
                     out.append(item)
     return out
+
+
+def _builds_class(path: str, targets: tuple, tree: dict, module_path: str, cls_name: str) -> bool:
+    """Does this config build the class: its own top-level ``_target_``, or
+    that of a config its ``defaults:`` list extends (``model/graphformer.yaml``
+    with ``defaults: [- default]`` and ``net: {_target_: ...}``: Hydra merges
+    ``model/default.yaml``'s ``_target_: pkg.lit.Module`` under it)?"""
+    seen = {path}
+    while True:
+        if any(indent == 0 and parent is None and _names_class(dotted, module_path, cls_name)
+               for indent, parent, dotted in targets):
+            return True
+        if any(indent == 0 and parent is None for indent, parent, _ in targets):
+            return False  # its own top-level target wins over the one it extends
+        base = _extended(path)
+        if base is None or base in seen:
+            return False
+        seen.add(base)
+        path, targets = base, tree.get(base, ())
+
+
+_DEFAULTS_PLAIN = re.compile(r"""^\s+-\s+['"]?([A-Za-z_][\w\-]*)(?:\.ya?ml)?['"]?\s*(?:#.*)?$""")
+
+
+def _extended(path: str) -> "Optional[str]":
+    """The config of the same group a config's top-level ``defaults:`` list
+    names by a plain entry (``- default``, ``- base.yaml``; not ``_self_``,
+    not a ``group: option`` choice), when it exists; the first one."""
+    inside = False
+    for line in (_read_text(path) or "").splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[:1].isspace() and not line.startswith("-"):
+            inside = line.split(":")[0].strip() == "defaults"
+            continue
+        match = _DEFAULTS_PLAIN.match(line) if inside else None
+        if match is None or match.group(1) == "_self_":
+            continue
+        folder = os.path.dirname(path)
+        for ext in _YAML:
+            base = os.path.join(folder, match.group(1) + ext)
+            if base != path and os.path.isfile(base):
+                return base
+    return None
 
 
 _MAX_DIRS = 3000

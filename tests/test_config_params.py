@@ -248,3 +248,39 @@ def test_a_null_defaults_choice_or_a_package_not_exporting_the_class_builds_noth
         root = _partial_project(tmp_path / str(len(init)) / yaml[20:24], yaml, init)
         lines = finding_lines(run(["check", "--isolated", "--no-cache", "."], root).output)
         assert not any(line.startswith("pkg/model/arch/gcn.py") for line in lines), lines
+
+
+# s11reachA: a config that extends another of its group through `defaults:`
+# (`model/vae_big.yaml`: `defaults: [- vae]` + `head: {_target_: ...}`) builds
+# the class the extended config's top-level `_target_` names (Hydra merges it).
+BIG_YAML = """\
+defaults:
+  - vae
+  - _self_
+
+head:
+  _target_: pkg.head.Head
+"""
+BASE_YAML = "_target_: pkg.lit.VAE\ncompile: true\n"
+
+
+def test_param_fills_follows_the_defaults_list_to_the_extended_config(tmp_path):
+    root = _project(tmp_path, BASE_YAML)
+    (root / "configs" / "model" / "vae_big.yaml").write_text(BIG_YAML)
+    lit = str(root / "pkg" / "lit.py")
+    assert config_targets.param_fills(lit, "VAE", "head") == [("target", "pkg.head.Head")]
+    assert config_targets.param_fills(lit, "Other", "head") == []  # the extended config builds VAE only
+
+
+def test_an_own_top_level_target_is_not_the_extended_configs(tmp_path):
+    root = _project(tmp_path, BASE_YAML)
+    # it names its own class: what it fills is that class's, not VAE's
+    (root / "configs" / "model" / "vae_big.yaml").write_text("_target_: pkg.other.Other\n" + BIG_YAML)
+    assert config_targets.param_fills(str(root / "pkg" / "lit.py"), "VAE", "head") == []
+
+
+def test_a_group_choice_in_defaults_is_no_extended_config(tmp_path):
+    root = _project(tmp_path, BASE_YAML)
+    # `- encoder: enc` picks an option of another group; `vae` is not named
+    (root / "configs" / "model" / "vae_big.yaml").write_text(BIG_YAML.replace("  - vae\n", "  - encoder: enc\n"))
+    assert config_targets.param_fills(str(root / "pkg" / "lit.py"), "VAE", "head") == []

@@ -150,7 +150,14 @@ class Choices:
         factory = self._imported_factory(func, call)
         if factory is not None:
             return [(factory, cond)]
-        return self._single(self.class_of(call, at), cond)
+        single = self._single(self.class_of(call, at), cond)
+        if not single and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            # `Net.load(path)` of an imported class: its file answers whether the classmethod builds `cls(...)`
+            ref = self._project_class_import(func.value.value, call) \
+                if func.value.value[:1].isupper() and func.value.value in self.imports else None
+            if ref is not None:
+                return [(ImportRef(ref.module, f"{ref.name}.{func.attr.value}()", ref.level), cond)]
+        return single
 
     def _element_choices(self, call: cst.Call, index: int, depth: int, cond: Optional[str]) -> list:
         """``a, b = factory(...)``: the classes element ``index`` of a local
@@ -222,6 +229,14 @@ class Choices:
         if binding is not None and binding.how != "import":
             return None
         return ImportRef(ref.module, f"{ref.name}()", ref.level)
+
+    def _project_class_import(self, name: str, at) -> Optional[ImportRef]:
+        """``from pkg.model import Net`` (a project module): the class."""
+        ref = self.imports[name]
+        if not ref.name[:1].isupper() or "." in ref.name or (ref.module.split(".")[0] in _LIBRARIES and not ref.level):
+            return None
+        binding = self.lookup(name, at)[0]
+        return ref if binding is None or binding.how == "import" else None
 
     # -- class objects ----------------------------------------------------------
     def _class_choices(self, expr, at, depth: int, cond: Optional[str]) -> list:
@@ -407,6 +422,13 @@ class Choices:
             return
         name, _, element = name.partition("()")  # "build()" / "load()[0]" (element 0 of the returned tuple)
         index = int(element[1:-1]) if element[1:-1].isdigit() else None
+        owner, _, method = name.partition(".")
+        if method and owner in self.classes:
+            # `Net.load()`: a classmethod building `cls(...)` gives an instance of the class
+            found = self.classes[owner].methods.get(method)
+            if found is not None and self.builds_cls(found):
+                self._mark_class(self.classes[owner], why.replace(f"`{name}()`", f"`{owner}`"))
+            return
         func = self.functions.get(name)
         if func is None:
             ref = self.imports.get(name)  # re-exported factory

@@ -56,6 +56,9 @@ class Classes:
             local = self.local_callee(expr)
             if isinstance(local, ClassInfo):
                 return local
+            built = self._alternate_constructor(func, expr)
+            if built is not None:
+                return built
             if isinstance(local, FuncInfo) and local.returns and not local.is_async:
                 # a factory: `def build(...): return DegreeAugmented(gnn)`
                 found = {self.class_of(r.value, r.value, depth + 1) if r.value is not None else None
@@ -102,6 +105,60 @@ class Classes:
                     if found is not None:
                         return found
         return None
+
+    def _alternate_constructor(self, func: cst.BaseExpression, at: cst.CSTNode):
+        """``Net.load_from_checkpoint(path)`` (Lightning's classmethod builds
+        an instance of the class it is called on) and a local class's own
+        classmethod returning ``cls(...)`` (``Net.from_config(cfg)``): that
+        class, local or imported."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value[:1].isupper()):
+            return None
+        name, attr = func.value.value, func.attr.value
+        binding, _scope = self.lookup(name, at)
+        if (binding is None or binding.how == "import") and name in self.imports:
+            ref = self.imports[name]
+            return ref if attr in _CHECKPOINT_LOADERS and ref.name[:1].isupper() else None
+        if binding is None:
+            owner = self.classes.get(name)
+        elif binding.how == "class":
+            owner = self.class_info.get(binding.node)
+        else:
+            return None
+        if owner is None:
+            return None
+        if attr in _CHECKPOINT_LOADERS and self.method_of(owner, attr) is None:
+            return owner
+        method = owner.methods.get(attr)
+        return owner if method is not None and self.builds_cls(method) else None
+
+    def builds_cls(self, method: FuncInfo) -> bool:
+        """Is this a classmethod every return of which is ``cls(...)``, or a
+        name bound only to ``cls(...)`` in it (``model = cls(**config);
+        model.load_state_dict(sd); return model``)?"""
+        if not method.returns or not _is_classmethod(method.node):
+            return False
+        first = next(iter(method.params), None)
+
+        def base(value):
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in _MODEL_METHODS_SELF:
+                value = value.func.value  # cls(...).to(device), model.eval()
+            return value
+
+        def is_cls_call(value) -> bool:
+            value = base(value)
+            return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == first
+
+        for ret in method.returns:
+            value = base(ret.value)
+            if isinstance(value, cst.Name):
+                bound = method.bindings.get(value.value) or []
+                if not bound or not all(b.how == "assign" and is_cls_call(b.value) for b in bound):
+                    return False
+            elif not is_cls_call(value):
+                return False
+        return first is not None
 
     def _annotated_attr_class(self, values: list) -> Optional[ImportRef]:
         """``self.taskflow: TaskFlow = cfg.taskflow`` (a value nothing follows): the one
@@ -208,6 +265,14 @@ def full_name(ref) -> Optional[str]:
 def _is_self_attr(expr: cst.BaseExpression, attr: str) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == attr and isinstance(expr.value, cst.Name) \
         and expr.value.value == "self"
+
+
+# Library classmethods that build an instance of the class they are called on.
+_CHECKPOINT_LOADERS = frozenset(("load_from_checkpoint",))
+
+
+def _is_classmethod(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in node.decorators)
 
 
 def _returns_self(ret: cst.Return) -> bool:

@@ -35,6 +35,7 @@ from gnnlint.semantic.annotated_calls import annotated_methods, inherited_self_m
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
+from gnnlint.semantic.held_modules import HELD_IN, held_by_module
 from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled, walk
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 
@@ -238,8 +239,10 @@ class Regions(HotLoops):
         if isinstance(target, cst.Attribute) and target.attr.value == "step":
             return
         entries = None
+        held = None
         for cls, when in self.model_choices(target, call):
-            why = self._choice_why(cls, when)
+            held = held_by_module(self, call) if held is None else held  # a submodule: its forward, not its steps
+            why = self._choice_why(cls, when) + held
             if isinstance(cls, ClassInfo):
                 self._mark_class(cls, why)
             else:
@@ -286,9 +289,9 @@ class Regions(HotLoops):
 
     def _mark_class_target(self, cls, call: Optional[cst.Call] = None) -> None:
         if isinstance(cls, ClassInfo):
-            self._mark_class(cls, f"compiled forward of `{cls.name}`")
+            self._mark_class(cls, f"compiled forward of `{cls.name}`" + held_by_module(self, call))
         elif isinstance(cls, ImportRef):
-            why = f"compiled forward of `{cls.name}`"
+            why = f"compiled forward of `{cls.name}`" + held_by_module(self, call)
             self.exported.compiled.append((cls, why))
             entries = entry_calls(self, call) if call is not None else None
             if entries is None:
@@ -356,7 +359,7 @@ class Regions(HotLoops):
         base = inherited_forward_base(self, cls)  # the forward is a base class's, in another file
         if base is not None and base.name[:1].isupper():
             self.exported.compiled.append((base, f"compiled forward of `{cls.name}` (inherited from `{base.name}`)"))
-        if "(submodule of" not in why and self._is_lightning_module(cls):
+        if "(submodule of" not in why and HELD_IN not in why and self._is_lightning_module(cls):
             # Lightning's Trainer compiles a compiled LightningModule's step
             # methods with its forward (lightning.pytorch.utilities.compile.from_compiled)
             for hook in LIGHTNING_STEP_HOOKS:
@@ -364,7 +367,7 @@ class Regions(HotLoops):
                 if method is not None:
                     self._mark_compiled_func(method, f"compiled `{cls.name}.{hook}` (Lightning compiles the step "
                                                      f"methods of a compiled LightningModule)")
-        if "(submodule of" not in why:  # the step hooks are a library base's: the step method they run
+        if "(submodule of" not in why and HELD_IN not in why:  # the step hooks are a library base's: the step method they run
             for method, step_why in library_steps.library_step_methods(self, cls):
                 self._mark_compiled_func(method, step_why)
         # submodules built in __init__ run inside the compiled forward too,
