@@ -229,6 +229,6 @@ class SyncRule(Rule):
             return self._truthy_tensor(expr.left) or self._truthy_tensor(expr.right)
         if self.context.unpassed_input(expr):
             return None  # `labels` of `forward(..., labels=None)` that no call passes: None, no tensor
-        if self._device_tensor(expr):
-            return expr
+        if self._device_tensor(expr) and not self.context.host_flag(expr):
+            return expr  # (a flag the project keeps in a batch dict is a Python bool: host_flags.py)
         return None
