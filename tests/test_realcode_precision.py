@@ -1,4 +1,5 @@
-"""Flags a project keeps in a batch dict (semantic/host_flags.py) and f-strings of a tensor in
+"""Precision shapes from real code (s11prec). Flags a project keeps in a batch dict
+(semantic/host_flags.py), f-strings of a tensor in
 compiled code (GNN001, bench/evidence/e28_fstring_tensor.py): Python values, no graph break.
 
 - ``batch["misc"]["protein_only"]`` tested in a compiled forward, when every store of the key in the
@@ -101,3 +102,67 @@ def test_fstring_of_tensor_breaks_nothing_in_compiled_code(tmp_path):
     found = {(line.split(":")[1], line.split()[1]) for line in whole_tree_lines(root)}
     assert ("10", "GNN001") in found and ("22", "GNN013") in found, found
     assert not {item for item in found if item[0] in ("8", "9") and item[1] == "GNN001"}, found
+
+
+# A library function compiled only through another file's call (`smooth = torch.compile(raw.smooth)`,
+# `raw.smooth` calling `smooth_laplacian(m, n_iter=...)`): its branches behind a parameter whose constant
+# default fails the test (`if preserve_features:` with False, `if convergence > 0:` with 0.0) run only for a
+# caller that passes it; no compiled call does, so they are not compiled (semantic/optional_inputs.py).
+SMOOTHING = """\
+    import torch
+
+
+    def _sharp_vertices(points):
+        return torch.where(points.norm(dim=-1) > 1.0)[0]
+
+
+    def smooth_laplacian(points, n_iter: int = 20, convergence: float = 0.0, preserve_features: bool = False):
+        fixed = points.new_zeros(0, dtype=torch.long)
+        if preserve_features:
+            fixed = _sharp_vertices(points)
+        for _ in range(n_iter):
+            old = points
+            points = points * 0.5
+            if convergence > 0:
+                if torch.norm(points - old) < convergence:
+                    break
+        if not preserve_features:
+            points = points + 1
+        return points, fixed
+"""
+
+RAW = """\
+    from demo.smoothing import smooth_laplacian
+
+
+    def smooth(points, n_iter):
+        return smooth_laplacian(points, n_iter=n_iter{extra})[0]
+"""
+
+COMPILED = """\
+    import torch
+    from demo import raw
+
+    smooth = torch.compile(raw.smooth)
+"""
+
+
+def _smoothing_lines(tmp_path, extra):
+    root = write_project(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n",
+                                    "demo/__init__.py": "",
+                                    "demo/smoothing.py": SMOOTHING,
+                                    "demo/raw.py": RAW.replace("{extra}", extra),
+                                    "demo/compiled.py": COMPILED})
+    return {(line.split(":")[1], line.split()[1]) for line in whole_tree_lines(root)
+            if line.startswith("demo/smoothing.py")}
+
+
+def test_branches_behind_defaults_no_compiled_call_overrides_are_not_compiled(tmp_path):
+    # VALID: neither `preserve_features` (False) nor `convergence` (0.0) is passed by the compiled call
+    assert _smoothing_lines(tmp_path, "") == set()
+
+
+def test_a_compiled_call_passing_the_switch_reaches_the_branch(tmp_path):
+    # INVALID: the compiled call turns both on: the `torch.where` (5) and the tensor condition (16) run compiled
+    found = _smoothing_lines(tmp_path, ", convergence=1e-3, preserve_features=True")
+    assert ("5", "GNN008") in found and ("16", "GNN001") in found, found
