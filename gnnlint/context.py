@@ -44,7 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import (compile_facts, cpu_only, entry_points, flow, keys, layer_feeds, layers, shapes, sparse_feeds, synced_params,
+from gnnlint.semantic import (compile_facts, cpu_only, entry_points, host_flags, flow, keys, layer_feeds, layers, shapes, sparse_feeds, synced_params,
                               unpassed_inputs, version_fallbacks)
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
@@ -176,6 +176,10 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
 
     def attribute_nodes(self, attr: str) -> list[cst.Attribute]:
         return flow.attribute_nodes(self, attr)
+
+    def host_flag(self, expr: cst.BaseExpression) -> Optional[str]:
+        """``batch["misc"]["flag"]`` whose key the project only sets to True / False (host_flags.py)."""
+        return host_flags.host_flag(self, expr)
 
     def pins_cpu(self) -> bool:
         """This file names only the CPU as its device (cpu_only.py)."""

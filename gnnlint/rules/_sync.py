@@ -54,6 +54,10 @@ class SyncRule(Rule):
     # reads a CPU tensor. A rule about device syncs (GNN013) skips it; the
     # `.cpu()` before it, when there is one, is the sync and is reported.
     bare_numpy_syncs = True
+    # A bare f-string of a tensor (not printed): dynamo traces it and formats the value after the
+    # graph (torch 2.13: no graph break, `fullgraph=True` compiles; bench/evidence/e28_fstring_tensor.py),
+    # so it breaks nothing in compiled code (GNN001); in per-step eager code it is a sync (GNN013).
+    bare_fstring_syncs = True
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:
         raise NotImplementedError
@@ -153,7 +157,7 @@ class SyncRule(Rule):
             call = self.context.parent.get(parent)
             if isinstance(call, cst.Call) and self.context.resolve(call.func) in _LOGGING_FUNCS:
                 return
-        if self._formats_tensor(node):
+        if self.bare_fstring_syncs and self._formats_tensor(node):
             self._flag(node, "formatting a tensor in an f-string")
 
     def _bool_comparison(self, node: cst.Call, resolved: Optional[str]) -> bool:
@@ -225,6 +229,6 @@ class SyncRule(Rule):
             return self._truthy_tensor(expr.left) or self._truthy_tensor(expr.right)
         if self.context.unpassed_input(expr):
             return None  # `labels` of `forward(..., labels=None)` that no call passes: None, no tensor
-        if self._device_tensor(expr):
-            return expr
+        if self._device_tensor(expr) and not self.context.host_flag(expr):
+            return expr  # (a flag the project keeps in a batch dict is a Python bool: host_flags.py)
         return None

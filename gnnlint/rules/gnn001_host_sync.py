@@ -77,8 +77,8 @@ class HostSync(SyncRule):
     ## What it does
     Flags device-to-host synchronisations — `.item()`, `.tolist()`, `.cpu()`,
     `.numpy()` (also `.numpy(force=True)`), `float(t)` / `int(t)` / `bool(t)`, using a tensor as a
-    condition (`if loss > best:`, `if mask.any():`), `print(t)` and f-strings
-    of a tensor (`f"{loss:.4f}"`), a tensor element as a slice bound
+    condition (`if loss > best:`, `if mask.any():`), `print(t)` (also of an
+    f-string of a tensor), a tensor element as a slice bound
     (`x[ptr[i]:ptr[i + 1]]`: an int conversion; measured in
     `bench/evidence/e27_tensor_slice_bounds.py`, not reported where every compile
     site of the file passes `fullgraph=True`) — inside code that runs under
@@ -98,7 +98,9 @@ class HostSync(SyncRule):
     tensor (`assert x.all()`, `assert (x > 0).all(), "msg"`) is not flagged:
     dynamo rewrites it into `torch._assert_async`, no break (measured on torch
     2.13, `bench/evidence/e17_assert.py`); `assert not x.any()` still breaks
-    and is flagged. The same syncs
+    and is flagged. Nor is an f-string of a tensor that is not printed
+    (`msg = f"{(~mask).sum()} atoms"`): dynamo formats it after the graph, no
+    break (torch 2.13, `bench/evidence/e28_fstring_tensor.py`). The same syncs
     once per step in a training or evaluation loop that runs compiled code
     are GNN013 (step-host-sync).
 
@@ -132,8 +134,19 @@ class HostSync(SyncRule):
     name = "host-sync"
     summary = "Device-to-host sync (`.item()`, `float(t)`, tensor truthiness…) in a compiled region"
     region = "compiled"
+    bare_fstring_syncs = False  # dynamo formats it after the graph: no break (e28)
 
     VALID = (
+        # an f-string of a tensor (not printed) is formatted after the graph: no break (evidence e28)
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        mask = x.any(dim=1)
+        msg = f"{(~mask).sum()} rows are zero"
+        return x * mask[:, None], msg
+model = torch.compile(Net())
+"""),
         # dynamo traces `.to("cpu")` in compiled code (evidence e10: 0 graph breaks); it is a per-step sync
         # only in eager code (GNN013), and reading the copy on the host (`.numpy()`) is what breaks the graph
         Valid("""
@@ -302,6 +315,15 @@ def scatter(src, index, dim_size=None):
         Valid(_ARM_COMPILED.format(first="            " + _COMPILE_GNN, second="")),
     )
     INVALID = (
+        # printing an f-string of a tensor still breaks the graph (print), unlike building one (VALID)
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        print(f"sum {x.sum()}")
+        return x + 1
+model = torch.compile(Net())
+""", lines=(5,)),
         # torch.allclose / torch.equal / Tensor.allclose of device tensors return a Python bool:
         # a data-dependent operator, a graph break (bench/evidence/e24_bool_comparisons.py)
         Invalid("""

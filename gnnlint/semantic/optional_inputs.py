@@ -20,6 +20,10 @@ function (compiled only through another file's calls) and runs only
 - when a parameter defaulting to None is given, and no compiled call gives it;
 - when a parameter is None, and every compiled call gives a never-None value
   (``index2ptr(batch, batch_size)`` after ``batch_size`` was computed);
+- when a parameter with a constant default that fails the test is switched on
+  (``if preserve_features:`` with ``= False``, ``if convergence > 0:`` with
+  ``= 0.0``), and no compiled call gives it (physicsnemo's compiled
+  ``smooth`` -> ``smooth_laplacian(m, n_iter=...)``);
 - for a sparse input (``if isinstance(adj, SparseTensor):``, after ``if not
   is_torch_sparse_tensor(src): raise``, ``if layout is not None:`` where
   ``layout`` is set only in a sparse branch): a sparse adjacency fed to a
@@ -99,7 +103,9 @@ class OptionalInputs:
                 return True
             if not needs_none and self._defaults_to_none(func, param) and not any(param in call for call in calls):
                 return True
-        return False
+        # `if preserve_features:` / `if convergence > 0:` with the default False / 0.0, which no compiled call
+        # overrides: the branch runs only for a caller that switches it on, and none does
+        return any(not any(param in call for call in calls) for param in self._default_fails(node, func))
 
     def origin_reaching(self, node: cst.CSTNode) -> Optional[str]:
         """For a line of a function compiled only through other files' calls
@@ -166,6 +172,22 @@ class OptionalInputs:
                 out.append((name, is_none == holds))
         return out
 
+    def _default_fails(self, node: cst.CSTNode, func) -> list:
+        """The parameters whose constant default (``False``, ``0``, ``0.0``) fails a test
+        the line runs under (``P``, ``not P``, ``P > 0``; one operand of an ``and`` that
+        must hold), the parameter never rebound in the function."""
+        out = []
+        for test, holds in self._conditions(node, func):
+            tests = [test]
+            if holds and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+                tests = _conjuncts(test)
+            for one in tests:
+                param, value = _default_test(one, func)
+                if param is not None and value is not None and value != holds \
+                        and all(b.how == "param" for b in func.bindings.get(param, ())):
+                    out.append(param)
+        return out
+
     def _conditions(self, node: cst.CSTNode, func) -> list:
         """(test, whether it holds) for each condition the line runs under."""
         out, child = [], node
@@ -224,3 +246,62 @@ def _exits(body: cst.BaseSuite) -> bool:
         return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
     return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) \
         and isinstance(last.body[-1], (cst.Return, cst.Raise))
+
+
+def _conjuncts(test: cst.BaseExpression) -> list:
+    """The operands of ``a and b and c``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]
+
+
+_COMPARE = {cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
+            cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
+            cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b}
+
+
+def _constant(expr: Optional[cst.BaseExpression]):
+    """The value of ``False`` / ``True`` / an int or float literal (``-1`` too), else None."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _constant(expr.expression)
+        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else None
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        try:
+            return expr.evaluated_value
+        except (ValueError, SyntaxError):
+            return None
+    return None
+
+
+def _default_test(test: cst.BaseExpression, func) -> tuple:
+    """(parameter, the test's truth with the parameter at its constant default) for
+    ``P`` / ``not P`` / ``P <op> constant`` on a parameter of ``func``; else (None, None)."""
+    negate = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negate = test.expression, not negate
+    name, value = None, None
+    if isinstance(test, cst.Name):
+        name = test.value
+        default = _param_default(func, name)
+        value = None if default is None else bool(default)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        target = test.comparisons[0]
+        compare = _COMPARE.get(type(target.operator))
+        bound = _constant(target.comparator)
+        name = test.left.value
+        default = _param_default(func, name)
+        if compare is not None and isinstance(bound, (int, float)) and default is not None:
+            value = compare(default, bound)
+    if value is None:
+        return None, None
+    return name, value != negate
+
+
+def _param_default(func, name: str):
+    """The constant default of parameter ``name`` (``False``, ``0.0``), or None."""
+    node = func.params.get(name)
+    if not isinstance(node, cst.Param) or node.default is None:
+        return None
+    return _constant(node.default)
