@@ -457,8 +457,8 @@ class Kinds:
     def _named_call_kind(self, call: cst.Call, func: cst.BaseExpression) -> str:
         """A call of a model value, a local function or class, an imported model class, a loss."""
         callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
-        if callee_kind == MODEL:
-            return TENSOR
+        if callee_kind == MODEL or type(func) is cst.Subscript and self.compiled_value(func, call):
+            return TENSOR  # (`models["gnn"](x)`: a dict entry holding a compiled model, flow.py)
         local = self.local_callee(call) or self.self_forward(call)  # `out = self(batch)`: its forward
         if local is not None:
             if isinstance(local, ClassInfo):

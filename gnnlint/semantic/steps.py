@@ -92,6 +92,13 @@ class StepAnalysis:
             for ref in ctx._instance_refs(cls):
                 for call in ctx.ref_calls(ref):
                     calls.setdefault(id(call), f"compiled `{name}`")
+        # `models["gnn"](x)`: an entry of a dict literal holding a compiled object (flow.py)
+        if ctx.compile_sites:
+            for call in ctx.all_calls():
+                if type(call.func) is cst.Subscript and id(call) not in calls:
+                    what = ctx.compiled_callee(call)
+                    if what is not None:
+                        calls[id(call)] = what
         # trainer.train(...): a method a local class holding a compiled self.model inherits (inherited.py)
         for key, what in inherited_compiled_calls(ctx).items():
             calls.setdefault(key, what)
