@@ -149,3 +149,44 @@ def test_a_dict_of_eager_modules_drives_nothing_compiled(tmp_path):
     lines = _lines(tmp_path, {"pyproject.toml": _PYPROJECT, "demo/__init__.py": "", "demo/net.py": _NET,
                               "demo/train.py": _DICT_SCRIPT.format(gnn="gnn")})
     assert not [line for line in lines if "GNN013" in line], lines
+
+
+# -- a registered buffer is a tensor ----------------------------------------------------------------
+_BUFFERS = """\
+    import torch
+
+
+    class Rescale(torch.nn.Module):
+        def __init__(self, shift: float):
+            super().__init__()
+            self.register_buffer("shift", torch.tensor([shift]))
+            self.register_buffer("stats", None)
+            self.use_e0 = {flag}
+
+        def set_e0(self):
+            self.register_buffer("use_e0", torch.tensor(True))
+
+        def forward(self, x):
+            if self.use_e0:
+                x = x + 1
+            if self.stats is not None:
+                x = x * 2
+            return x + self.shift
+
+
+    model = torch.compile(Rescale(1.0))
+"""
+
+
+def test_a_bool_buffer_tested_in_the_compiled_forward_is_tensor_truthiness(tmp_path):
+    lines = _lines(tmp_path, {"pyproject.toml": _PYPROJECT, "demo/__init__.py": "",
+                              "demo/rescale.py": _BUFFERS.replace("            self.use_e0 = {flag}\n", "")})
+    assert {line.split(":")[1] for line in lines if "GNN001" in line} == {"14"}, lines
+
+
+def test_a_python_flag_tested_in_the_compiled_forward_is_no_sync(tmp_path):
+    lines = _lines(tmp_path, {"pyproject.toml": _PYPROJECT, "demo/__init__.py": "",
+                              "demo/rescale.py": _BUFFERS.replace(
+                                  '            self.register_buffer("use_e0", torch.tensor(True))',
+                                  "            self.use_e0 = True").replace("{flag}", "False")})
+    assert not [line for line in lines if "GNN001" in line], lines
