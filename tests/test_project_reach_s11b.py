@@ -5,7 +5,10 @@
 - ``model_dp = model`` in ``main()`` names the module-level compiled model, handed to another file's
   training loop (``ref_aliases.py``; the EDM-style ``train_test.train_epoch(..., model_dp, ...)``);
 - ``model = {"gnn": torch.compile(gnn), ...}``: ``model["gnn"](...)`` runs compiled code
-  (``flow.py``; TGN's dict of modules), so the loops calling it drive compiled code.
+  (``flow.py``; TGN's dict of modules), so the loops calling it drive compiled code;
+- ``self.register_buffer("flag", torch.tensor(True))``: ``if self.flag:`` tests a tensor (``model.py``);
+- ``import utils`` then ``utils.gradient_clipping(model, q)`` in a step loop: the helper runs every
+  step (``steps.py``; before, only ``from pkg import utils`` was followed).
 Each has a VALID twin that stays quiet."""
 from __future__ import annotations
 
@@ -190,3 +193,47 @@ def test_a_python_flag_tested_in_the_compiled_forward_is_no_sync(tmp_path):
                                   '            self.register_buffer("use_e0", torch.tensor(True))',
                                   "            self.use_e0 = True").replace("{flag}", "False")})
     assert not [line for line in lines if "GNN001" in line], lines
+
+
+# -- a per-step helper of a plainly imported module (`import utils`) -----------------------------------
+_PLAIN_IMPORT = {
+    "pyproject.toml": _PYPROJECT,
+    "utils.py": """\
+        import torch
+
+
+        def gradient_clipping(model, limit):
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=limit)
+            if float(norm) > limit:
+                print("clipped")
+            return norm
+    """,
+    "net.py": _NET,
+    "train.py": """\
+        import torch
+        import utils
+        from net import Net
+
+        model = torch.compile(Net())
+        optimizer = torch.optim.Adam(model.parameters())
+
+
+        def train(loader):
+            for batch in loader:
+                loss = model(batch).sum()
+                loss.backward()
+                utils.gradient_clipping(model, 1.0)
+                optimizer.step()
+    """,
+}
+
+
+def test_a_helper_of_a_plainly_imported_module_runs_every_step(tmp_path):
+    lines = _lines(tmp_path, _PLAIN_IMPORT)
+    assert {line.split(":")[1] for line in lines if line.startswith("utils.py") and "GNN013" in line} == {"6"}, lines
+
+
+def test_the_helper_of_an_eager_program_is_not_a_per_step_sync(tmp_path):
+    files = dict(_PLAIN_IMPORT)
+    files["train.py"] = _PLAIN_IMPORT["train.py"].replace("torch.compile(Net())", "Net()")
+    assert not [line for line in _lines(tmp_path, files) if line.startswith("utils.py")]

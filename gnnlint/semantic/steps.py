@@ -531,6 +531,8 @@ def _imported_target(ctx, call: cst.Call, import_ref):
             module = f"{ref.module}.{ref.name}" if ref.module else ref.name
             return import_ref(module, func.attr.value, ref.level)
         return None
+    if isinstance(func.value, cst.Name) and func.value.value in ctx.aliases:
+        return ctx._imported_function(call)  # `import utils` then `utils.gradient_clipping(model, q)`
     if isinstance(func.value, (cst.Name, cst.Attribute)):
         if ctx.compiled_value(func.value, call):
             if not hands_compiled_to_step(ctx, call):
