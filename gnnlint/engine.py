@@ -663,7 +663,8 @@ _FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train ->
 # and back: a compiled class tells the file constructing it which arguments it runs compiled)
 
 
-_FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params")  # "<stem>.<function>:..." keys
+_FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params",
+                   "returned_tensors")  # "<stem>.<function>:..." keys
 
 
 def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],
@@ -683,6 +684,7 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("returns", ref, why) for ref, why in result.exported.returns] + \
         [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
         [("synced_params", ref, why) for ref, why in result.exported.synced_params] + \
+        [("returned_tensors", ref, why) for ref, why in result.exported.returned_tensors] + \
         [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
         [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides] + \
         [("compiled_overrides", ref, why) for ref, why in result.exported.compiled_overrides]
@@ -923,7 +925,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
                             "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
                             "stepped_overrides", "compiled_overrides",
-                            "compile_flags", "compile_switches", "synced_params"):
+                            "compile_flags", "compile_switches", "synced_params", "returned_tensors"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

@@ -167,7 +167,7 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
-              "compile_flags", "compile_switches", "synced_params")
+              "compile_flags", "compile_switches", "synced_params", "returned_tensors")
 
 
 @dataclass
@@ -238,6 +238,9 @@ class ProjectFacts:
     # "<defining module's stem>.<function>:<position>" -> why: a function this file imports copies that
     # parameter's tensor to the host (``def to_numpy(t): return t.cpu().numpy()``; semantic/synced_params.py)
     synced_params: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>" -> why: a function this file imports is annotated to return a
+    # tensor (``-> torch.Tensor``; semantic/returned_tensors.py)
+    returned_tensors: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function or Class>:<position or keyword>" -> "<Loader>: <how>, from <file>":
     # a function this file imports feeds the compiled object passed there a loader's batches
     # (semantic/fed_args.py)
@@ -305,6 +308,8 @@ class ExportedFacts:
     compiled_returns: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>:<position>") -> why: this file's helpers copying that parameter to the host
     synced_params: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>") -> why: this file's functions annotated to return a tensor
+    returned_tensors: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function or Class>:<position or keyword>") -> "<Loader>: <how>": this file's
     # functions feeding the compiled object another file hands them a loader's batches
     fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)

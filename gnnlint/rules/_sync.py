@@ -23,7 +23,8 @@ _DATA_TENSOR_ATTRS = {"x", "y", "edge_index", "edge_attr", "edge_weight", "batch
 _BOOL_COMPARISONS = {"allclose", "equal"}
 SYNC_TRIGGERS = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
                  b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'", b"allclose(", b"equal(",
-                 b"\"cpu\")", b"'cpu')", b"]:", b"]]")  # the last two: `x[ptr[i]:ptr[i + 1]]`
+                 b"\"cpu\")", b"'cpu')", b"]:", b"]]",  # these two: `x[ptr[i]:ptr[i + 1]]`
+                 b"not ", b" or ", b" and ")  # truth values outside an `if`
 
 
 def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
@@ -44,6 +45,13 @@ def _forced(call: cst.Call) -> bool:
     """``.numpy(force=True)``."""
     return len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "force" \
         and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True"
+
+
+def _operands(expr: cst.BaseExpression) -> list:
+    """``a``, ``b``, ``c`` of ``a or b and c``: the operands of nested boolean operations, in order."""
+    if isinstance(expr, cst.BooleanOperation):
+        return _operands(expr.left) + _operands(expr.right)
+    return [expr]
 
 
 class SyncRule(Rule):
@@ -220,6 +228,31 @@ class SyncRule(Rule):
         culprit = self._truthy_tensor(test)
         if culprit is not None:
             self._flag(test, "using a tensor as a condition")
+
+    # `ok = not (torch.isnan(g).any() or torch.isinf(g).any())`: `not` and a non-last `or`/`and`
+    # operand read a truth value wherever they stand, not only in an `if` (those are checked above)
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not) and self._outside_condition(node) \
+                and self._truthy_tensor(node.expression) is not None:
+            self._flag(node, "`not` of a tensor (its truth value)")
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        parent = self.context.parent.get(node)
+        if isinstance(parent, cst.BooleanOperation) or (isinstance(parent, cst.UnaryOperation)
+                                                         and isinstance(parent.operator, cst.Not)) \
+                or not self._outside_condition(node):
+            return  # the outermost operation, outside a condition, reports
+        if any(self._truthy_tensor(op) is not None for op in _operands(node)[:-1]):  # the last is not tested
+            self._flag(node, f"`{'or' if isinstance(node.operator, cst.Or) else 'and'}` on a tensor (its truth value)")
+
+    def _outside_condition(self, node: cst.CSTNode) -> bool:
+        """Not (part of) the test of an ``if`` / ``while`` / ``assert`` / conditional expression /
+        comprehension filter, which ``_check_condition`` reads."""
+        child, parent = node, self.context.parent.get(node)
+        while isinstance(parent, cst.BooleanOperation) or (isinstance(parent, cst.UnaryOperation)
+                                                           and isinstance(parent.operator, cst.Not)):
+            child, parent = parent, self.context.parent.get(parent)
+        return getattr(parent, "test", None) is not child
 
     def _truthy_tensor(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The sub-expression whose truth value is a tensor's, if any."""

@@ -147,6 +147,16 @@ class Net(torch.nn.Module):
         return x * mask[:, None], msg
 model = torch.compile(Net())
 """),
+        # the last operand of `or` / `and` is returned, not tested; `not` of a Python flag is no sync
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, training: bool):
+        finite = x.shape[0] > 0 and torch.isfinite(x).all()
+        skip = not training
+        return x, finite, skip
+model = torch.compile(Net())
+"""),
         # dynamo traces `.to("cpu")` in compiled code (evidence e10: 0 graph breaks); it is a per-step sync
         # only in eager code (GNN013), and reading the copy on the host (`.numpy()`) is what breaks the graph
         Valid("""
@@ -324,6 +334,18 @@ class Net(torch.nn.Module):
         return x + 1
 model = torch.compile(Net())
 """, lines=(5,)),
+        # `not` / a non-last `or` operand reads a tensor's truth value outside an `if` too (the gradient
+        # check of Lightning's issue 4956, run on a compiled forward's outputs here)
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        out = x * 2
+        ok = not (torch.isnan(out).any() or torch.isinf(out).any())
+        bad = torch.isnan(out).any() or torch.isinf(out).any()
+        return out, ok, bad
+model = torch.compile(Net())
+""", lines=(6, 7)),
         # torch.allclose / torch.equal / Tensor.allclose of device tensors return a Python bool:
         # a data-dependent operator, a graph break (bench/evidence/e24_bool_comparisons.py)
         Invalid("""

@@ -134,6 +134,8 @@ def compiled_value(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, 
         return "a compiled model"
     if isinstance(expr, cst.Name):
         return _compiled_name(ctx, expr.value, at, depth)
+    if isinstance(expr, cst.Subscript):
+        return _compiled_entry(ctx, expr, at, depth)
     if isinstance(expr, cst.Attribute):
         text = ctx.module.code_for_node(expr)
         if _in_place_compiled(ctx, text):
@@ -191,6 +193,33 @@ def _compiled_name(ctx: FileContext, name: str, at: cst.CSTNode, depth: int) -> 
     return None
 
 
+def _compiled_entry(ctx: FileContext, expr: cst.Subscript, at: cst.CSTNode, depth: int) -> Optional[str]:
+    """``model["gnn"]`` where ``model = {"gnn": torch.compile(gnn), ...}``, the name's only
+    binding (a dict literal of models, one compiled): the entry holds the compiled object."""
+    key = string_key(expr)
+    if key is None or not isinstance(expr.value, cst.Name):
+        return None
+    binding, func = ctx.lookup(expr.value.value, at)
+    bindings = (func.bindings if func is not None else ctx.module_bindings).get(expr.value.value, [])
+    if binding is None or len(bindings) != 1 or binding.how != "assign" or not isinstance(binding.value, cst.Dict):
+        return None
+    for element in binding.value.elements:
+        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) \
+                and element.key.evaluated_value == key:
+            found = compiled_value(ctx, element.value, element.value, depth + 1)
+            return f"compiled `{ctx.module.code_for_node(expr)}`" if found else None
+    return None
+
+
+def string_key(expr: cst.Subscript) -> Optional[str]:
+    """``"gnn"`` of ``x["gnn"]`` (one plain string index), else None."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    value = expr.slice[0].slice.value
+    return value.evaluated_value if isinstance(value, cst.SimpleString) \
+        and isinstance(value.evaluated_value, str) else None
+
+
 def _decorated_compiled(ctx: FileContext, info: FuncInfo) -> bool:
     for deco in info.node.decorators:
         target = deco.decorator
@@ -222,7 +251,7 @@ def compiled_callee(ctx: FileContext, call: cst.Call) -> Optional[str]:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         func = func.value
-    if not isinstance(func, (cst.Name, cst.Attribute)):
+    if not isinstance(func, (cst.Name, cst.Attribute, cst.Subscript)):
         return None
     found = compiled_value(ctx, func, call)
     if found is None:

@@ -70,6 +70,8 @@ class HotLoops:
         if isinstance(func, cst.Name) and kind == UNKNOWN \
                 and (self.compiled_value(func, call) or "").startswith("compiled `"):
             return True  # `eval_model = ema.module if ema is not None else model`: may be the compiled model
+        if isinstance(func, cst.Subscript) and self.compiled_value(func, call):
+            return True  # `models["gnn"](x)` with `models = {"gnn": torch.compile(gnn)}` (flow.py)
         if isinstance(func, (cst.Name, cst.Attribute)) and self.compiled_instance(func, call):
             return True  # a model that compiles itself, built from a registry / by a base class
         if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):

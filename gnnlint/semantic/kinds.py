@@ -49,6 +49,7 @@ from gnnlint.semantic.kind_tables import (  # noqa: F401 - re-exported: importer
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
 from gnnlint.semantic.mappings import string_keyed
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
+from gnnlint.semantic.returned_tensors import returned_tensor_call, tensor_annotation
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
 
 
@@ -287,7 +288,7 @@ class Kinds:
             return UNKNOWN
         if param.annotation is not None:
             text = self.module.code_for_node(param.annotation.annotation).strip()
-            if _TENSOR_ANNOTATIONS.match(text):
+            if _TENSOR_ANNOTATIONS.match(text) or tensor_annotation(self, param.annotation.annotation):
                 return TENSOR
             if _SCALAR_ANNOTATIONS.match(text):
                 return SCALAR
@@ -456,8 +457,8 @@ class Kinds:
     def _named_call_kind(self, call: cst.Call, func: cst.BaseExpression) -> str:
         """A call of a model value, a local function or class, an imported model class, a loss."""
         callee_kind = self.kind(func) if not isinstance(func, cst.Call) else UNKNOWN
-        if callee_kind == MODEL:
-            return TENSOR
+        if callee_kind == MODEL or type(func) is cst.Subscript and self.compiled_value(func, call):
+            return TENSOR  # (`models["gnn"](x)`: a dict entry holding a compiled model, flow.py)
         local = self.local_callee(call) or self.self_forward(call)  # `out = self(batch)`: its forward
         if local is not None:
             if isinstance(local, ClassInfo):
@@ -468,6 +469,8 @@ class Kinds:
             ref = self.imports[name]
             if name[:1].isupper() and (ref.level > 0 or "model" in ref.module or "net" in ref.module):
                 return MODEL
+        if returned_tensor_call(self, call):  # `-> torch.Tensor` in another project file
+            return TENSOR
         if name in ("criterion", "loss_fn", "loss_func", "lossfn", "loss_function") or \
                 (isinstance(func, cst.Name) and func.value.endswith("_loss_fn")):
             return TENSOR
@@ -511,7 +514,7 @@ class Kinds:
         if returns is None:
             return None
         text = self.module.code_for_node(returns.annotation).strip().strip("\"'")
-        if _TENSOR_ANNOTATIONS.match(text):
+        if _TENSOR_ANNOTATIONS.match(text) or tensor_annotation(self, returns.annotation):  # `-> th.Tensor`
             return TENSOR
         if _SCALAR_ANNOTATIONS.match(text):
             return SCALAR

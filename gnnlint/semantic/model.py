@@ -23,6 +23,8 @@ from gnnlint.semantic.vocab import COMPILE_FUNCS
 # Packages whose top-level module has an attribute of its own name (`torch_geometric.torch_geometric
 # is torch_geometric`, `torch.torch is torch`: they import their own submodules).
 _SELF_NAMED = frozenset({"torch", "torch_geometric"})
+_REGISTERS = ("register_buffer", "register_parameter")  # self.<name> holds the value they are given
+
 
 @dataclass(eq=False)
 class Binding:
@@ -432,6 +434,17 @@ class _Collector:
         func = self._func()
         if func is not None:
             func.calls.append(node)
+            callee = node.func
+            if type(callee) is cst.Attribute and callee.attr.value in _REGISTERS and len(node.args) >= 2 \
+                    and type(node.args[0].value) is cst.SimpleString and type(callee.value) is cst.Name \
+                    and callee.value.value == "self":
+                # `self.register_buffer("flag", torch.tensor(True))`: `self.flag` holds that value
+                name = node.args[0].value.evaluated_value
+                cls = self._enclosing_class()
+                value = node.args[1].value
+                if cls is not None and isinstance(name, str) and name.isidentifier() \
+                        and not (type(value) is cst.Name and value.value == "None"):  # (a placeholder)
+                    cls.attrs.setdefault(name, []).append(value)
         else:
             self.ctx.module_calls.append(node)
         dotted = self.ctx.resolve(node.func)

@@ -43,11 +43,15 @@ class RefAliases:
 
     def alias_refs(self, ref: tuple) -> list[tuple]:
         """Refs of the names assigned a choice one of whose values is ``ref``'s object
-        (``eval_model = ema.module if ema is not None else model``)."""
+        (``eval_model = ema.module if ema is not None else model``), or the object itself
+        (``model_dp = model``, also in a function reading the module-level name)."""
         if ref[0] not in ("name", "self"):
             return []
         if ref[0] == "name":  # the ref's own scope (None: the module's top level)
             scopes = [(ref[2], ref[2].bindings if ref[2] is not None else self.module_bindings)]
+            if ref[2] is None:  # `def main(): model_dp = model` reading the module-level compiled model
+                scopes += [(func, func.bindings) for func in self.func_info.values()
+                           if ref[1] not in func.bindings and func.bindings]
         else:  # `self.model`: any method of the class
             scopes = [(method, method.bindings) for method in ref[2].methods.values()]
         out = []
@@ -55,8 +59,10 @@ class RefAliases:
             for name, bindings in scope_bindings.items():
                 for binding in bindings:
                     value = binding.value
-                    if binding.how != "assign" or not isinstance(value, (cst.IfExp, cst.BooleanOperation)):
+                    if binding.how != "assign" or not isinstance(value, (cst.IfExp, cst.BooleanOperation, cst.Name)):
                         continue
+                    if isinstance(value, cst.Name) and name == ref[1]:
+                        continue  # `model = model`: the name itself
                     if not any(self._is_ref_expr(choice, ref, choice) for choice in choice_values(value)):
                         continue
                     stmt = self.statement_of(value)

@@ -19,8 +19,8 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import (compile_facts, library_steps, lightning_feeds, sparse_feeds, submodule_reach,
-                              synced_params)
+from gnnlint.semantic import (compile_facts, library_steps, lightning_feeds, returned_tensors, sparse_feeds,
+                              submodule_reach, synced_params)
 from gnnlint.semantic.called_choices import called_choices, called_method_choices
 from gnnlint.semantic.imported_functions import imported_function
 from gnnlint.semantic.stored_functions import stored_functions
@@ -542,6 +542,7 @@ class Regions(HotLoops):
             self.export_returned_functions()
             self.export_compiled_returns()
             synced_params.export_synced_params(self)
+            returned_tensors.export_returned_tensors(self)
             self.export_fed_args()
             sparse_feeds.export_sparse_fed(self)
             self._export_compile_flags()

@@ -93,6 +93,13 @@ class StepAnalysis:
             for ref in ctx._instance_refs(cls):
                 for call in ctx.ref_calls(ref):
                     calls.setdefault(id(call), f"compiled `{name}`")
+        # `models["gnn"](x)`: an entry of a dict literal holding a compiled object (flow.py)
+        if ctx.compile_sites:
+            for call in ctx.all_calls():
+                if type(call.func) is cst.Subscript and id(call) not in calls:
+                    what = ctx.compiled_callee(call)
+                    if what is not None:
+                        calls[id(call)] = what
         # trainer.train(...): a method a local class holding a compiled self.model inherits (inherited.py)
         for key, what in inherited_compiled_calls(ctx).items():
             calls.setdefault(key, what)
@@ -545,6 +552,8 @@ def _imported_target(ctx, call: cst.Call, import_ref):
             module = f"{ref.module}.{ref.name}" if ref.module else ref.name
             return import_ref(module, func.attr.value, ref.level)
         return None
+    if isinstance(func.value, cst.Name) and func.value.value in ctx.aliases:
+        return ctx._imported_function(call)  # `import utils` then `utils.gradient_clipping(model, q)`
     if isinstance(func.value, (cst.Name, cst.Attribute)):
         if ctx.compiled_value(func.value, call):
             if not hands_compiled_to_step(ctx, call):
