@@ -102,6 +102,14 @@ class Feeds:
         is where GNN006/GNN007 report)."""
         if not any(ref.name.split(".")[-1] in _FEED_LOADERS for ref in self.imports.values()):
             return
+        # what an imported builder returns compiled (`run = build_run(spec)`, `model = run.model`):
+        # its batches are told to the builder's file, whose compile call reports
+        told: set = set()
+        for ref, _what, target in self.returned_compiled_builders():
+            feeds = self._feeds_from_refs([ref]) if target not in told and "." not in target.name else []
+            if feeds:
+                told.add(target)
+                self.exported.fed.append((target, f"{feeds[0].loader}: {feeds[0].via}"))
         for call in self.all_calls():
             func = call.func
             assign = self.parent.get(call)
@@ -272,6 +280,9 @@ class Feeds:
             if not found and isinstance(binding.value, cst.Call) and _LOADER_NAME.fullmatch(expr.value) \
                     and self._imported_call(binding.value):
                 return _GUESS + expr.value  # train_loader = build_loader(cfg), imported
+            if not found and isinstance(binding.value, cst.Attribute) and _LOADER_NAME.fullmatch(expr.value) \
+                    and self._imported_result(binding.value.value, binding.value):
+                return _GUESS + expr.value  # run = build_run(spec); train_loader = run.train_loader
             return found
         if binding.how == "unpack" and isinstance(binding.value, (cst.GeneratorExp, cst.ListComp)):
             # a, b = (make_loader(s) for s in splits): every element is one
@@ -300,6 +311,29 @@ class Feeds:
             return self._loader_of_param(binding, expr.value, depth)
         return None
 
+    def _annotated_loader(self, param: Optional[cst.CSTNode]) -> Optional[str]:
+        """The PyG loader class a parameter is annotated with (``loader: DataLoader``)."""
+        if not isinstance(param, cst.Param) or param.annotation is None:
+            return None
+        annotation = param.annotation.annotation
+        if isinstance(annotation, cst.Subscript):  # Optional[DataLoader]
+            elements = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+            annotation = elements[0] if len(elements) == 1 else annotation
+        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            annotation = annotation.left  # DataLoader | None
+        if not isinstance(annotation, (cst.Name, cst.Attribute)):
+            return None
+        found = self._loader_of_call(cst.Call(func=annotation), param, 6)
+        return found if found and not found.startswith(_GUESS) else None
+
+    def _imported_result(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``expr`` is a name assigned what an imported function returned."""
+        if not isinstance(expr, cst.Name):
+            return False
+        binding = self.feed_binding(expr.value, at)
+        return binding is not None and binding.how == "assign" and isinstance(binding.value, cst.Call) \
+            and self._imported_call(binding.value)
+
     def _param_binding(self, name: cst.Name, at: cst.CSTNode) -> bool:
         """``name`` is a parameter of the function reading it that no local caller binds."""
         binding = self.feed_binding(name.value, at)
@@ -313,6 +347,9 @@ class Feeds:
         func = self.enclosing_function(binding.node) if binding.node is not None else None
         if func is None:
             return None
+        annotated = self._annotated_loader(binding.node)
+        if annotated:  # def run_epoch(model, train_loader: DataLoader), with PyG's DataLoader
+            return annotated
         for caller in self.callers_of(func):
             value = self.arg_for_param(func, caller, name)
             found = self._loader_or_guess(value, caller, depth + 1) if value is not None else None
@@ -612,16 +649,20 @@ class Feeds:
     def _fed_elsewhere(self, site_node: cst.CSTNode) -> list["LoaderFeed"]:
         """A top-level function returns the compiled object and another file
         feeds its result a loader's batches (ProjectFacts.fed)."""
-        func = self.enclosing_function(site_node)
-        if func is None or func.cls is not None or func.parent is not None or func.name not in self.project.fed:
-            return []
-        _holder, parent = self._compile_holder(site_node)
-        names = {r[1] for r in self.compiled_refs(site_node) if r[0] == "name"}
-        code = self.module.code_for_node(func.node)
-        if not (isinstance(parent, cst.Return) or any(re.search(rf"\breturn\s+{re.escape(n)}\b", code) for n in names)):
-            return []
-        loader, _, via = self.project.fed[func.name].partition(": ")
-        return [LoaderFeed(loader, site_node, f"{via}, via `{func.name}()`", False, (), False)]
+        site_func = self.enclosing_function(site_node)
+        refs = [r for r in self.compiled_refs(site_node) if r[0] == "name"]
+        # the compiling function itself, or a local wrapper returning its result
+        # (`def setup(m, cfg): m = compile_model(m, cfg); return m`, the wrapper imported)
+        for func in dict.fromkeys([site_func] + [r[2] for r in refs]):
+            if not isinstance(func, FuncInfo) or func.cls is not None or func.parent is not None \
+                    or func.name not in self.project.fed:
+                continue
+            names = {r[1] for r in refs if r[2] is func}
+            returned = func is site_func and isinstance(self._compile_holder(site_node)[1], cst.Return)
+            if returned or self._returned_positions(func, names):  # return model / model, ema / Run(model=model)
+                loader, _, via = self.project.fed[func.name].partition(": ")
+                return [LoaderFeed(loader, site_node, f"{via}, via `{func.name}()`", False, (), False)]
+        return []
 
     def _feeds_from_refs(self, refs: list[tuple]) -> list["LoaderFeed"]:
         feeds: list[LoaderFeed] = []

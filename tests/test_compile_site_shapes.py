@@ -1,0 +1,141 @@
+"""Shapes of the compile-site rules (GNN005, GNN006, GNN007, GNN012) met in real
+code (s11sites): each test is a small project or file that fails without its change."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.project_files import finding_lines, run, write_project
+
+PYPROJECT = "[project]\nname = 'demo'\n\n[tool.gnnlint]\n"
+
+
+def _lines(root: Path, select: str) -> set[str]:
+    out = run(["check", ".", "--no-cache", "--output-format", "concise", "--select", select], root).output
+    return {line.split(" ")[0] + " " + line.split(" ")[1] for line in finding_lines(out)}
+
+
+# -- GNN007: the compile in a helper whose result a local wrapper returns ---------------------------
+FACTORY = """\
+    import torch
+
+
+    def compile_model(model, cfg):
+        if not cfg.compile:
+            return model
+        model = torch.compile(model, mode=cfg.mode)
+        return model
+
+
+    def setup_model(model, cfg):
+        model = compile_model(model, cfg)
+        return model
+"""
+
+
+def test_wrapper_of_a_compiling_helper_fed_in_another_file(tmp_path: Path):
+    """main.py feeds what the imported ``setup_model`` returns NeighborLoader
+    batches; ``setup_model`` returns what the local ``compile_model`` compiled:
+    GNN007 at the compile call (project273a's ``setup_and_compile_model``)."""
+    write_project(tmp_path, {
+        "pyproject.toml": PYPROJECT,
+        "factory.py": FACTORY,
+        "main.py": """\
+            from torch_geometric.loader import NeighborLoader
+            from factory import setup_model
+
+            model = setup_model(model, cfg)
+            loader = NeighborLoader(data, num_neighbors=[10], batch_size=128)
+            for batch in loader:
+                out = model(batch.x, batch.edge_index)
+        """,
+    })
+    assert _lines(tmp_path, "GNN007") == {"factory.py:7:13: GNN007"}
+
+
+def test_wrapper_that_does_not_return_the_compiled_model(tmp_path: Path):
+    """The wrapper returns the model it was given, not the compiled one: nothing."""
+    write_project(tmp_path, {
+        "pyproject.toml": PYPROJECT,
+        "factory.py": FACTORY.replace("        model = compile_model(model, cfg)\n        return model",
+                                      "        compiled = compile_model(model, cfg)\n        return model"),
+        "main.py": """\
+            from torch_geometric.loader import NeighborLoader
+            from factory import setup_model
+
+            model = setup_model(model, cfg)
+            loader = NeighborLoader(data, num_neighbors=[10], batch_size=128)
+            for batch in loader:
+                out = model(batch.x, batch.edge_index)
+        """,
+    })
+    assert _lines(tmp_path, "GNN007") == set()
+
+
+# -- GNN007: a builder returning a record of the run; the loop annotated with PyG's DataLoader ------
+BUILDER = """\
+    from dataclasses import dataclass
+
+    import torch
+    from torch_geometric.loader import DataLoader
+
+
+    @dataclass
+    class RunData:
+        train_loader: DataLoader
+        model: torch.nn.Module
+
+
+    def build_run(spec):
+        train_loader = DataLoader(spec.dataset, batch_size=32, shuffle=True)
+        model = Net(spec)
+        model = torch.compile(model)
+        return RunData(train_loader=train_loader, model=model)
+"""
+
+TRAIN = """\
+    import torch
+    from torch_geometric.loader import DataLoader
+
+    from builder import build_run
+
+
+    def train_batch(model, batch, optim):
+        optim.zero_grad()
+        loss = model(batch).sum()
+        loss.backward()
+        optim.step()
+
+
+    def run_epoch(*, model, optim, train_loader: DataLoader):
+        for batch in train_loader:
+            batch = batch.to("cuda")
+            train_batch(model, batch, optim)
+
+
+    def run(spec):
+        run_data = build_run(spec)
+        model = run_data.model
+        train_loader = run_data.train_loader
+        optim = torch.optim.Adam(model.parameters())
+        for epoch in range(10):
+            run_epoch(model=model, optim=optim, train_loader=train_loader)
+"""
+
+
+def test_record_returned_by_an_imported_builder_fed_an_annotated_loader(tmp_path: Path):
+    """``run_data = build_run(spec)``, ``model = run_data.model``, then a loop over a
+    parameter annotated ``DataLoader`` (PyG's) runs it: GNN007 at the builder's compile
+    call (kaggle-fast-or-slow's ``RunData``)."""
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "builder.py": BUILDER, "train.py": TRAIN})
+    assert _lines(tmp_path, "GNN007") == {"builder.py:16:13: GNN007"}
+
+
+def test_record_builder_fed_a_torch_dataloader(tmp_path: Path):
+    """The same loop annotated with torch's DataLoader (fixed-size tensors): nothing."""
+    write_project(tmp_path, {
+        "pyproject.toml": PYPROJECT, "builder.py": BUILDER,
+        "train.py": TRAIN.replace("from torch_geometric.loader import DataLoader",
+                                  "from torch.utils.data import DataLoader"),
+    })
+    assert _lines(tmp_path, "GNN007") == set()
+
