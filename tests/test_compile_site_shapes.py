@@ -139,3 +139,57 @@ def test_record_builder_fed_a_torch_dataloader(tmp_path: Path):
     })
     assert _lines(tmp_path, "GNN007") == set()
 
+
+# -- a compiled model whose wrapper only hands out its other methods: nothing runs compiled ----------
+WRAPPED = """\
+    import torch
+    import wandb
+    from torch_sparse import SparseTensor
+
+
+    class Encoder(torch.nn.Module):
+        def forward(self, x, edge_index):
+            adj = SparseTensor(row=edge_index[0], col=edge_index[1])
+            return adj @ x
+
+
+    class AutoEncoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = Encoder()
+
+        def forward(self, x, edge_index):
+            return self.encoder(x, edge_index)
+
+        def encode(self, x, edge_index):
+            return self.encoder(x, edge_index)
+
+
+    class Wrapper:
+        def __init__(self):
+            self.ae = AutoEncoder()
+
+        def fit(self, data, compiled=False):
+            if compiled:
+                self.ae = torch.compile(self.ae)
+            self.ae.train()
+            wandb.watch(self.ae, log="gradients")
+            for epoch in range(10):
+                z = self.ae.encode(data.x, data.edge_index)
+"""
+
+
+def test_compiled_wrapper_whose_forward_never_runs(tmp_path: Path):
+    """``self.ae = torch.compile(self.ae)`` and then only ``self.ae.encode(...)``:
+    ``OptimizedModule`` returns the original module's bound method, which runs
+    eagerly, so the SparseTensor built in the encoder is no graph break (c01)."""
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": WRAPPED})
+    assert _lines(tmp_path, "GNN005") == set()
+
+
+def test_compiled_wrapper_called(tmp_path: Path):
+    """The same wrapper called (``self.ae(...)``): its forward runs compiled."""
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT,
+                             "model.py": WRAPPED.replace("self.ae.encode(data.x", "self.ae(data.x")})
+    assert _lines(tmp_path, "GNN005") == {"model.py:8:15: GNN005"}
+
