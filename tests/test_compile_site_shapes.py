@@ -193,3 +193,100 @@ def test_compiled_wrapper_called(tmp_path: Path):
                              "model.py": WRAPPED.replace("self.ae.encode(data.x", "self.ae(data.x")})
     assert _lines(tmp_path, "GNN005") == {"model.py:8:15: GNN005"}
 
+
+# -- GNN005: `model(data)` whose compiled forward reads `data.adj_t`; a table of dataset loaders ------
+FORWARD_READS = """\
+    import torch
+    import torch_geometric.transforms as T
+    from torch_geometric.datasets import Reddit
+    from torch_geometric.nn import GCNConv
+
+    dataset = Reddit(root="/tmp/Reddit", transform=T.ToSparseTensor())
+    data = dataset[0]
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = GCNConv(dataset.num_features, 16)
+
+        def forward(self, data):
+            x, adj_t = data.x, data.adj_t
+            return self.conv1(x, adj_t)
+
+
+    model = torch.compile(Net())
+    for epoch in range(10):
+        out = model(data)
+"""
+
+
+def test_compiled_forward_reads_adj_t_of_its_argument(tmp_path: Path):
+    """``model(data)`` runs the compiled ``forward(self, data)``, which reads
+    ``data.adj_t``: the transform making it is reported (iSpLib, PyG examples)."""
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "gcn.py": FORWARD_READS})
+    assert _lines(tmp_path, "GNN005") == {"gcn.py:6:48: GNN005"}
+
+
+def test_compiled_forward_reads_adj_t_of_a_rebound_name(tmp_path: Path):
+    """The forward rebinds ``data`` before reading ``adj_t``: not the caller's object, nothing."""
+    source = FORWARD_READS.replace("x, adj_t = data.x, data.adj_t",
+                                   "data = self.prepare(data)\n            x, adj_t = data.x, data.adj_t")
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "gcn.py": source})
+    assert _lines(tmp_path, "GNN005") == set()
+
+
+def test_dataset_loader_chosen_from_an_imported_table(tmp_path: Path):
+    """``dataset, data = loaders[name]()`` with ``loaders = {"reddit": load_reddit, ...}`` in
+    another file: the transforms of the table's functions are reported there."""
+    write_project(tmp_path, {
+        "pyproject.toml": PYPROJECT,
+        "dataset_loader.py": """\
+            import torch_geometric.transforms as T
+            from torch_geometric.datasets import Reddit, Reddit2
+
+
+            def load_reddit(path, adj_t=True):
+                dataset = Reddit(root=path, transform=T.ToSparseTensor() if adj_t else None)
+                return dataset, dataset[0]
+
+
+            def load_reddit2(path, adj_t=True):
+                dataset = Reddit2(root=path, transform=T.ToSparseTensor() if adj_t else None)
+                return dataset, dataset[0]
+
+
+            def load_plain(path):
+                dataset = Reddit(root=path, transform=T.ToSparseTensor())
+                return dataset, dataset[0]
+
+
+            loaders = {"reddit": load_reddit, "reddit2": load_reddit2}
+        """,
+        "train.py": """\
+            import sys
+
+            import torch
+            from torch_geometric.nn import GCNConv
+
+            from dataset_loader import loaders
+
+            dataset, data = loaders[sys.argv[1]]("/tmp")
+
+
+            class Net(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv1 = GCNConv(dataset.num_features, 16)
+
+                def forward(self, data):
+                    return self.conv1(data.x, data.adj_t)
+
+
+            model = torch.compile(Net())
+            for epoch in range(10):
+                out = model(data)
+        """,
+    })
+    assert _lines(tmp_path, "GNN005") == {"dataset_loader.py:6:43: GNN005", "dataset_loader.py:11:44: GNN005"}
+
