@@ -290,3 +290,44 @@ def test_dataset_loader_chosen_from_an_imported_table(tmp_path: Path):
     })
     assert _lines(tmp_path, "GNN005") == {"dataset_loader.py:6:43: GNN005", "dataset_loader.py:11:44: GNN005"}
 
+
+# -- GNN007: a submodule compiled next to a sibling the class compiles with dynamic=True -------------
+SIBLINGS = """\
+    import torch
+
+
+    class Extractor(torch.nn.Module):
+        def __init__(self, hidden):
+            super().__init__()
+            self.type_embedder = torch.nn.Embedding(4, 8)
+            self.type_embedder = torch.compile(self.type_embedder)
+            self.features = torch.nn.Linear(16, hidden - 8)
+            self.features = torch.compile(self.features, dynamic=True)
+            self.head = torch.nn.Linear(hidden, 1)
+            self.head = torch.compile(self.head)
+
+        def forward(self, obs):
+            graph, num_nodes = obs
+            out = torch.empty(graph.x.size(0), 64)
+            out[:num_nodes, :8] = self.type_embedder(torch.LongTensor([2] * num_nodes))
+            out[:num_nodes, 8:] = self.features(graph.x[:num_nodes])
+            return out
+
+        def score(self, pooled):
+            return self.head(pooled)
+"""
+
+
+def test_submodule_compiled_next_to_a_dynamic_sibling(tmp_path: Path):
+    """``forward`` runs ``self.type_embedder`` (no ``dynamic=``) and ``self.features``
+    (``dynamic=True``) on the same per-call data: the first is reported (wheatley);
+    ``self.head``, run only by another method, is not."""
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": SIBLINGS})
+    assert _lines(tmp_path, "GNN007") == {"model.py:8:30: GNN007"}
+
+
+def test_submodules_without_a_dynamic_sibling(tmp_path: Path):
+    """No sibling says the sizes change: nothing."""
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT,
+                             "model.py": SIBLINGS.replace("self.features, dynamic=True", "self.features")})
+    assert _lines(tmp_path, "GNN007") == set()

@@ -618,6 +618,8 @@ def compute_predictions(model, node_emb, seeds):
                     self._report_layer(site_node, site, layer)
                 elif dynamic is None and (swept := ctx.swept_shape_feed(site_node)) is not None:
                     self._report_swept(site_node, site, swept)
+                elif dynamic is None and (sibling := ctx.dynamic_sibling_feed(site_node)) is not None:
+                    self._report_sibling(site_node, site, sibling)
                 continue
             varying = [f for f in feeds if not f.fixed]
             if varying:
@@ -639,6 +641,15 @@ def compute_predictions(model, node_emb, seeds):
                     f"`{site.target}` is compiled without `dynamic=` and run by `{swept.func}` on tensors its "
                     f"`{swept.param}` sizes, which changes in every iteration of `for {swept.loop} in ...`: the "
                     f"first call with a new size recompiles it. Pass `dynamic=True`.", severity="info")
+
+    def _report_sibling(self, site_node, site, sibling) -> None:
+        """The class compiles a sibling submodule with ``dynamic=True`` on the same per-call data."""
+        edit = add_keyword_edit(self.context, site_node, "dynamic", "True")
+        self.report(compile_report_node(site_node),
+                    f"`{site.target}` is compiled without `dynamic=`, but `{sibling.method}` runs it on the same "
+                    f"per-call inputs as `{sibling.sibling}`, which this class compiles with `dynamic=True` because "
+                    f"their sizes change: the first call with a new size recompiles it. Pass `dynamic=True`.",
+                    FixSpec("safe", "Pass `dynamic=True`", (edit,)) if edit is not None else None, severity="info")
 
     def _report_last_batch(self, site_node, site, feed) -> None:
         """Fixed-size examples without ``drop_last``: only the last partial batch differs."""
