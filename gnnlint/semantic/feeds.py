@@ -6,8 +6,8 @@ DDP wrappers, Lightning ``*_dataloader`` hooks and PyG Lightning data
 modules, other files via ProjectFacts), each as a ``LoaderFeed`` with whether
 batches are padded and which arguments ``torch._dynamo.mark_dynamic`` leaves
 unmarked. ``variable_size_loader(expr)``, ``mark_dynamic_keys()``,
-``pipeline_padded()``; ``_export_fed`` tells the project which compiled
-classes are fed here.
+``pipeline_padded()``; fed_builders.py tells the project which builders'
+compiled results are fed here.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.semantic import chunks, lightning_feeds
+from gnnlint.semantic import chunks, fed_builders, lightning_feeds
 from gnnlint.semantic.kinds import BATCH, SCALAR
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
@@ -95,31 +95,6 @@ class LoaderFeed:
 
 class Feeds:
     """Loader-feed questions: what reaches a compiled model, and at what sizes. Mixed into FileContext; reads the SemanticModel."""
-
-    def _export_fed(self) -> None:
-        """``enc = build_encoder(...)`` from another file, then ``enc`` fed a
-        variable-size loader's batches here: tell that file (its compile call
-        is where GNN006/GNN007 report)."""
-        if not any(ref.name.split(".")[-1] in _FEED_LOADERS for ref in self.imports.values()):
-            return
-        # what an imported builder returns compiled (`run = build_run(spec)`, `model = run.model`):
-        # its batches are told to the builder's file, whose compile call reports
-        told: set = set()
-        for ref, _what, target in self.returned_compiled_builders():
-            feeds = self._feeds_from_refs([ref]) if target not in told and "." not in target.name else []
-            if feeds:
-                told.add(target)
-                self.exported.fed.append((target, f"{feeds[0].loader}: {feeds[0].via}"))
-        for call in self.all_calls():
-            func = call.func
-            assign = self.parent.get(call)
-            if not (isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].islower()
-                    and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-                continue
-            ref = self._ref_for_target(assign.targets[0].target, call)
-            feeds = self._feeds_from_refs([ref]) if ref is not None else []
-            if feeds:
-                self.exported.fed.append((self.imports[func.value], f"{feeds[0].loader}: {feeds[0].via}"))
 
     # -- which loaders feed it ---------------------------------------------------
     def variable_size_loader(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None) -> Optional[str]:
@@ -637,7 +612,7 @@ class Feeds:
         else:
             feeds = self._feeds_from_refs(self.compiled_refs(site_node))
         if not feeds and self.project.fed:
-            feeds = self._fed_elsewhere(site_node)
+            feeds = fed_builders.fed_elsewhere(self, site_node)
         if not feeds:  # trainer.fit(model, datamodule=...) of a LightningModule whose steps take PyG batches
             fitted = lightning_feeds.trainer_feed(self, site_node) or lightning_feeds.step_feed(self, site_node)
             if fitted is not None:
@@ -645,24 +620,6 @@ class Feeds:
                                     bool(self.mark_dynamic_keys()))]
         cache[site_node] = feeds
         return feeds
-
-    def _fed_elsewhere(self, site_node: cst.CSTNode) -> list["LoaderFeed"]:
-        """A top-level function returns the compiled object and another file
-        feeds its result a loader's batches (ProjectFacts.fed)."""
-        site_func = self.enclosing_function(site_node)
-        refs = [r for r in self.compiled_refs(site_node) if r[0] == "name"]
-        # the compiling function itself, or a local wrapper returning its result
-        # (`def setup(m, cfg): m = compile_model(m, cfg); return m`, the wrapper imported)
-        for func in dict.fromkeys([site_func] + [r[2] for r in refs]):
-            if not isinstance(func, FuncInfo) or func.cls is not None or func.parent is not None \
-                    or func.name not in self.project.fed:
-                continue
-            names = {r[1] for r in refs if r[2] is func}
-            returned = func is site_func and isinstance(self._compile_holder(site_node)[1], cst.Return)
-            if returned or self._returned_positions(func, names):  # return model / model, ema / Run(model=model)
-                loader, _, via = self.project.fed[func.name].partition(": ")
-                return [LoaderFeed(loader, site_node, f"{via}, via `{func.name}()`", False, (), False)]
-        return []
 
     def _feeds_from_refs(self, refs: list[tuple]) -> list["LoaderFeed"]:
         feeds: list[LoaderFeed] = []
