@@ -9,6 +9,7 @@ turns them into a ``LoaderFeed`` for the compile site, where GNN006/GNN007 repor
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -63,7 +64,10 @@ def fed_elsewhere(ctx: "FileContext", site_node: cst.CSTNode) -> list["LoaderFee
             continue
         names = {r[1] for r in refs if r[2] is func}
         returned = func is site_func and isinstance(ctx._compile_holder(site_node)[1], cst.Return)
-        if returned or ctx._returned_positions(func, names):  # return model / model, ema / Run(model=model)
+        code = ctx.module.code_for_node(func.node)
+        if returned or ctx._returned_positions(func, names) \
+                or any(re.search(rf"\breturn\s+{re.escape(n)}\b", code) for n in names):
+            # return model / model, ema / Run(model=model) / model.to(device)
             loader, _, via = ctx.project.fed[func.name].partition(": ")
             return [LoaderFeed(loader, site_node, f"{via}, via `{func.name}()`", False, (), False)]
     return []
