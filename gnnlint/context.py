@@ -273,6 +273,13 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
 
         return dynamic_sibling_feed(self, site_node)
 
+    def assembled_batch_feed(self, site_node: cst.CSTNode):
+        """The function that runs what ``site_node`` compiles on a PyG ``Batch`` it assembles per
+        call from its parameters (``semantic.assembled_batches.AssembledFeed``), or None."""
+        from gnnlint.semantic.assembled_batches import assembled_batch_feed
+
+        return assembled_batch_feed(self, site_node)
+
     def swept_shape_feed(self, site_node: cst.CSTNode):
         """The function that runs what ``site_node`` compiles on tensors a loop sizes anew each
         iteration (``semantic.swept_shapes.SweptFeed``), or None."""

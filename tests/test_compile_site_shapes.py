@@ -331,3 +331,47 @@ def test_submodules_without_a_dynamic_sibling(tmp_path: Path):
     write_project(tmp_path, {"pyproject.toml": PYPROJECT,
                              "model.py": SIBLINGS.replace("self.features, dynamic=True", "self.features")})
     assert _lines(tmp_path, "GNN007") == set()
+
+
+# -- GNN007: a compiled GNN run on a Batch the forward assembles from its input ----------------------
+ASSEMBLED = """\
+    import torch
+    import torch_geometric
+    from torch_geometric.data import Batch, Data
+
+
+    def to_pyg_batch(node_features, edge_index, node_mask):
+        data_list = [Data(x=node_features[i][node_mask[i]], edge_index=edge_index[i])
+                     for i in range(node_features.shape[0])]
+        return Batch.from_data_list(data_list)
+
+
+    class Net(torch.nn.Module):
+        def __init__(self, gnn, edge_index):
+            super().__init__()
+            self.register_buffer("edge_index", edge_index)
+            self.gnn = torch.compile(gnn)
+
+        def forward(self, batch):
+            node_features, node_mask = self.construct(batch)
+            edge_index = [batch[i].edge_index for i in range(len(batch))]
+            graphs = to_pyg_batch(node_features, edge_index, node_mask)
+            return self.gnn(x=graphs.x, edge_index=graphs.edge_index)
+"""
+
+
+def test_compiled_gnn_on_graphs_cut_from_the_input(tmp_path: Path):
+    """``forward`` batches one graph per sample with that sample's own edges
+    (``Batch.from_data_list`` in a local helper): GNN007 (neural-graphs' dynamic_gnn)."""
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": ASSEMBLED})
+    assert _lines(tmp_path, "GNN007") == {"model.py:16:20: GNN007"}
+
+
+def test_compiled_gnn_on_copies_of_one_fixed_graph(tmp_path: Path):
+    """Every graph shares the fixed ``self.edge_index``: one size per graph, nothing
+    (neural-graphs' gnn.py, labelled static)."""
+    source = ASSEMBLED.replace("edge_index=edge_index[i])", "edge_index=edge_index)").replace(
+        "graphs = to_pyg_batch(node_features, edge_index, node_mask)",
+        "graphs = to_pyg_batch(node_features, self.edge_index, node_mask)")
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": source})
+    assert _lines(tmp_path, "GNN007") == set()

@@ -620,6 +620,8 @@ def compute_predictions(model, node_emb, seeds):
                     self._report_swept(site_node, site, swept)
                 elif dynamic is None and (sibling := ctx.dynamic_sibling_feed(site_node)) is not None:
                     self._report_sibling(site_node, site, sibling)
+                elif dynamic is None and (assembled := ctx.assembled_batch_feed(site_node)) is not None:
+                    self._report_assembled(site_node, site, assembled)
                 continue
             varying = [f for f in feeds if not f.fixed]
             if varying:
@@ -649,6 +651,16 @@ def compute_predictions(model, node_emb, seeds):
                     f"`{site.target}` is compiled without `dynamic=`, but `{sibling.method}` runs it on the same "
                     f"per-call inputs as `{sibling.sibling}`, which this class compiles with `dynamic=True` because "
                     f"their sizes change: the first call with a new size recompiles it. Pass `dynamic=True`.",
+                    FixSpec("safe", "Pass `dynamic=True`", (edit,)) if edit is not None else None, severity="info")
+
+    def _report_assembled(self, site_node, site, assembled) -> None:
+        """A function batches graphs built from its inputs per call and runs the compiled object on them."""
+        edit = add_keyword_edit(self.context, site_node, "dynamic", "True")
+        self.report(compile_report_node(site_node),
+                    f"`{site.target}` is compiled without `dynamic=` and run by `{assembled.func}` on "
+                    f"`{assembled.batch}`, a batch of graphs cut from each call's inputs with their own edges: its "
+                    f"node and edge counts change from call to call, and the first call with a new size "
+                    f"recompiles it. Pass `dynamic=True`.",
                     FixSpec("safe", "Pass `dynamic=True`", (edit,)) if edit is not None else None, severity="info")
 
     def _report_last_batch(self, site_node, site, feed) -> None:
