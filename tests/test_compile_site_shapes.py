@@ -326,6 +326,15 @@ def test_submodule_compiled_next_to_a_dynamic_sibling(tmp_path: Path):
     assert _lines(tmp_path, "GNN007") == {"model.py:8:30: GNN007"}
 
 
+def test_submodule_fed_the_dynamic_siblings_output(tmp_path: Path):
+    """``self.type_embedder(self.features(x))``: it takes what the sibling returns, which may have
+    one size whatever the sibling's inputs: nothing."""
+    source = SIBLINGS.replace("self.type_embedder(torch.LongTensor([2] * num_nodes))",
+                              "self.type_embedder(self.features(graph.x[:num_nodes]).argmax(-1))")
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": source})
+    assert _lines(tmp_path, "GNN007") == set()
+
+
 def test_submodules_without_a_dynamic_sibling(tmp_path: Path):
     """No sibling says the sizes change: nothing."""
     write_project(tmp_path, {"pyproject.toml": PYPROJECT,

@@ -14,7 +14,8 @@ Both run in the same method on values computed from its inputs (the same per-cal
 class declares that the inputs of one change size; the other, compiled without ``dynamic=``, sees the
 same changing sizes (GNN007 reports it when no loader feed is found). Only a submodule the class
 compiles itself (``self.<a> = torch.compile(self.<a>)``) with a sibling compiled ``dynamic=True`` in
-the same class, both called in one method with arguments computed from that method's parameters.
+the same class, both called in one method with arguments computed from that method's parameters, and
+not on the sibling's output (``self.a(self.b(x))``: what ``b`` returns may have one size).
 """
 from __future__ import annotations
 
@@ -47,9 +48,21 @@ def dynamic_sibling_feed(ctx: "FileContext", site_node: cst.CSTNode) -> Optional
     for node, refs in siblings:
         theirs = _fed_calls(ctx, refs)
         for func, call in mine:
-            if any(f is func for f, _c in theirs):
+            same = [c for f, c in theirs if f is func]
+            # fed the sibling's output (`self.a(self.b(x))`): what the sibling returns may have one size
+            if same and not any(_feeds_into(ctx, func, c, call) for c in same):
                 return SiblingFeed(ctx.module.code_for_node(_target(node)), func.name, call)
     return None
+
+
+def _feeds_into(ctx: "FileContext", func, sibling_call: cst.Call, call: cst.Call) -> bool:
+    """``call`` takes what ``sibling_call`` returns: nested in its arguments, or through names."""
+    if any(a is call for a in ctx.ancestors(sibling_call)):
+        return True
+    assign = ctx.parent.get(sibling_call)
+    names = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)} \
+        if isinstance(assign, cst.Assign) else set()
+    return bool(names) and ctx._call_mentions(call, ctx._tainted(func, names))
 
 
 def _target(site_node: cst.CSTNode) -> cst.CSTNode:
