@@ -270,6 +270,20 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
 
         return layer_input_feed(self, site_node)
 
+    def dynamic_sibling_feed(self, site_node: cst.CSTNode):
+        """The sibling submodule compiled with ``dynamic=True`` that runs on the same per-call data as
+        the one compiled at ``site_node`` (``semantic.dynamic_siblings.SiblingFeed``), or None."""
+        from gnnlint.semantic.dynamic_siblings import dynamic_sibling_feed
+
+        return dynamic_sibling_feed(self, site_node)
+
+    def assembled_batch_feed(self, site_node: cst.CSTNode):
+        """The function that runs what ``site_node`` compiles on a PyG ``Batch`` it assembles per
+        call from its parameters (``semantic.assembled_batches.AssembledFeed``), or None."""
+        from gnnlint.semantic.assembled_batches import assembled_batch_feed
+
+        return assembled_batch_feed(self, site_node)
+
     def swept_shape_feed(self, site_node: cst.CSTNode):
         """The function that runs what ``site_node`` compiles on tensors a loop sizes anew each
         iteration (``semantic.swept_shapes.SweptFeed``), or None."""

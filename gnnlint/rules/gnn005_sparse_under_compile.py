@@ -301,10 +301,10 @@ model = torch.compile(Conv())
                 continue
             applied = self._applied_to(transform)
             # applied by hand to one object: only that object's adj_t counts
-            fed = [(c, w, attr) for c, w, attr in adj_sinks
-                   if applied is None or (isinstance(attr.value, cst.Name) and attr.value.value in applied)]
+            fed = [(c, w, attr) for c, w, obj, attr in adj_sinks
+                   if applied is None or (isinstance(obj, cst.Name) and obj.value in applied)]
             if fed:
-                name = _attr_name(fed[0][2])
+                name = fed[0][2]
                 made = (f"`{name}`, a dict of sparse adjacencies," if name.endswith("_dict")
                         else f"a sparse `{name}`")
                 subject = f"`{_short(ctx.module.code_for_node(transform), 40)}` makes {made} that reaches"
@@ -450,10 +450,6 @@ def _kind_of(what: str, node: cst.Call, ctx) -> str:
 
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def _attr_name(attr) -> str:
-    return attr.attr.value if isinstance(attr, cst.Attribute) else "adj_t"
 
 
 def _message(subject: str, call: cst.Call, why: str, ctx, kind: str = "unknown") -> str:

@@ -614,10 +614,8 @@ def compute_predictions(model, node_emb, seeds):
             # fixed-size examples (`T.SamplePoints(n)`) with drop_last=True: every batch has one size
             feeds = [f for f in feeds if not (f.fixed and f.drop_last)]
             if not feeds:
-                if dynamic is None and (layer := ctx.layer_input_feed(site_node)) is not None:
-                    self._report_layer(site_node, site, layer)
-                elif dynamic is None and (swept := ctx.swept_shape_feed(site_node)) is not None:
-                    self._report_swept(site_node, site, swept)
+                if dynamic is None:  # no loader: a kernel, a sweep, a dynamic sibling, graphs batched per call
+                    self._report_without_loader(site_node, site)
                 continue
             varying = [f for f in feeds if not f.fixed]
             if varying:
@@ -625,20 +623,33 @@ def compute_predictions(model, node_emb, seeds):
             else:
                 self._report_last_batch(site_node, site, feeds[0])
 
-    def _report_layer(self, site_node, site, layer) -> None:
-        """A library function runs the compiled kernel on the graph it is handed (layer_feeds.py)."""
-        self.report(compile_report_node(site_node),
-                    f"`{site.target}` is compiled without `dynamic=` and run by `{layer.layer}` on the graph "
-                    f"{', '.join(f'`{name}`' for name in layer.inputs)} it is handed: its callers pass every batch's "
-                    f"graph, with new node and edge counts, and the first call with a new size recompiles it. "
-                    f"Pass `dynamic=True`.", severity="info")
-
-    def _report_swept(self, site_node, site, swept) -> None:
-        """A loop runs the compiled object on inputs of a new size each iteration (swept_shapes.py)."""
-        self.report(compile_report_node(site_node),
-                    f"`{site.target}` is compiled without `dynamic=` and run by `{swept.func}` on tensors its "
-                    f"`{swept.param}` sizes, which changes in every iteration of `for {swept.loop} in ...`: the "
-                    f"first call with a new size recompiles it. Pass `dynamic=True`.", severity="info")
+    def _report_without_loader(self, site_node, site) -> None:
+        """No loader feeds it, but a library function runs the compiled kernel on the graph it is handed
+        (layer_feeds.py), a loop sizes its inputs anew (swept_shapes.py), the class compiles a sibling
+        with ``dynamic=True`` on the same per-call data (dynamic_siblings.py), or a function batches
+        graphs cut from its inputs (assembled_batches.py)."""
+        ctx, head, fix = self.context, f"`{site.target}` is compiled without `dynamic=`", None
+        if (layer := ctx.layer_input_feed(site_node)) is not None:
+            message = (f"{head} and run by `{layer.layer}` on the graph "
+                       f"{', '.join(f'`{name}`' for name in layer.inputs)} it is handed: its callers pass every "
+                       f"batch's graph, with new node and edge counts, and the first call with a new size "
+                       f"recompiles it.")
+        elif (swept := ctx.swept_shape_feed(site_node)) is not None:
+            message = (f"{head} and run by `{swept.func}` on tensors its `{swept.param}` sizes, which changes in "
+                       f"every iteration of `for {swept.loop} in ...`: the first call with a new size recompiles it.")
+        else:
+            if (sibling := ctx.dynamic_sibling_feed(site_node)) is not None:
+                why = (f"`{sibling.method}` runs it on the same per-call inputs as `{sibling.sibling}`, which "
+                       f"this class compiles with `dynamic=True` because their sizes change")
+            elif (assembled := ctx.assembled_batch_feed(site_node)) is not None:
+                why = (f"`{assembled.func}` runs it on `{assembled.batch}`, a batch of graphs cut from each "
+                       f"call's inputs with their own edges, whose node and edge counts change from call to call")
+            else:
+                return
+            message = f"{head}, but {why}: the first call with a new size recompiles it."
+            edit = add_keyword_edit(ctx, site_node, "dynamic", "True")
+            fix = FixSpec("safe", "Pass `dynamic=True`", (edit,)) if edit is not None else None
+        self.report(compile_report_node(site_node), f"{message} Pass `dynamic=True`.", fix, severity="info")
 
     def _report_last_batch(self, site_node, site, feed) -> None:
         """Fixed-size examples without ``drop_last``: only the last partial batch differs."""

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.semantic.kinds import _MODEL_METHODS_NON_TENSOR, _MODEL_METHODS_SELF
+
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
 
@@ -46,6 +48,12 @@ if TYPE_CHECKING:
 _RETURN_SELF = frozenset(("to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16",
                           "requires_grad_", "type", "to_empty", "share_memory"))
 _MAX_REFS = 24  # refs followed from one compile site (ref_calls_passed)
+# nn.Module's own API: called on the wrapper, it tells nothing about which of the model's methods run
+_MODULE_API = frozenset(_MODEL_METHODS_NON_TENSOR | _MODEL_METHODS_SELF | {"forward", "__call__"})
+# Functions that take a module without running it (they log it, register hooks, inspect it).
+_NOT_RUNNING = frozenset(("wandb.watch", "print", "isinstance", "hasattr", "type", "id", "repr", "str",
+                          "builtins.print", "builtins.isinstance", "builtins.hasattr", "builtins.type",
+                          "builtins.id", "builtins.repr", "builtins.str"))
 _LIBRARY_ROOTS = ("lightning", "pytorch_lightning", "torch", "builtins", "print", "len", "isinstance")
 
 
@@ -130,6 +138,9 @@ def _harmless(ctx: "FileContext", node: cst.CSTNode) -> bool:
             return True
         return isinstance(holder, cst.Assign) and len(holder.targets) == 1 \
             and ctx.module.code_for_node(holder.targets[0].target) == ctx.module.code_for_node(node)
+    if isinstance(parent, cst.Arg) and parent.value is node:  # wandb.watch(model): hooks, no forward
+        call = ctx.parent.get(parent)
+        return isinstance(call, cst.Call) and (ctx.resolve(call.func) or "") in _NOT_RUNNING
     return isinstance(parent, cst.AssignTarget) and parent.target is node
 
 
@@ -224,3 +235,32 @@ def _library_call(ctx: "FileContext", call: cst.Call) -> bool:
     return bool(reaching) and all(
         isinstance(b.value, cst.Call) and (ctx.resolve(b.value.func) or "").split(".")[0] in _LIBRARY_ROOTS
         for b, _f in reaching)
+
+
+def never_run(ctx: "FileContext", site: cst.Call) -> bool:
+    """The model ``site`` compiles is never run compiled: every read of its holder after the compile
+    is an attribute access on the wrapper (``self.ae.encode(x)``, ``self.ae.recon_loss(z)``:
+    ``OptimizedModule`` hands back the original module's bound methods, which run eagerly). Not for a
+    holder named like a method (``self.forward = torch.compile(self.forward)``: ``self(x)`` runs it)."""
+    parent = ctx.parent.get(site)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0].target
+    if isinstance(target, cst.Attribute):
+        cls = ctx.enclosing_class(site)
+        if target.attr.value == "forward" or (cls is not None and ctx.method_of(cls, target.attr.value) is not None):
+            return False
+    if entry_calls(ctx, site) != []:
+        return False
+    # and the wrapper is used: one of the model's own methods is called on it (not a holder left unused)
+    text = ctx.module.code_for_node(target)
+    reads = ctx.attribute_nodes(target.attr.value) if isinstance(target, cst.Attribute) else \
+        ctx.name_uses(target.value) if isinstance(target, cst.Name) else []
+    for node in reads:
+        outer = ctx.parent.get(node)
+        if ctx.module.code_for_node(node) == text and isinstance(outer, cst.Attribute) and outer.value is node \
+                and outer.attr.value not in _MODULE_API and not _before(ctx, node, site):
+            call = ctx.parent.get(outer)
+            if isinstance(call, cst.Call) and call.func is outer:
+                return True
+    return False

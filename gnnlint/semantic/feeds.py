@@ -6,8 +6,8 @@ DDP wrappers, Lightning ``*_dataloader`` hooks and PyG Lightning data
 modules, other files via ProjectFacts), each as a ``LoaderFeed`` with whether
 batches are padded and which arguments ``torch._dynamo.mark_dynamic`` leaves
 unmarked. ``variable_size_loader(expr)``, ``mark_dynamic_keys()``,
-``pipeline_padded()``; ``_export_fed`` tells the project which compiled
-classes are fed here.
+``pipeline_padded()``; fed_builders.py tells the project which builders'
+compiled results are fed here.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.semantic import chunks, lightning_feeds
+from gnnlint.semantic import chunks, fed_builders, lightning_feeds
 from gnnlint.semantic.kinds import BATCH, SCALAR
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
@@ -95,23 +95,6 @@ class LoaderFeed:
 
 class Feeds:
     """Loader-feed questions: what reaches a compiled model, and at what sizes. Mixed into FileContext; reads the SemanticModel."""
-
-    def _export_fed(self) -> None:
-        """``enc = build_encoder(...)`` from another file, then ``enc`` fed a
-        variable-size loader's batches here: tell that file (its compile call
-        is where GNN006/GNN007 report)."""
-        if not any(ref.name.split(".")[-1] in _FEED_LOADERS for ref in self.imports.values()):
-            return
-        for call in self.all_calls():
-            func = call.func
-            assign = self.parent.get(call)
-            if not (isinstance(func, cst.Name) and func.value in self.imports and func.value[:1].islower()
-                    and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-                continue
-            ref = self._ref_for_target(assign.targets[0].target, call)
-            feeds = self._feeds_from_refs([ref]) if ref is not None else []
-            if feeds:
-                self.exported.fed.append((self.imports[func.value], f"{feeds[0].loader}: {feeds[0].via}"))
 
     # -- which loaders feed it ---------------------------------------------------
     def variable_size_loader(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None) -> Optional[str]:
@@ -272,6 +255,9 @@ class Feeds:
             if not found and isinstance(binding.value, cst.Call) and _LOADER_NAME.fullmatch(expr.value) \
                     and self._imported_call(binding.value):
                 return _GUESS + expr.value  # train_loader = build_loader(cfg), imported
+            if not found and isinstance(binding.value, cst.Attribute) and _LOADER_NAME.fullmatch(expr.value) \
+                    and self._imported_result(binding.value.value, binding.value):
+                return _GUESS + expr.value  # run = build_run(spec); train_loader = run.train_loader
             return found
         if binding.how == "unpack" and isinstance(binding.value, (cst.GeneratorExp, cst.ListComp)):
             # a, b = (make_loader(s) for s in splits): every element is one
@@ -300,6 +286,29 @@ class Feeds:
             return self._loader_of_param(binding, expr.value, depth)
         return None
 
+    def _annotated_loader(self, param: Optional[cst.CSTNode]) -> Optional[str]:
+        """The PyG loader class a parameter is annotated with (``loader: DataLoader``)."""
+        if not isinstance(param, cst.Param) or param.annotation is None:
+            return None
+        annotation = param.annotation.annotation
+        if isinstance(annotation, cst.Subscript):  # Optional[DataLoader]
+            elements = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+            annotation = elements[0] if len(elements) == 1 else annotation
+        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            annotation = annotation.left  # DataLoader | None
+        if not isinstance(annotation, (cst.Name, cst.Attribute)):
+            return None
+        found = self._loader_of_call(cst.Call(func=annotation), param, 6)
+        return found if found and not found.startswith(_GUESS) else None
+
+    def _imported_result(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``expr`` is a name assigned what an imported function returned."""
+        if not isinstance(expr, cst.Name):
+            return False
+        binding = self.feed_binding(expr.value, at)
+        return binding is not None and binding.how == "assign" and isinstance(binding.value, cst.Call) \
+            and self._imported_call(binding.value)
+
     def _param_binding(self, name: cst.Name, at: cst.CSTNode) -> bool:
         """``name`` is a parameter of the function reading it that no local caller binds."""
         binding = self.feed_binding(name.value, at)
@@ -313,6 +322,9 @@ class Feeds:
         func = self.enclosing_function(binding.node) if binding.node is not None else None
         if func is None:
             return None
+        annotated = self._annotated_loader(binding.node)
+        if annotated:  # def run_epoch(model, train_loader: DataLoader), with PyG's DataLoader
+            return annotated
         for caller in self.callers_of(func):
             value = self.arg_for_param(func, caller, name)
             found = self._loader_or_guess(value, caller, depth + 1) if value is not None else None
@@ -600,7 +612,7 @@ class Feeds:
         else:
             feeds = self._feeds_from_refs(self.compiled_refs(site_node))
         if not feeds and self.project.fed:
-            feeds = self._fed_elsewhere(site_node)
+            feeds = fed_builders.fed_elsewhere(self, site_node)
         if not feeds:  # trainer.fit(model, datamodule=...) of a LightningModule whose steps take PyG batches
             fitted = lightning_feeds.trainer_feed(self, site_node) or lightning_feeds.step_feed(self, site_node)
             if fitted is not None:
@@ -608,20 +620,6 @@ class Feeds:
                                     bool(self.mark_dynamic_keys()))]
         cache[site_node] = feeds
         return feeds
-
-    def _fed_elsewhere(self, site_node: cst.CSTNode) -> list["LoaderFeed"]:
-        """A top-level function returns the compiled object and another file
-        feeds its result a loader's batches (ProjectFacts.fed)."""
-        func = self.enclosing_function(site_node)
-        if func is None or func.cls is not None or func.parent is not None or func.name not in self.project.fed:
-            return []
-        _holder, parent = self._compile_holder(site_node)
-        names = {r[1] for r in self.compiled_refs(site_node) if r[0] == "name"}
-        code = self.module.code_for_node(func.node)
-        if not (isinstance(parent, cst.Return) or any(re.search(rf"\breturn\s+{re.escape(n)}\b", code) for n in names)):
-            return []
-        loader, _, via = self.project.fed[func.name].partition(": ")
-        return [LoaderFeed(loader, site_node, f"{via}, via `{func.name}()`", False, (), False)]
 
     def _feeds_from_refs(self, refs: list[tuple]) -> list["LoaderFeed"]:
         feeds: list[LoaderFeed] = []

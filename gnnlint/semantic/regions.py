@@ -19,13 +19,13 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import (compile_facts, library_steps, lightning_feeds, returned_tensors, sparse_feeds,
-                              submodule_reach, synced_params)
+from gnnlint.semantic import (compile_facts, fed_builders, library_steps, lightning_feeds, returned_tensors,
+                              sparse_feeds, submodule_reach, synced_params)
 from gnnlint.semantic.called_choices import called_choices, called_method_choices
 from gnnlint.semantic.imported_functions import imported_function
 from gnnlint.semantic.stored_functions import stored_functions
 from gnnlint.semantic.compile_sites import CompileSite
-from gnnlint.semantic.compiled_calls import entry_calls
+from gnnlint.semantic.compiled_calls import entry_calls, never_run
 from gnnlint.semantic.hot_loops import HotLoops
 from gnnlint.semantic.callback_hooks import export_step_hooks
 from gnnlint.semantic.compiled_overrides import (OVERRIDES, export_abstract_forward, mark_compiled_overrides,
@@ -114,6 +114,10 @@ class Regions(HotLoops):
                 # torch.compile(fullgraph=True) used as a decorator factory
                 continue
             text = self.module.code_for_node(target)
+            if self.class_of(target, call) is not None and never_run(self, call):
+                # only the wrapper's other methods run (`self.ae.encode(x)`): eager, no compiled forward
+                self.compile_sites.append((call, self._site_from_call(call, 0, text, "class", api)))
+                continue
             self._mark_choices(target, call)
             kind = self._mark_compiled_target(target, call, text)
             self.compile_sites.append((call, self._site_from_call(call, 0, text, kind, api)))
@@ -527,7 +531,7 @@ class Regions(HotLoops):
     def exported_facts(self) -> ExportedFacts:
         if not getattr(self, "_fed_exported", False):
             self._fed_exported = True
-            self._export_fed()
+            fed_builders.export_fed(self)
             compile_facts.export(self)
             self._export_compiled_args()
             self._export_compiled_params()

@@ -144,6 +144,10 @@ class ReturnedCompiled:
     def returned_compiled_refs(self) -> list[tuple[tuple, str]]:
         """``[(ref, what it runs), ...]``: the names here holding the compiled result
         of a builder imported from another file (its ``compiled_returns`` facts)."""
+        return [(ref, what) for ref, what, _builder in self.returned_compiled_builders()]
+
+    def returned_compiled_builders(self) -> list[tuple[tuple, str, ImportRef]]:
+        """``returned_compiled_refs`` with the imported builder each ref's value came from."""
         if not self.project.compiled_returns:
             return []
         key = ("returned_compiled_refs",)
@@ -162,7 +166,7 @@ class ReturnedCompiled:
                         field = position[1:] if position.startswith(".") else ""
                         what = f"compiled `{self.module.code_for_node(call.func)}(...){'.' + field if field else ''}`" \
                             + ("" if field else " result") + (f" (compiled in {source})" if source else "")
-                        out += [(ref, what) for ref in self._position_refs(call, position)]
+                        out += [(ref, what, target) for ref in self._position_refs(call, position)]
             return out
         return self._memoised(key, compute, [])
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.flow import compiled_callee
 from gnnlint.semantic.kinds import SCALAR
 from gnnlint.semantic.model import FuncInfo
 
@@ -34,9 +35,11 @@ _KEEPS_VALUE = ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous")  # x.t
 _MAX_DEPTH = 10
 
 
-def adj_sinks(ctx: "FileContext") -> list[tuple[cst.Call, str, cst.Attribute]]:
-    """``(compiled call, why, the adj_t read)`` for each compiled call fed an
-    ``X.adj_t`` / ``X.adj_t_dict`` of this file (one read per call)."""
+def adj_sinks(ctx: "FileContext") -> list[tuple[cst.Call, str, cst.BaseExpression, str]]:
+    """``(compiled call, why, the object fed, the attribute)`` for each compiled call fed
+    an ``X.adj_t`` / ``X.adj_t_dict`` of this file (one per call): ``model(x, batch.adj_t)``
+    (``batch``), or ``model(data)`` whose compiled ``forward(self, data)`` reads
+    ``data.adj_t`` (``data``, the argument of the call)."""
     def compute():
         out, seen = [], set()
         for attr in ADJ_ATTRS:
@@ -46,12 +49,41 @@ def adj_sinks(ctx: "FileContext") -> list[tuple[cst.Call, str, cst.Attribute]]:
                 if ctx.kind(node.value) == SCALAR:
                     continue
                 sink = ctx.compiled_sink(node)
-                if sink is None or sink[0] in seen:
+                if sink is not None:
+                    if sink[0] not in seen:
+                        seen.add(sink[0])
+                        out.append((sink[0], sink[1], node.value, attr))
                     continue
-                seen.add(sink[0])
-                out.append((sink[0], sink[1], node))
+                for call, why, arg in _forward_reads(ctx, node):
+                    if call not in seen:
+                        seen.add(call)
+                        out.append((call, why, arg, attr))
         return out
     return ctx._memoised(("sparse_feeds", "sinks"), compute, [])
+
+
+def _forward_reads(ctx: "FileContext", node: cst.Attribute) -> list[tuple[cst.Call, str, cst.BaseExpression]]:
+    """``data.adj_t`` read in the ``forward(self, data)`` of a class this file compiles: the
+    compiled calls of it here and what each passes for ``data``."""
+    if not isinstance(node.value, cst.Name):
+        return []
+    func = ctx.enclosing_function(node)
+    if func is None or func.cls is None or func.name != "forward" or node.value.value not in func.params:
+        return []
+    binding = ctx.feed_binding(node.value.value, node)
+    if binding is None or binding.how != "param":
+        return []  # rebound in the forward: not the caller's object
+    out = []
+    for site_node, _site in ctx.compile_sites:
+        if ctx.compile_targets.get(site_node) is not func.cls:
+            continue
+        for ref in ctx.compiled_refs(site_node):
+            for call in ctx.ref_calls(ref):
+                arg = ctx.arg_for_param(func, call, node.value.value)
+                why = compiled_callee(ctx, call) if arg is not None else None
+                if why:
+                    out.append((call, why, arg))
+    return out
 
 
 def export_sparse_fed(ctx: "FileContext") -> None:
@@ -63,9 +95,9 @@ def export_sparse_fed(ctx: "FileContext") -> None:
     sinks = adj_sinks(ctx)
     if not sinks or any(to_sparse_transform(ctx, call) for call in ctx.all_calls()):
         return
-    for call, why, attr in sinks:
-        text = f"`{ctx.module.code_for_node(attr)}` is fed to {why}"
-        for ref in _origins(ctx, attr.value, attr, 0, set()):
+    for call, why, obj, attr in sinks:
+        text = f"`{ctx.module.code_for_node(obj)}.{attr}` is fed to {why}"
+        for ref in _origins(ctx, obj, obj, 0, set()):
             ctx.exported.sparse_fed.append((ref, text))
 
 
@@ -82,6 +114,9 @@ def sparse_fed_functions(ctx: "FileContext") -> dict[FuncInfo, str]:
         out: dict[FuncInfo, str] = {}
         todo = [(ctx.functions[name], why) for name, why in ctx.project.sparse_fed.items()
                 if name in ctx.functions]
+        for name, why in ctx.project.sparse_fed.items():  # loaders = {"reddit": load_reddit, ...}
+            for value in _table_functions(ctx, name):
+                todo.append((value, why))
         while todo:
             func, why = todo.pop()
             if func in out:
@@ -95,6 +130,18 @@ def sparse_fed_functions(ctx: "FileContext") -> dict[FuncInfo, str]:
     if not ctx.project.sparse_fed:
         return {}
     return ctx._memoised(("sparse_feeds", "fed"), compute, {})
+
+
+def _table_functions(ctx: "FileContext", name: str) -> list[FuncInfo]:
+    """The local functions a module-level dict ``name`` maps to (``loaders[key]()`` calls one)."""
+    if name in ctx.functions:
+        return []
+    out = []
+    for binding in ctx.module_bindings.get(name, ()):
+        if binding.how == "assign" and isinstance(binding.value, cst.Dict):
+            out += [ctx.functions[e.value.value] for e in binding.value.elements
+                    if isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and e.value.value in ctx.functions]
+    return out
 
 
 def _origins(ctx: "FileContext", expr: Optional[cst.BaseExpression], at: cst.CSTNode, depth: int,
@@ -118,6 +165,14 @@ def _origins(ctx: "FileContext", expr: Optional[cst.BaseExpression], at: cst.CST
         ref = ctx._imported_function(expr)
         if ref is not None:
             return [ref]
+        table = expr.func.value if isinstance(expr.func, cst.Subscript) else None
+        if isinstance(table, cst.Name) and table.value in ctx.imports:  # loaders[name](): an imported table's
+            binding = ctx.lookup(table.value, expr)[0]
+            ref = ctx.imports[table.value]
+            if (binding is None or binding.how == "import") and ref.name[:1].isalpha() and ref.module \
+                    and not ref.module.startswith(("torch", "dgl")):
+                return [ref]
+            return []
         func = expr.func
         if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_VALUE:
             return _origins(ctx, func.value, func.value, depth + 1, seen)
