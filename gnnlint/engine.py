@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from gnnlint import elide
 from gnnlint import config_targets
-from gnnlint import entry_points
+from gnnlint import constructions, entry_points
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_sweep, possible_regions,
                            sweep_modules)
@@ -816,6 +816,27 @@ def _join_compile_switches(results: dict, every: Sequence[str], contents: Option
             changed.add(path)
 
 
+def _join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[dict],
+                        incoming: dict, changed: set, memo: dict) -> None:
+    """``ctor_switches``: a default-``False`` switch of a class that its own file never turns on is told
+    back "off" when no other project file may construct the class with it (gnnlint/constructions.py)."""
+    for result in results.values():
+        told = {}
+        for ref, _why in result.exported.ctor_switches:
+            cls, flag, position = ref.name.split(":")
+            key = (result.path, cls, flag, position)
+            if key not in memo:
+                memo[key] = not any(constructions.switch_maybe_on(_bytes_of(path, contents) or b"", cls, flag,
+                                                                  int(position))
+                                    for path in every if path != result.path)
+            if memo[key]:
+                told[f"{cls}:{flag}"] = "off"
+        facts = incoming.get(result.path)
+        if told and (facts is None or facts.ctor_switches != told):
+            incoming.setdefault(result.path, ProjectFacts()).ctor_switches = told
+            changed.add(result.path)
+
+
 def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
     """The bytes of ``path``: an editor's buffer / stdin when given, else the
     file on disk; None when it cannot be read."""
@@ -894,6 +915,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     modules = None
     exporting = [r for r in phase1 if not r.exported.is_empty()]
     switch_memo: dict = {}
+    ctor_memo: dict = {}
     for _round in range(_FACT_ROUNDS):
         if not exporting:
             break
@@ -901,6 +923,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             modules = ModuleMap(every, lambda path: _bytes_of(path, contents))
         changed: set[str] = set()
         _join_compile_switches(results, every, contents, incoming, changed, switch_memo)
+        _join_ctor_switches(results, every, contents, incoming, changed, ctor_memo)
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
@@ -908,7 +931,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
                             "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
                             "stepped_overrides", "compiled_overrides",
-                            "compile_flags", "compile_switches", "synced_params"):
+                            "compile_flags", "compile_switches", "synced_params", "ctor_switches"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))
