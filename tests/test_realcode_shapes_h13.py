@@ -1,0 +1,90 @@
+"""heldout13 shapes (nequix, an ASE calculator with a JAX and a torch backend):
+
+- ``energy, forces = (energy.detach().cpu(), forces.detach().cpu())`` after ``energy = scatter(...)`` in
+  the same branch: the tuple's elements are host copies and the earlier binding never reaches the read
+  (semantic/names.py ``reaching``, semantic/devices.py); the other branch's ``eqx.filter_jit(model)(g)``
+  is a JAX value, no torch tensor;
+- ``if dim_size is None: int(index.max())`` in a helper that every per-step call (another file's
+  ``calculate``) and every local call (the compiled forward) passes ``dim_size=x.size(0)``: never None,
+  so the branch is no per-step code (semantic/step_args.py).
+Each VALID case has an INVALID twin that keeps the finding."""
+from __future__ import annotations
+
+from tests.project_files import finding_lines, run, write_project
+
+CALC = """\
+    import equinox as eqx
+    import torch
+    from ase.calculators.calculator import Calculator
+    from demo.model import Model, scatter
+
+
+    class Calc(Calculator):
+        def __init__(self, backend="torch"):
+            super().__init__()
+            self.backend = backend
+            self.model = torch.compile(Model(), dynamic=True)
+
+        def calculate(self, atoms=None, properties=None, system_changes=None):
+            Calculator.calculate(self, atoms)
+            graph = self.make(atoms)
+            if self.backend == "jax":
+                energy, forces = eqx.filter_jit(self.jax_model)(graph)
+            elif self.backend == "torch":
+                per_atom, forces = self.model(graph.x, graph.pos)
+                energy = scatter(per_atom, graph.batch, dim_size=DIM)
+                energy, forces = (
+                    energy.detach().cpu(),
+                    forces.detach().cpu(),
+                )
+            self.results["energy"] = energy[0].item()
+            self.results["forces"] = forces
+"""
+MODEL = """\
+    import torch
+
+
+    def scatter(src, index, dim_size=None):
+        if dim_size is None:
+            dim_size = int(index.max()) + 1
+        out = torch.zeros(dim_size, device=src.device)
+        return out.index_add_(0, index, src)
+
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 1)
+
+        def forward(self, x, pos):
+            e = self.lin(x).squeeze(-1)
+            return scatter(e, torch.zeros_like(e, dtype=torch.long), dim_size=x.size(0)), pos
+"""
+def _lines(tmp_path, calc: str = CALC, dim: str = "graph.n_node.size(0)") -> list:
+    root = write_project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+        "demo/__init__.py": "",
+        "demo/calc.py": calc.replace("DIM", dim),
+        "demo/model.py": MODEL,
+    })
+    out = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    return sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out)
+
+
+def test_host_copies_unpacked_from_a_tuple_and_a_jax_branch_are_no_device_reads(tmp_path):
+    found = _lines(tmp_path)
+    assert not any(line.startswith("demo/calc.py:25:") for line in found), found
+    assert "demo/calc.py:22:17: GNN013" in found  # the copy itself is the per-step sync
+
+
+def test_a_torch_branch_without_the_copy_keeps_the_read(tmp_path):
+    calc = CALC.replace("energy.detach().cpu(),", "energy.detach(),")
+    assert "demo/calc.py:25:34: GNN013" in _lines(tmp_path, calc)
+
+
+def test_a_branch_every_per_step_and_local_call_leaves_untaken(tmp_path):
+    assert not any(line.startswith("demo/model.py:6:") for line in _lines(tmp_path))
+
+
+def test_a_per_step_call_leaving_the_size_none_keeps_the_sync(tmp_path):
+    assert "demo/model.py:6:20: GNN013" in _lines(tmp_path, dim="None")
