@@ -88,3 +88,65 @@ def test_a_branch_every_per_step_and_local_call_leaves_untaken(tmp_path):
 
 def test_a_per_step_call_leaving_the_size_none_keeps_the_sync(tmp_path):
     assert "demo/model.py:6:20: GNN013" in _lines(tmp_path, dim="None")
+
+
+# heldout13 NeuralCrush: `pred = model(batch)` then `loss = model.loss(pred, ...)` on the compiled wrapper,
+# every batch of the training loop: the wrapper hands `loss` to the eager module, once per step of a loop
+# that runs compiled code (semantic/steps.py). A loop calling only `model.encode(x)` runs nothing compiled.
+NET = """\
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.lin(x)
+
+        def loss(self, pred, target):
+            is_big = torch.abs(target) > 1
+            if is_big.sum() > 0:
+                return (pred[is_big] - target[is_big]).pow(2).mean()
+            return pred.sum() * 0.0
+"""
+TRAIN_STEP = """\
+    import torch
+    from demo.net import Net
+
+
+    def train_epoch(model, loader, optimizer):
+        for x, y in loader:
+            STEP
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+    def main(loader):
+        model = Net()
+        model = torch.compile(model, dynamic=True)
+        optimizer = torch.optim.Adam(model.parameters())
+        for epoch in range(10):
+            train_epoch(model, loader, optimizer)
+"""
+
+
+def _step_lines(tmp_path, step: str) -> list:
+    root = write_project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+        "demo/__init__.py": "",
+        "demo/net.py": NET,
+        "demo/train.py": TRAIN_STEP.replace("STEP", step),
+    })
+    out = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    return sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out if "net.py" in line)
+
+
+def test_a_method_of_the_compiled_wrapper_next_to_its_forward_runs_per_step(tmp_path):
+    assert "demo/net.py:14:12: GNN013" in _step_lines(tmp_path, "pred = model(x)\n            loss = model.loss(pred, y)")
+
+
+def test_a_method_of_the_wrapper_alone_runs_nothing_compiled(tmp_path):
+    assert _step_lines(tmp_path, "loss = model.loss(x, y)") == []
