@@ -150,3 +150,29 @@ def test_a_method_of_the_compiled_wrapper_next_to_its_forward_runs_per_step(tmp_
 
 def test_a_method_of_the_wrapper_alone_runs_nothing_compiled(tmp_path):
     assert _step_lines(tmp_path, "loss = model.loss(x, y)") == []
+
+
+# heldout13 torchani: a unit test compiling a library function into the throwaway `_` and never calling it
+OPS = """\
+    import torch
+
+
+    def discard(x, cutoff: float):
+        keep = (x < cutoff).nonzero().flatten()
+        return x[keep]
+"""
+
+
+def test_a_compile_result_thrown_away_compiles_nothing(tmp_path):
+    test = "import torch\nfrom demo.ops import discard\n\n\ndef test_compile():\n    COMPILE\n"
+    for compile_line, expected in (("_ = torch.compile(discard, fullgraph=True)", []),
+                                   ("f = torch.compile(discard, fullgraph=True)\n    f(torch.ones(3), 0.5)",
+                                    ["demo/ops.py:5:12: GNN008"])):
+        root = write_project(tmp_path / str(len(expected)), {
+            "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+            "demo/__init__.py": "",
+            "demo/ops.py": OPS,
+            "tests/test_ops.py": test.replace("COMPILE", compile_line),
+        })
+        out = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+        assert sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out if "ops.py" in line) == expected
