@@ -915,7 +915,6 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     modules = None
     exporting = [r for r in phase1 if not r.exported.is_empty()]
     switch_memo: dict = {}
-    ctor_memo: dict = {}
     for _round in range(_FACT_ROUNDS):
         if not exporting:
             break
@@ -923,7 +922,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             modules = ModuleMap(every, lambda path: _bytes_of(path, contents))
         changed: set[str] = set()
         _join_compile_switches(results, every, contents, incoming, changed, switch_memo)
-        _join_ctor_switches(results, every, contents, incoming, changed, ctor_memo)
+        _join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
