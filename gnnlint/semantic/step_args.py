@@ -58,14 +58,14 @@ class StepArgs:
 
     def _passed_constant(self, expr: cst.BaseExpression, call: cst.Call) -> str:
         value = self.literal_value(expr, call)
-        if value is _NO_VALUE and self._never_none(expr, call, 0):
-            return _SOME  # `dim_size=graph.n_node.size(0)`: unknown, but not None
         if value is _NO_VALUE and isinstance(expr, cst.Name):
             func = self.enclosing_function(call)
             reaching = self.reaching(expr.value, call) if func is not None and expr.value in func.params else []
             if reaching and all(binding.how == "param" for binding, _f in reaching):
                 values = self.step_param_values(func).get(expr.value, ())
                 value = next(iter(values)) if len(values) == 1 else _NO_VALUE
+        if value is _NO_VALUE and self._never_none(expr, call, 0):
+            return _SOME  # `dim_size=graph.n_node.size(0)`: unknown, but not None
         return _encode(value)
 
     # the defining side ------------------------------------------------------------------
