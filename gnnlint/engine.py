@@ -828,7 +828,8 @@ def _join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[
             if key not in memo:
                 memo[key] = not any(constructions.switch_maybe_on(_bytes_of(path, contents) or b"", cls, flag,
                                                                   int(position))
-                                    for path in every if path != result.path)
+                                    for path in every if path != result.path) \
+                    and not config_targets.config_builds(result.path, cls)  # a Hydra `_target_` naming it
             if memo[key]:
                 told[f"{cls}:{flag}"] = "off"
         facts = incoming.get(result.path)

@@ -125,3 +125,8 @@ def test_the_byte_reader():
     assert switch_maybe_on(data + b"make = partial(Normalizer, size=2)\n", "Normalizer", "scale_by_max", 3)
     assert switch_maybe_on(data + b"m = Normalizer(*args)\n", "Normalizer", "scale_by_max", 3)
     assert not switch_maybe_on(data + b"m = Normalizer(1, 2, 3)\n", "Normalizer", "scale_by_max", 3)
+
+
+def test_a_hydra_config_naming_the_class_keeps_the_findings(tmp_path):
+    config = {"configs/norm/big.yaml": "_target_: demo.nets.Normalizer\nsize: 4\nscale_by_max: true\nmagnitude: true\n"}
+    assert _findings(tmp_path, "Normalizer(size=4)", config) == FOUND
