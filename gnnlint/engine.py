@@ -820,17 +820,23 @@ def _join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[
                         incoming: dict, changed: set, memo: dict) -> None:
     """``ctor_switches``: a default-``False`` switch of a class that its own file never turns on is told
     back "off" when no other project file may construct the class with it (gnnlint/constructions.py)."""
+    pending = {(result.path, *ref.name.split(":")) for result in results.values()
+               for ref, _why in result.exported.ctor_switches} - memo.keys()
+    for key in pending:  # a Hydra `_target_` naming the class
+        memo[key] = not config_targets.config_builds(key[0], key[1])
+    if any(memo[key] for key in pending):
+        for path in every:  # each file read once for all the switches
+            data = None
+            for key in pending:
+                if memo[key] and path != key[0]:
+                    if data is None:
+                        data = _bytes_of(path, contents) or b""
+                    memo[key] = not constructions.switch_maybe_on(data, key[1], key[2], int(key[3]))
     for result in results.values():
         told = {}
         for ref, _why in result.exported.ctor_switches:
-            cls, flag, position = ref.name.split(":")
-            key = (result.path, cls, flag, position)
-            if key not in memo:
-                memo[key] = not any(constructions.switch_maybe_on(_bytes_of(path, contents) or b"", cls, flag,
-                                                                  int(position))
-                                    for path in every if path != result.path) \
-                    and not config_targets.config_builds(result.path, cls)  # a Hydra `_target_` naming it
-            if memo[key]:
+            cls, flag, _position = key = ref.name.split(":")
+            if memo[(result.path, *key)]:
                 told[f"{cls}:{flag}"] = "off"
         facts = incoming.get(result.path)
         if told and (facts is None or facts.ctor_switches != told):
