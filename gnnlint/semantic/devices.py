@@ -228,12 +228,6 @@ class Devices:
             elif candidate.how == "unpack" and isinstance(candidate.value, cst.Name) \
                     and self._is_param(candidate.value):
                 found = self._host_fixture(candidate.value.value, candidate.index, depth)
-            elif candidate.how == "unpack" and isinstance(candidate.value, cst.Tuple) and candidate.index >= 0:
-                # `energy, forces = (energy.detach().cpu(), forces.detach().cpu())`: that element
-                elements = candidate.value.elements
-                found = self.host_tensor(elements[candidate.index].value, depth + 1) \
-                    if candidate.index < len(elements) and not any(isinstance(e, cst.StarredElement)
-                                                                   for e in elements) else None
             elif candidate.how == "unpack" and isinstance(candidate.value, cst.Call) and candidate.index >= 0:
                 callee = self.local_callee(candidate.value)  # `a, masks = self.build(...)`: what it returns
                 found = self._host_returned(callee, candidate.index, depth) if isinstance(callee, FuncInfo) \
