@@ -330,6 +330,20 @@ def param_fills(importer: str, cls_name: str, param: str) -> list[tuple[str, str
     return []
 
 
+def config_builds(defining: str, cls_name: str) -> bool:
+    """Some ``_target_`` of the project's Hydra configs names the class ``cls_name`` of the file
+    ``defining`` (at any depth): a run may build it with whatever arguments the config holds."""
+    module_path = os.path.splitext(os.path.abspath(defining))[0].replace(os.sep, "/")
+    folder = None
+    for folder in _folders_up(defining):
+        pass
+    if folder is None:
+        return False
+    return any(_names_class(dotted, module_path, cls_name)
+               for root in _project_config_roots(folder) for _path, targets in _scan_tree(root)
+               for _indent, _parent, dotted in targets)
+
+
 def _fills_in(roots, module_path: str, cls_name: str, param: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for root in roots:

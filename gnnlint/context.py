@@ -44,7 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import (compile_facts, cpu_only, entry_points, host_flags, flow, keys, layer_feeds, layers, shapes, sparse_feeds, synced_params,
+from gnnlint.semantic import (compile_facts, cpu_only, default_off_flags, entry_points, host_flags, flow, keys, layer_feeds, layers, shapes, sparse_feeds, synced_params,
                               unpassed_inputs, version_fallbacks)
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
@@ -259,9 +259,11 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
     def step_unreached(self, node: cst.CSTNode) -> bool:
         """``node`` runs only in a branch that the compiled per-step path never takes: the
         class's compile flag is off there (semantic/compile_flags.py), or a test of a parameter
-        fails for every value the per-step calls from other files pass (semantic/step_args.py).
+        fails for every value the per-step calls from other files pass (semantic/step_args.py), or
+        a switch no construction turns on guards it (semantic/default_off_flags.py).
         ``hot_region``, ``step_drive`` and the per-step calls told to other files leave it out."""
-        return self.compile_flag_unreached(node) or self.step_arg_unreached(node)
+        return self.compile_flag_unreached(node) or self.step_arg_unreached(node) \
+            or default_off_flags.switched_off(self, node)
 
     def layer_input_feed(self, site_node: cst.CSTNode):
         """The module forward that runs the function compiled at ``site_node``

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from gnnlint import elide
 from gnnlint import config_targets
-from gnnlint import entry_points
+from gnnlint import constructions, entry_points
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_sweep, possible_regions,
                            sweep_modules)
@@ -818,6 +818,34 @@ def _join_compile_switches(results: dict, every: Sequence[str], contents: Option
             changed.add(path)
 
 
+def _join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[dict],
+                        incoming: dict, changed: set, memo: dict) -> None:
+    """``ctor_switches``: a default-``False`` switch of a class that its own file never turns on is told
+    back "off" when no other project file may construct the class with it (gnnlint/constructions.py)."""
+    pending = {(result.path, *ref.name.split(":")) for result in results.values()
+               for ref, _why in result.exported.ctor_switches} - memo.keys()
+    for key in pending:  # a Hydra `_target_` naming the class
+        memo[key] = not config_targets.config_builds(key[0], key[1])
+    if any(memo[key] for key in pending):
+        for path in every:  # each file read once for all the switches
+            data = None
+            for key in pending:
+                if memo[key] and path != key[0]:
+                    if data is None:
+                        data = _bytes_of(path, contents) or b""
+                    memo[key] = not constructions.switch_maybe_on(data, key[1], key[2], int(key[3]))
+    for result in results.values():
+        told = {}
+        for ref, _why in result.exported.ctor_switches:
+            cls, flag, _position = key = ref.name.split(":")
+            if memo[(result.path, *key)]:
+                told[f"{cls}:{flag}"] = "off"
+        facts = incoming.get(result.path)
+        if told and (facts is None or facts.ctor_switches != told):
+            incoming.setdefault(result.path, ProjectFacts()).ctor_switches = told
+            changed.add(result.path)
+
+
 def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
     """The bytes of ``path``: an editor's buffer / stdin when given, else the
     file on disk; None when it cannot be read."""
@@ -918,6 +946,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
             modules = ModuleMap(every, lambda path: _bytes_of(path, contents))
         changed: set[str] = set()
         _join_compile_switches(results, every, contents, incoming, changed, switch_memo)
+        _join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
@@ -925,7 +954,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
                             "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
                             "stepped_overrides", "compiled_overrides",
-                            "compile_flags", "compile_switches", "synced_params", "returned_tensors"):
+                            "compile_flags", "compile_switches", "synced_params", "returned_tensors",
+                            "ctor_switches"):
                     continue  # about the file's own functions: pulled by their importers above
                 facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
                                                        lambda path: _bytes_of(path, contents))

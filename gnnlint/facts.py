@@ -167,7 +167,7 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
-              "compile_flags", "compile_switches", "synced_params", "returned_tensors")
+              "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches")
 
 
 @dataclass
@@ -254,6 +254,9 @@ class ProjectFacts:
     # false whenever the compile happens (``debug=(not use_compile) and ...``); "#<n>" -> "on": some such call
     # passes position n (semantic/compile_switches.py)
     compile_switches: dict[str, str] = field(default_factory=dict)
+    # "<Class>:<flag>" -> "off": no construction of this file's class anywhere in the project can turn its
+    # default-``False`` ``__init__`` switch on (gnnlint/constructions.py, semantic/default_off_flags.py)
+    ctor_switches: dict[str, str] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
@@ -319,6 +322,9 @@ class ExportedFacts:
     compile_flags: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<keyword>" or "#<n>") -> "off:<flag keys>" / "on": what a call of a compiled object passes
     compile_switches: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<Class>:<flag>:<position>") -> "": a default-``False`` ``__init__`` switch of this file's
+    # class that no construction here turns on; the engine reads the other files' constructions
+    ctor_switches: list[tuple[ImportRef, str]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)

@@ -19,12 +19,20 @@ The file compiles nothing itself; its methods run compiled because a program els
 parameter of the class's ``__init__`` (here, through the class's local bases) defaulting to ``False``,
 and the class stores nothing but that parameter in ``self.<flag>`` here. Gate: the file has no compile call
 and some ``compiled`` fact names a ``Class.method`` (asked by ``compiled_region``).
+
+The same holds wherever the class is compiled when no construction in the project turns the switch on
+(``Normalizer(size=4, zscore=True)`` in model.py, never ``scale_by_max=True``): ``export_ctor_switches``
+names the switches this file never turns on (no call here passes the keyword, no construction passes
+``*args`` or enough positional arguments, the class name is read only as a call), the engine reads the
+other files' bytes (gnnlint/constructions.py) and tells back ``ctor_switches`` "off".
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
+
+from gnnlint.facts import ImportRef
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -82,10 +90,156 @@ def _default_off(ctx: "FileContext", cls, flag: str) -> bool:
 
 
 def default_off_branch(ctx: "FileContext", node: cst.CSTNode) -> bool:
-    if not _gate(ctx):
+    told = ctx.project.ctor_switches
+    if not told and not _gate(ctx):
         return False
     func = ctx.enclosing_function(node)
     if func is None or func.cls is None:
         return False
     flags = _guard_flags(ctx, node)
-    return any(_default_off(ctx, func.cls, flag) for flag in flags)
+    return any(_default_off(ctx, func.cls, flag) and (told.get(f"{func.cls.name}:{flag}") == "off" or _gate(ctx))
+               for flag in flags)
+
+
+def switched_off(ctx: "FileContext", node: cst.CSTNode) -> bool:
+    """``node`` runs only behind a switch no construction in the project turns on (a ``ctor_switches``
+    fact): it never runs, so it is no per-step code either (asked by ``step_unreached``)."""
+    told = ctx.project.ctor_switches
+    if not told:
+        return False
+    func = ctx.enclosing_function(node)
+    if func is None or func.cls is None:
+        return False
+    return any(told.get(f"{func.cls.name}:{flag}") == "off" and _default_off(ctx, func.cls, flag)
+               for flag in _guard_flags(ctx, node))
+
+
+def built_only_when_on(ctx: "FileContext", cls, value: cst.CSTNode) -> bool:
+    """``value`` (a submodule ``__init__`` builds) is built only under ``if <switch>:`` of a parameter
+    no construction turns on (``if magnitude_zscore: self.mag_zscore = MagnitudeZScoreNormalizer()``):
+    the submodule never exists, so the compiled forward runs none of it (asked by regions.py)."""
+    told = ctx.project.ctor_switches
+    if not told:
+        return False
+    init = ctx.method_of(cls, "__init__")
+    if init is None or ctx.enclosing_function(value) is not init:
+        return False
+    return any(told.get(f"{cls.name}:{flag}") == "off" for flag in _init_guard_params(ctx, value, init))
+
+
+def never_built(ctx: "FileContext", func: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``self.<attr>(...)`` where ``__init__`` builds that submodule only behind such a switch and
+    otherwise stores ``None``: the call never runs a module (asked by regions.py's callee walk)."""
+    if not ctx.project.ctor_switches or (attr := _self_flag(func)) is None:
+        return False
+    owner = ctx.enclosing_function(at)
+    cls = owner.cls if owner is not None else None
+    if cls is None:
+        return False
+    values = [v for c in ctx.local_lineage(cls) for v in c.attrs.get(attr, ())]
+    built = [v for v in values if not (isinstance(v, cst.Name) and v.value == "None")]
+    return bool(built) and all(built_only_when_on(ctx, cls, v) for v in built)
+
+
+def _init_guard_params(ctx: "FileContext", node: cst.CSTNode, init) -> list:
+    """The default-``False`` parameters of ``init`` (never rebound) whose truth the line needs."""
+    out, child = [], node
+    for parent in ctx.ancestors(node):
+        if parent is init.node:
+            break
+        if isinstance(parent, cst.If) and child is parent.body:
+            for test in _operands(parent.test):
+                if isinstance(test, cst.Name) and _param_off_by_default(init, test.value):
+                    out.append(test.value)
+        child = parent
+    return out
+
+
+def _param_off_by_default(init, name: str) -> bool:
+    param = init.params.get(name)
+    return isinstance(param, cst.Param) and isinstance(param.default, cst.Name) \
+        and param.default.value == "False" and all(b.how == "param" for b in init.bindings.get(name, ()))
+
+
+class _SwitchReads(cst.CSTVisitor):
+    """The ``self.<name>`` attributes an ``if`` / ``and`` of a method tests, and where a class's name is read."""
+
+    def __init__(self, names: set) -> None:
+        self.tested: set = set()
+        self.names = names
+        self.reads: list = []
+
+    def visit_If(self, node: cst.If) -> None:
+        for sub in _operands(node.test):
+            if (flag := _self_flag(sub)) is not None:
+                self.tested.add(flag)
+            elif isinstance(sub, cst.Name):
+                self.tested.add("=" + sub.value)  # `if magnitude_zscore:` in __init__
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names:
+            self.reads.append(node)
+
+
+def _operands(test: cst.BaseExpression):
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from _operands(test.right)
+        test = test.left
+    yield test
+
+
+def export_ctor_switches(ctx: "FileContext") -> None:
+    """``Class:flag:position`` for each default-``False`` switch a method of a class here tests
+    (``if self.scale_by_max:``) that nothing in this file turns on; only in compiled code's files."""
+    if not (ctx.project.compiled or ctx.compile_calls) or not ctx.classes:
+        return
+    candidates = []
+    for cls in ctx.classes.values():
+        init = ctx.method_of(cls, "__init__")
+        if init is None or not any(isinstance(p.default, cst.Name) and p.default.value == "False"
+                                   for p in init.params.values() if isinstance(p, cst.Param)):
+            continue
+        tests = _SwitchReads(set())
+        for method in cls.methods.values():
+            method.node.visit(tests)
+        for flag in sorted(tests.tested):
+            if flag.startswith("=") and _param_off_by_default(init, flag[1:]) \
+                    or not flag.startswith("=") and _default_off(ctx, cls, flag):
+                candidates.append((cls, init, flag.lstrip("=")))
+    if not candidates:
+        return
+    reads = _SwitchReads({cls.name for cls, _init, _flag in candidates})
+    ctx.module.visit(reads)
+    for cls, init, flag in candidates:
+        if not _off_here(ctx, cls, init, flag, reads.reads):
+            continue
+        positional = [p for p in init.node.params.params][1:]
+        position = next((i for i, p in enumerate(positional) if p.name.value == flag), -1)
+        ctx.exported.ctor_switches.append((ImportRef("", f"{cls.name}:{flag}:{position}"), ""))
+
+
+def _off_here(ctx: "FileContext", cls, init, flag: str, reads: list) -> bool:
+    """No call of this file passes ``flag=`` (but ``__init__`` handing it to a base), no construction
+    of ``cls`` passes ``*args`` or a positional argument at the switch's place, ``cls`` is read only as a
+    call's callee here."""
+    positional = [p for p in init.node.params.params][1:]
+    position = next((i for i, p in enumerate(positional) if p.name.value == flag), -1)
+    for call in ctx.calls_any_order():
+        if any(arg.keyword is not None and arg.keyword.value == flag for arg in call.args) \
+                and ctx.enclosing_function(call) is not init:
+            return False
+    constructions = ctx.constructions(cls)
+    for call in constructions:
+        plain = [arg for arg in call.args if arg.keyword is None]
+        if any(arg.star for arg in call.args) or 0 <= position < len(plain):
+            return False
+    for name in reads:
+        if name.value != cls.name:
+            continue
+        parent = ctx.parent.get(name)
+        if isinstance(parent, cst.ClassDef) and parent.name is name:
+            continue
+        if isinstance(parent, cst.Call) and parent.func is name and parent in constructions:
+            continue
+        return False
+    return True

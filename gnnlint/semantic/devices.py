@@ -47,6 +47,8 @@ _FIXTURES = ("pytest.fixture",)
 _MOVES = ("to", "cuda", "pin_memory", "type", "numpy", "tolist", "item")
 
 
+_JAX_LIBRARIES = ("jax", "equinox", "flax", "haiku", "jraph")
+
 _DTYPES = {"float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16", "int32",
            "int64", "long", "int", "uint8", "bool", "complex64", "complex128"}
 
@@ -94,6 +96,15 @@ class Devices:
             found = self._host_name(expr.value, depth + 1) or self._host_object(expr.value)
             return f"a field of {found}" if found is not None else None
         return None
+
+    def _jax_value(self, call: cst.Call) -> Optional[str]:
+        """``eqx.filter_jit(self.model)(graph)``, ``jnp.sum(x)``: a JAX array, no torch tensor (a JAX
+        backend's branch next to the torch one) -- reading it syncs no torch device."""
+        func = call.func
+        while isinstance(func, cst.Call):  # `jax.jit(f)(x)`
+            func = func.func
+        resolved = self.resolve(func) or ""
+        return "a JAX value" if resolved.split(".")[0] in _JAX_LIBRARIES else None
 
     def _host_object(self, name: cst.Name) -> Optional[str]:
         """``sample = batch.to_data_list()[0].cpu()`` (every reaching assignment):
@@ -219,7 +230,8 @@ class Devices:
                 found = self._host_fixture(candidate.value.value, candidate.index, depth)
             elif candidate.how == "unpack" and isinstance(candidate.value, cst.Call) and candidate.index >= 0:
                 callee = self.local_callee(candidate.value)  # `a, masks = self.build(...)`: what it returns
-                found = self._host_returned(callee, candidate.index, depth) if isinstance(callee, FuncInfo) else None
+                found = self._host_returned(callee, candidate.index, depth) if isinstance(callee, FuncInfo) \
+                    else self._jax_value(candidate.value)
             elif candidate.how != "assign" or candidate.value is None:
                 return None
             else:

@@ -18,6 +18,7 @@ from gnnlint.facts import ImportRef
 from gnnlint.semantic import batch_loops, dispatch
 from gnnlint.semantic.callback_hooks import self_overrides
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
+from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -259,6 +260,8 @@ class HotLoops:
             if forward is not None:
                 self._mark_hot_func(forward, why)
             return
+        if never_built(self, func, call):
+            return  # `if magnitude_zscore: self.mag = Mag()`, a switch nothing turns on
         if isinstance(func, (cst.Name, cst.Attribute)) and (self.kind(func) == MODEL or isinstance(
                 self.class_of(func, call), (ClassInfo, ImportRef))):
             cls = self.class_of(func, call)

@@ -534,5 +534,10 @@ class SemanticModel:
 
     def compile_result_discarded(self, call: cst.Call) -> bool:
         """``torch.compile(x)`` / ``torch_geometric.compile(x)`` is a whole
-        statement: the compiled wrapper is dropped and ``x`` runs eagerly."""
-        return isinstance(self.parent.get(call), cst.Expr) and bool(call.args) and call.args[0].keyword is None
+        statement, or assigned to the throwaway ``_`` (a test that only builds it):
+        the compiled wrapper is dropped and ``x`` runs eagerly."""
+        if not call.args or call.args[0].keyword is not None:
+            return False
+        parent = self.parent.get(call)
+        return isinstance(parent, cst.Expr) or isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+            and isinstance(parent.targets[0].target, cst.Name) and parent.targets[0].target.value == "_"

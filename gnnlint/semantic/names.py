@@ -239,8 +239,26 @@ class Names:
             current = last
             while self._conditional(current, at) and earlier:
                 current = earlier.pop()
-                out.append(current)
+                if not self._killed(current, out):
+                    out.append(current)
         return [(b, func) for b in out]
+
+    def _killed(self, binding: Binding, later: list) -> bool:
+        """A later binding in the same block rebinds the name whatever runs between
+        (``energy = scatter(...)`` then ``energy, forces = (energy.cpu(), ...)`` in one branch)."""
+        if binding.node is None or binding.how in ("param", "def", "class", "import"):
+            return False
+        suite = self._suite_of(binding.node)
+        return suite is not None and any(
+            b.node is not None and b.how in ("assign", "unpack") and self._suite_of(b.node) is suite for b in later)
+
+    def _suite_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        for anc in self.ancestors(node):
+            if type(anc) in (cst.IndentedBlock, cst.Module):
+                return anc
+            if type(anc) in _SCOPE_TYPES or type(anc) in (cst.CompFor, cst.Lambda):
+                return None
+        return None
 
     def _conditional(self, binding: Binding, at: cst.CSTNode) -> bool:
         stmt = binding.node

@@ -31,6 +31,7 @@ from gnnlint.semantic.callback_hooks import export_step_hooks
 from gnnlint.semantic.compiled_overrides import (OVERRIDES, export_abstract_forward, mark_compiled_overrides,
                                                   with_passed)
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
+from gnnlint.semantic.default_off_flags import built_only_when_on, export_ctor_switches, never_built
 from gnnlint.semantic.annotated_calls import annotated_methods, inherited_self_method
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
@@ -377,7 +378,8 @@ class Regions(HotLoops):
         # submodules built in __init__ run inside the compiled forward too,
         # also inside ModuleList / Sequential / ModuleDict containers (not one only eager methods run)
         elsewhere = library_steps.forward_elsewhere(self, cls)  # an imported base's forward may run any module
-        attrs = [v for a, v in cls.attrs.items() if elsewhere and library_steps.left_to_base(self, cls, a, v)
+        attrs = [[one for one in v if not built_only_when_on(self, cls, one)] for a, v in cls.attrs.items()
+                 if elsewhere and library_steps.left_to_base(self, cls, a, v)
                  or not submodule_reach.eager_only_submodule(self, cls, a)]
         for values in attrs + [self._appended_modules(cls), library_steps.base_stored_args(self, cls)]:
             for value in self._container_elements(values):
@@ -493,6 +495,8 @@ class Regions(HotLoops):
                 continue  # instantiation, not a forward call
             # self.submodule(...) / model(...): the forward of its class
             func = call.func
+            if never_built(self, func, call):
+                continue  # `if magnitude_zscore: self.mag = Mag()`, a switch nothing turns on
             if isinstance(func, (cst.Name, cst.Attribute)):
                 cls = self.class_of(func, call)
                 if isinstance(cls, ClassInfo) and self.kind(func) == MODEL or isinstance(cls, ClassInfo):
@@ -547,6 +551,7 @@ class Regions(HotLoops):
             self.export_compiled_returns()
             synced_params.export_synced_params(self)
             returned_tensors.export_returned_tensors(self)
+            export_ctor_switches(self)
             self.export_fed_args()
             sparse_feeds.export_sparse_fed(self)
             self._export_compile_flags()

@@ -10,15 +10,16 @@ sync there is no per-step sync, and the calls there are not followed.
 
 The calling side tells the defining file what each per-step call passes
 (``ExportedFacts.stepped_args``, next to its ``stepped`` fact): the constant of
-each argument (``threshold=0``), ``?`` for one it cannot read, ``*`` for a call
+each argument (``threshold=0``), ``!`` for one it cannot read that is never None
+(``dim_size=graph.n_node.size(0)``: ``if dim_size is None:`` is false), ``?`` for one it cannot read, ``*`` for a call
 with ``*args`` / ``**kw``; a parameter of the calling function forwarded as is
 passes the one value the calling function's own per-step calls give it
 (``radius_graph(..., max_num_neighbors_threshold=max_num_neighbors_threshold)``
 in a helper whose callers leave it at ``0``). The engine joins the calls of
 all files with ``|``, as ``compiled_passed``.
 
-The defining side (``step_param_values``) reads them for a top-level function
-that only other files call (a local caller may pass anything): an argument a
+The defining side (``step_param_values``) reads them for a top-level function, with what
+its local calls pass (a compiled forward here calling it runs per step too): an argument a
 call leaves out has the parameter's default. ``step_arg_unreached(node)`` is
 True when a line runs only under a test (an enclosing ``if``, an ``if <test>:
 return`` before it) that is false for every combination of those values.
@@ -63,6 +64,8 @@ class StepArgs:
             if reaching and all(binding.how == "param" for binding, _f in reaching):
                 values = self.step_param_values(func).get(expr.value, ())
                 value = next(iter(values)) if len(values) == 1 else _NO_VALUE
+        if value is _NO_VALUE and self._never_none(expr, call, 0):
+            return _SOME  # `dim_size=graph.n_node.size(0)`: unknown, but not None
         return _encode(value)
 
     # the defining side ------------------------------------------------------------------
@@ -75,12 +78,14 @@ class StepArgs:
 
     def _step_param_values(self, func) -> dict:
         spec = self.project.stepped_args.get(func.name)
-        if not spec or func.name not in self.project.stepped or self.callers_of(func):
+        if not spec or func.name not in self.project.stepped:
             return {}
+        # a local caller may run per step too (a compiled forward calling the helper): its arguments count
+        specs = spec.split("|") + [self.step_args_spec(call) for call in self.callers_of(func)]
         names = list(func.params)
         values: dict = {}
         unknown: set = set()
-        for one in spec.split("|"):
+        for one in specs:
             if one == "*":
                 return {}
             given = {}
@@ -123,7 +128,31 @@ class StepArgs:
         return False
 
 
+class _NotNone:
+    """A passed value known only not to be None: ``is None`` tests read it, nothing else does."""
+
+    def __bool__(self):
+        raise TypeError("unknown truth")
+
+    def __eq__(self, other):
+        raise TypeError("unknown value")
+
+    __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
+
+    def __hash__(self):
+        return 0
+
+    def __repr__(self):
+        return "!"
+
+
+NOT_NONE = _NotNone()
+_SOME = "!"
+
+
 def _encode(value) -> str:
+    if value is NOT_NONE:
+        return _SOME
     if value is _NO_VALUE or not isinstance(value, (int, float, str, type(None))):
         return "?"
     text = repr(value)
@@ -133,6 +162,8 @@ def _encode(value) -> str:
 def _decode(text: str):
     if text == "?":
         return _NO_VALUE
+    if text == _SOME:
+        return NOT_NONE
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):

@@ -436,8 +436,9 @@ class StepAnalysis:
         from gnnlint.semantic.batch_loops import handed_fresh_batch
 
         ctx = self.ctx
+        calls = list(calls)
         for call in calls:
-            ref = _imported_target(ctx, call, ImportRef)
+            ref = _imported_target(ctx, call, ImportRef, calls)
             if ref is not None and not handed_fresh_batch(ctx, call) and not ctx.step_unreached(call):
                 callee = ctx.module.code_for_node(call.func)
                 payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
@@ -528,10 +529,12 @@ class StepAnalysis:
         return "step"
 
 
-def _imported_target(ctx, call: cst.Call, import_ref):
+def _imported_target(ctx, call: cst.Call, import_ref, alongside=()):
     """The function or method another file of the project defines that
     ``call`` runs: ``helper(x)`` (``from .m import helper``), ``ops.helper(x)``
-    (``from . import ops``), ``obj.method(x)`` on an instance of an imported class."""
+    (``from . import ops``), ``obj.method(x)`` on an instance of an imported class
+    (on the compiled wrapper only when the same step also calls the wrapper itself,
+    among ``alongside``: ``pred = model(batch)`` then ``loss = model.loss(pred, ...)``)."""
     func = call.func
     held = _held_function(ctx, call)  # `self.prep(data)` with `self.prep = partial(helper, cfg=cfg)`
     if held is not None:
@@ -556,7 +559,7 @@ def _imported_target(ctx, call: cst.Call, import_ref):
         return ctx._imported_function(call)  # `import utils` then `utils.gradient_clipping(model, q)`
     if isinstance(func.value, (cst.Name, cst.Attribute)):
         if ctx.compiled_value(func.value, call):
-            if not hands_compiled_to_step(ctx, call):
+            if not hands_compiled_to_step(ctx, call) and not _wrapper_called(ctx, func.value, alongside):
                 return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
             owner = compiled_class(ctx, func.value, call)  # `model.train_step(model, ...)`: the model's class
         else:
@@ -564,6 +567,15 @@ def _imported_target(ctx, call: cst.Call, import_ref):
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
     return None
+
+
+def _wrapper_called(ctx, wrapper: cst.BaseExpression, calls) -> bool:
+    """One of ``calls`` runs the compiled wrapper itself (``model(batch)`` next to ``model.loss(...)``):
+    the step runs compiled code, and the wrapper's eager methods run once per step with it."""
+    if not isinstance(wrapper, cst.Name):
+        return False
+    return any(isinstance(c.func, cst.Name) and c.func.value == wrapper.value
+               and ctx.lookup(wrapper.value, c)[0] is ctx.lookup(wrapper.value, wrapper)[0] for c in calls)
 
 
 def _held_function(ctx, call: cst.Call):
