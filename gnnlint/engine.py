@@ -913,6 +913,51 @@ def _joined(kind: str, known: Optional[str], why: str) -> Optional[str]:
     return None
 
 
+# about the file's own functions: pulled by their importers (or joined) in check_files, not delivered
+_PULLED_KINDS = frozenset(("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
+                           "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
+                           "stepped_overrides", "compiled_overrides",
+                           "compile_flags", "compile_switches", "synced_params", "returned_tensors",
+                           "ctor_switches"))
+
+
+def _deliver_facts(result, every, contents, compiling, modules, incoming: dict, changed: set) -> None:
+    """Deliver what ``result``'s file tells the project to the files its facts name
+    (through imports, re-exports and config targets), into ``incoming``; the files
+    whose facts changed go into ``changed``."""
+    for kind in FACT_KINDS:
+        if kind in _PULLED_KINDS:
+            continue  # pulled by their importers, or joined, in check_files
+        facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
+                                               lambda path: _bytes_of(path, contents))
+        for ref, why in _config_built(result.path, kind, facts_of_kind):
+            if kind == "swept" and not compiling.compiles(result.path, ref.module, ref.level, ref.name):
+                continue  # a sweep matters only to a function that compiles (GNN015)
+            target = modules.resolve(result.path, ref)
+            if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
+                continue
+            why = why.removesuffix(config_targets.SAME_FILE)
+            if kind in ("stepped", "stepped_args", "compiled", "compiled_args") \
+                    and "." in ref.name.partition(":")[0]:
+                # a method or an attribute: `Evaluator.eval`, `Calculator.model` (not the whole class);
+                # `PPO.train:0` (an instance handed to it)
+                target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
+            facts = incoming.setdefault(target[0], ProjectFacts())
+            known = getattr(facts, kind).get(target[1])
+            if kind in ("compiled_passed", "stepped_args") or (kind == "stepped" and known is not None):
+                joined = _joined(kind, known, why)  # every call counts, not first-wins
+                if joined is not None:
+                    getattr(facts, kind)[target[1]] = joined
+                    changed.add(target[0])
+                continue
+            if known is None or (kind == "fullgraph" and why.endswith("False")
+                                 and not known.startswith(why)):
+                # one compile site without fullgraph=True decides
+                getattr(facts, kind)[target[1]] = why if config_targets.CONFIG_CLASS_MARK in why \
+                    and ", from " in why else f"{why}, from {Path(result.path).name}"
+                changed.add(target[0])
+
+
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 progress=None, *, index: Sequence[Path] = (), contents: Optional[dict] = None) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
@@ -950,41 +995,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)
-            for kind in FACT_KINDS:
-                if kind in ("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
-                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
-                            "stepped_overrides", "compiled_overrides",
-                            "compile_flags", "compile_switches", "synced_params", "returned_tensors",
-                            "ctor_switches"):
-                    continue  # about the file's own functions: pulled by their importers above
-                facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
-                                                       lambda path: _bytes_of(path, contents))
-                for ref, why in _config_built(result.path, kind, facts_of_kind):
-                    if kind == "swept" and not compiling.compiles(result.path, ref.module, ref.level, ref.name):
-                        continue  # a sweep matters only to a function that compiles (GNN015)
-                    target = modules.resolve(result.path, ref)
-                    if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
-                        continue
-                    why = why.removesuffix(config_targets.SAME_FILE)
-                    if kind in ("stepped", "stepped_args", "compiled", "compiled_args") \
-                            and "." in ref.name.partition(":")[0]:
-                        # a method or an attribute: `Evaluator.eval`, `Calculator.model` (not the whole class);
-                        # `PPO.train:0` (an instance handed to it)
-                        target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
-                    facts = incoming.setdefault(target[0], ProjectFacts())
-                    known = getattr(facts, kind).get(target[1])
-                    if kind in ("compiled_passed", "stepped_args") or (kind == "stepped" and known is not None):
-                        joined = _joined(kind, known, why)  # every call counts, not first-wins
-                        if joined is not None:
-                            getattr(facts, kind)[target[1]] = joined
-                            changed.add(target[0])
-                        continue
-                    if known is None or (kind == "fullgraph" and why.endswith("False")
-                                         and not known.startswith(why)):
-                        # one compile site without fullgraph=True decides
-                        getattr(facts, kind)[target[1]] = why if config_targets.CONFIG_CLASS_MARK in why \
-                            and ", from " in why else f"{why}, from {Path(result.path).name}"
-                        changed.add(target[0])
+            _deliver_facts(result, every, contents, compiling, modules, incoming, changed)
         if not changed:
             break
         again = _run(jobs, [(p, options_for(p), incoming[p], True) for p in sorted(changed)], cache,
