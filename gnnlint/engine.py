@@ -711,8 +711,11 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             if path == result.path:
                 continue
             data = _bytes_of(path, contents)
-            if data is None or (function not in data and (kind != "fed_args" or stem.encode() not in data)) \
-                    or not pattern.search(data):
+            if data is None or (function not in data and (kind != "fed_args" or stem.encode() not in data)):
+                continue
+            if kind != "fed_args" and function.split(b".")[0] not in _import_words(path, data):
+                continue  # no import line names it: the exact pattern below cannot match (a cheap superset test)
+            if not pattern.search(data):
                 continue
             if kind == "compiled_instances" and ref.name.isidentifier() \
                     and _imported_from_elsewhere(data, function, result.path, every, contents):
@@ -859,6 +862,27 @@ def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
         return None
 
 
+_IMPORT_LINE = re.compile(rb"\bimport\b[^\n]*|\bimport\s*\([^)]*\)")
+_WORD = re.compile(rb"\w+")
+_import_words_memo: dict = {}
+
+
+def _import_words(path: str, data: bytes) -> frozenset:
+    """Every word after an ``import`` in ``data`` (a superset of what the
+    import-line patterns of ``_pull_compiled_params`` can match), read once per
+    file contents: a project with thousands of facts and files (a
+    ``returned_tensors`` fact per annotated function of a library) must not
+    regex-scan every file for every fact."""
+    key = (path, len(data), hash(data))
+    words = _import_words_memo.get(key)
+    if words is None:
+        words = frozenset(w for line in _IMPORT_LINE.findall(data) for w in _WORD.findall(line))
+        if len(_import_words_memo) > 20000:
+            _import_words_memo.clear()
+        _import_words_memo[key] = words
+    return words
+
+
 def _reexporting_package(path: str, stem: str, function: bytes, contents: Optional[dict]) -> list:
     """[the package's name] when the ``__init__.py`` next to ``path`` imports
     ``function`` from it (``from .train_eval import run``), else []."""
@@ -866,8 +890,8 @@ def _reexporting_package(path: str, stem: str, function: bytes, contents: Option
     if stem == "__init__" or os.path.basename(path) == "__init__.py":
         return []
     data = _bytes_of(init, contents)
-    if data is None:
-        return []
+    if data is None or function not in data or b"." + stem.encode() not in data:
+        return []  # cheap exact preconditions of the pattern below
     pattern = rb"from[ \t]+\.%s[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b%s\b" % (
         re.escape(stem.encode()), re.escape(function))
     if not re.search(pattern, data):
