@@ -862,7 +862,7 @@ def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
         return None
 
 
-_IMPORT_LINE = re.compile(rb"\bimport\b[^\n]*|\bimport\s*\([^)]*\)")
+_IMPORT_LINE = re.compile(rb"\bimport\s*\([^)]*|\bimport\b[^\n]*")  # a parenthesised list first: it spans lines
 _WORD = re.compile(rb"\w+")
 _import_words_memo: dict = {}
 

@@ -56,6 +56,15 @@ def test_a_helper_annotated_to_return_a_tensor_gives_tensor_repeats(tmp_path):
     assert {line.split(":")[1] for line in lines if "GNN004" in line} == {"8"}, lines
 
 
+def test_a_helper_imported_in_a_parenthesised_list_still_returns_a_tensor(tmp_path):
+    # `from demo.utils import (\n    count_list,\n    scatter_count,\n)`: the import spans lines
+    model = _MODEL.format(helper="scatter_count").replace(
+        "from demo.utils import scatter_count", "from demo.utils import (\n        count_list,\n        scatter_count,\n    )")
+    lines = _lines(tmp_path, {"pyproject.toml": _PYPROJECT, "demo/__init__.py": "", "demo/utils.py": _HELPERS,
+                              "demo/model.py": model})
+    assert {line.split(":")[1] for line in lines if "GNN004" in line} == {"11"}, lines
+
+
 def test_a_helper_annotated_to_return_a_list_is_not_a_tensor(tmp_path):
     lines = _lines(tmp_path, {"pyproject.toml": _PYPROJECT, "demo/__init__.py": "", "demo/utils.py": _HELPERS,
                               "demo/model.py": _MODEL.format(helper="count_list")})
