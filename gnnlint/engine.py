@@ -862,7 +862,9 @@ def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
         return None
 
 
-_IMPORT_LINE = re.compile(rb"\bimport\s*\([^)]*|\bimport\b[^\n]*")  # a parenthesised list first: it spans lines
+# the two shapes of _pull_compiled_params's import patterns: the rest of an import line, and a
+# parenthesised list (it spans lines)
+_IMPORT_SPANS = (re.compile(rb"\bimport\b[^\n]*"), re.compile(rb"\bimport\s*\([^)]*"))
 _WORD = re.compile(rb"\w+")
 _import_words_memo: dict = {}
 
@@ -876,7 +878,7 @@ def _import_words(path: str, data: bytes) -> frozenset:
     key = (path, len(data), hash(data))
     words = _import_words_memo.get(key)
     if words is None:
-        words = frozenset(w for line in _IMPORT_LINE.findall(data) for w in _WORD.findall(line))
+        words = frozenset(w for span in _IMPORT_SPANS for text in span.findall(data) for w in _WORD.findall(text))
         if len(_import_words_memo) > 20000:
             _import_words_memo.clear()
         _import_words_memo[key] = words
