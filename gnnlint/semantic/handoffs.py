@@ -103,6 +103,13 @@ class Handoffs:
                 yield str(position) + suffix
             position += 1
 
+    def imported_function_key(self, call: cst.Call) -> Optional[str]:
+        """``"<module stem>.<function>"`` of the imported function ``call`` runs (the key
+        of the facts a helper's file tells its importers: ``synced_params``,
+        ``returned_tensors``), or None."""
+        target = self._imported_function(call)
+        return None if target is None else f"{(target.module or '').split('.')[-1]}.{target.name}"
+
     def _imported_function(self, call: cst.Call) -> Optional[ImportRef]:
         """``train(...)`` with ``from train_eval import train``, or
         ``train_eval.train(...)`` with ``import train_eval`` / ``from . import

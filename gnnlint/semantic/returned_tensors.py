@@ -60,7 +60,4 @@ def returned_tensor_call(ctx: "FileContext", call: cst.Call) -> bool:
     facts = ctx.project.returned_tensors
     if not facts:
         return False
-    target = ctx._imported_function(call)
-    if target is None:
-        return False
-    return f"{(target.module or '').split('.')[-1]}.{target.name}" in facts
+    return ctx.imported_function_key(call) in facts

@@ -81,13 +81,12 @@ def synced_param_call(ctx: "FileContext", call: cst.Call) -> Optional[tuple[int,
     facts = ctx.project.synced_params
     if not facts:
         return None
-    target = ctx._imported_function(call)
-    if target is None:
+    function = ctx.imported_function_key(call)
+    if function is None:
         return None
-    stem = (target.module or "").split(".")[-1]
     for key, why in facts.items():
         head, _, position = key.rpartition(":")
-        if head == f"{stem}.{target.name}" and position.isdigit():
+        if head == function and position.isdigit():
             args = [a for a in call.args if a.keyword is None and not a.star]
             if int(position) < len(args) and len(args) == len(call.args):
                 return int(position), why
