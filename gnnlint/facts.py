@@ -168,6 +168,9 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
               "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches")
+# Facts about what an imported function's value is (a tensor, a host copy of its argument, a library
+# callable): they change how code inside a compiled region or hot loop is judged, and make neither.
+VALUE_FACT_KINDS = ("returns", "synced_params", "returned_tensors")
 
 
 @dataclass
@@ -261,6 +264,17 @@ class ProjectFacts:
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
 
+    def needs_parse(self, data: bytes, assume_compiled: str) -> bool:
+        """These facts can change this file's findings whatever the byte prefilter says: any fact
+        that makes a region, or value facts in a file whose bytes can hold a region (a library
+        file importing ``softmax`` and compiling nothing is told it returns a tensor, and that
+        cannot matter there)."""
+        if self.is_empty():
+            return False
+        if any(getattr(self, kind) for kind in FACT_KINDS if kind not in VALUE_FACT_KINDS):
+            return True
+        return bool(possible_regions(data, assume_compiled))
+
 
 @dataclass
 class ExportedFacts:
@@ -328,6 +342,17 @@ class ExportedFacts:
 
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
+
+    def needs_parse(self, data: bytes, assume_compiled: str) -> bool:
+        """These facts can change this file's findings whatever the byte prefilter says: any fact
+        that makes a region, or value facts in a file whose bytes can hold a region (a library
+        file importing ``softmax`` and compiling nothing is told it returns a tensor, and that
+        cannot matter there)."""
+        if self.is_empty():
+            return False
+        if any(getattr(self, kind) for kind in FACT_KINDS if kind not in VALUE_FACT_KINDS):
+            return True
+        return bool(possible_regions(data, assume_compiled))
 
 
 @dataclass(frozen=True)
