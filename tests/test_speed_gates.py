@@ -100,3 +100,46 @@ def test_narrowing_gate_keeps_narrowed_names():
     assert ctx.tensor_narrowing("repeats", use) is True
     assert ctx.tensor_narrowing("other", use) is None
     assert "other" not in ctx._checked_names()
+
+
+def test_a_value_fact_does_not_parse_a_file_without_regions_or_rule_tokens(tmp_path):
+    """``returned_tensors``: every file importing ``scatter_count`` is told it returns a tensor. The
+    compiled model's file uses that (GNN004); a library file that imports it and compiles nothing, runs
+    no loop and holds no rule's tokens cannot use it, and is not parsed for it (PyG: 58 such files)."""
+    from tests.project_files import finding_lines, run, write_project
+
+    utils = """\
+        import torch as th
+
+
+        def scatter_count(index: th.Tensor, dim_size: int) -> th.Tensor:
+            out = th.zeros(dim_size, dtype=th.long, device=index.device)
+            return out.scatter_add_(0, index, th.ones_like(index))
+    """
+    model = """\
+        import torch
+        from demo.utils import scatter_count
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x, index, n: int):
+                return torch.repeat_interleave(x, scatter_count(index, n), dim=0)
+
+
+        model = torch.compile(Net(), dynamic=True)
+    """
+    library = """\
+        from demo.utils import scatter_count
+
+
+        def degree(index, n):
+            return scatter_count(index, n)
+    """
+    root = write_project(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "demo/__init__.py": "",
+                                    "demo/utils.py": utils, "demo/model.py": model, "demo/library.py": library})
+    out = run(["check", ".", "--no-cache", "--verbose", "--output-format", "concise"], root).output
+    assert {line.split(":")[0] + ":" + line.split(":")[1] for line in finding_lines(out)
+            if "GNN004" in line} == {"demo/model.py:7"}, out
+    checked = [line for line in out.splitlines() if "files checked" in line]
+    # utils.py exports the fact, model.py compiles; __init__.py and library.py are not parsed
+    assert checked and " 2 parsed" in checked[0], checked
