@@ -14,6 +14,9 @@
 #             gnnlint's own source when PYTHONDONTWRITEBYTECODE=1 is set.
 #   -w DIR    work directory (default ${TMPDIR:-/tmp}/gnnlint-callgrind): the
 #             tree copy, the file list, the bytecode caches, an empty cwd
+#   -t        the whole tree, as users run it: `check torch_geometric -n -j 1` from the tree, project
+#             facts on (which files get parsed is then part of what is measured; the file-list mode
+#             hides a change in that count, and the fact joins). -f is ignored.
 #   -f FILE   file list (absolute paths, one a line). Default WORKDIR/files.txt;
 #             if it does not exist it is made by a cold run of SRC over the
 #             tree (`check TREE -n -j 1`, every file lint_bytes reports parsed).
@@ -27,17 +30,18 @@
 #   valgrind --tool=callgrind python -m gnnlint check FILES -n --no-project-facts -j 1
 set -euo pipefail
 
-pyc=0; work="${TMPDIR:-/tmp}/gnnlint-callgrind"; list=""
-while getopts "pw:f:" o; do
+pyc=0; work="${TMPDIR:-/tmp}/gnnlint-callgrind"; list=""; tree=0
+while getopts "ptw:f:" o; do
   case $o in
     p) pyc=1 ;;
+    t) tree=1 ;;
     w) work=$OPTARG ;;
     f) list=$OPTARG ;;
-    *) sed -n '2,28p' "$0"; exit 2 ;;
+    *) sed -n '2,31p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,28p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,31p' "$0"; exit 2; }
 src=$(cd "$1" && pwd); out=$(realpath -m "$2")
 py=${PYTHON:-python3}
 [ -d "$src/gnnlint" ] || { echo "error: $src has no gnnlint/" >&2; exit 2; }
@@ -55,6 +59,20 @@ fi
 
 # the file list: what a cold run of SRC parses
 list=${list:-$work/files.txt}
+if [ $tree = 1 ]; then
+  envs=(env PYTHONPATH="$src")
+  if [ $pyc = 1 ]; then
+    envs=(env -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$src"
+          PYTHONPYCACHEPREFIX="$work/pyc/$(printf %s "$src" | md5sum | cut -c1-12)")
+    (cd "$work/tree" && "${envs[@]}" "$py" -m gnnlint check torch_geometric -n -j 1 -e -q >/dev/null)
+  fi
+  cd "$work/tree"
+  "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
+    "$py" -m gnnlint check torch_geometric -n -j 1 -e -q -v >"$out.findings" 2>"$out.log"
+  total=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$out" | head -1)
+  echo "$out: $total instructions ($(wc -l < "$out.findings") finding lines; pyc=$pyc; whole tree: $(grep 'files checked' "$out.log"))"
+  exit 0
+fi
 if [ ! -s "$list" ]; then
   (cd "$work/tree" && LISTPARSED_OUT="$list" PYTHONPATH="$src" "$py" - check torch_geometric -n -j 1 -e -q -v \
      >/dev/null 2>"$work/list.err" <<'PY'
