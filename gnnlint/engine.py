@@ -1082,14 +1082,17 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
 
 def _facts_can_matter(path: str, facts: ProjectFacts, options: LintOptions, contents: Optional[dict]) -> bool:
     """Whether linting ``path`` again with ``facts`` can change its findings or what it tells others.
-    Only value facts (``returned_tensors``...) on a file the byte prefilter rejects (no rule's tokens,
-    no region, nothing to export) cannot: such a fact judges code inside a region or a rule's pattern,
-    and that file has neither. Decided from the bytes alone, so every invocation agrees."""
+    Value facts (``returned_tensors``...) on a file whose bytes hold no region cannot, unless a rule
+    that fires outside regions may fire there: such a fact judges code inside a region (and a file
+    without one exports nothing) or that rule's pattern. Decided from the bytes alone, so every
+    invocation agrees."""
     data = _bytes_of(path, contents)
     if data is None or facts.needs_parse(data, options.assume_compiled):
         return True
-    rules, exports = prefilter(data, options)
-    return bool(rules or exports)
+    # value facts only, and no region in the file: only a rule that fires outside regions (GNN004's
+    # tensor repeats) can use them
+    rules, _exports = prefilter(data, options)
+    return any(rule.region is None for rule in rules)
 
 
 def _tally(out: CheckResult, results: list[FileResult]) -> None:
