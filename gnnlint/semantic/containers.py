@@ -39,7 +39,7 @@ class Containers:
             iterable = loop.iter
             if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
                 iterable = iterable.args[0].value
-            if any(self._is_ref_expr(iterable, holder, iterable) for holder in holders):
+            if any(self.is_ref_expr(iterable, holder, iterable) for holder in holders):
                 refs.append(("name", name.value, self.enclosing_function(loop), self.order.get(loop, 0), loop.iter))
         return refs
 

@@ -148,7 +148,7 @@ class StepAnalysis:
                 # submodules it calls too (bench/evidence/e22_compiled_wrapper_methods.py)
                 for call in ctx.all_calls():
                     func = call.func
-                    if isinstance(func, cst.Attribute) and ctx._is_ref_expr(func.value, ref, call):
+                    if isinstance(func, cst.Attribute) and ctx.is_ref_expr(func.value, ref, call):
                         if func.attr.value == "forward":
                             calls.setdefault(id(call), what)
                             runs = True
@@ -159,7 +159,7 @@ class StepAnalysis:
                             calls.setdefault(id(call), what)
                             runs = True
             if depth < _MAX_DEPTH:
-                for how, new, call in ctx._ref_passes(ref):
+                for how, new, call in ctx.ref_passes(ref):
                     runs = True
                     if how == "ref":
                         todo.append((new, depth + 1, what))
@@ -169,7 +169,7 @@ class StepAnalysis:
                         # `VGAE(encoder)`: what wraps the compiled module runs it
                         todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
                                  if wrapped[0] != "arg" and how == "external"]
-            elif any(True for _ in ctx._ref_passes(ref)):
+            elif any(True for _ in ctx.ref_passes(ref)):
                 runs = True
         if runs or not target:  # a parameter / builder result from another file: its wrapper may run there
             for key, what in steps.items():
@@ -196,7 +196,7 @@ class StepAnalysis:
             for call in ctx.all_calls():
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "step" \
-                        and ctx._is_ref_expr(func.value, opt, call):
+                        and ctx.is_ref_expr(func.value, opt, call):
                     calls.setdefault(id(call), what)
 
     def _callee(self, call: cst.Call):
