@@ -288,11 +288,11 @@ def _config_built(importer: str, kind: str, facts: list) -> list:
 def _joined(kind: str, known: Optional[str], why: str) -> Optional[str]:
     """A fact's new value when another export meets it (None: unchanged): the calls of
     ``compiled_passed`` / ``stepped_args`` are joined; a ``stepped`` fact keeps its
-    step-counter guard only while every per-step call has it (semantic/step_guards.py)."""
+    step-counter guard only while every per-step call has it (semantic/stepped_payload.py)."""
     if kind == "stepped":
         if "|@if " not in known:
             return None  # first wins
-        from gnnlint.semantic.step_guards import stepped_guard, unguarded
+        from gnnlint.semantic.stepped_payload import stepped_guard, unguarded
 
         return unguarded(known) if stepped_guard(why) != stepped_guard(known) else None
     if known is None or why not in known.split("|"):
