@@ -5,17 +5,16 @@ Two phases make cross-file facts work without parsing everything twice:
 1. Every file that passes the byte prefilter is parsed and linted with what it
    knows itself, and reports what it says about names it imports (a class it
    compiles, a model it runs every step).
-2. Those facts are resolved to files of the linted set; only the files they
-   land on are linted again (parsed now if the prefilter had skipped them).
+2. Those facts are resolved to files of the linted set (gnnlint/fact_joins.py:
+   who learns what); only the files they land on are linted again (parsed now
+   if the prefilter had skipped them).
 
 The engine never imports torch or the linted code.
 """
 from __future__ import annotations
 
 import gc
-import re
 import os
-import threading
 import tokenize
 from stat import S_ISREG
 import io
@@ -26,10 +25,10 @@ from typing import Optional, Sequence
 from typing import TYPE_CHECKING
 
 from gnnlint import elide
-from gnnlint import config_targets
-from gnnlint import constructions, entry_points
 from gnnlint.compiling_files import CompilingImports
-from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_sweep, possible_regions,
+from gnnlint.fact_joins import (broadcast_framework_facts, bytes_of, deliver_facts, join_compile_switches,
+                                join_ctor_switches, pull_compiled_params, reads_once)
+from gnnlint.facts import (ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions,
                            sweep_modules)
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -664,360 +663,6 @@ _FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train ->
 # and back: a compiled class tells the file constructing it which arguments it runs compiled)
 
 
-_FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params",
-                   "returned_tensors")  # "<stem>.<function>:..." keys
-
-
-def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],
-                          incoming: dict, changed: set) -> None:
-    """``def run(model): model = torch.compile(model)``: the files that
-    import ``run`` (by their bytes: an import line naming it) are told, so the
-    classes they pass for ``model`` are compiled there. Likewise the
-    ``compiled_instances`` of a model that compiles itself: the files naming
-    the class, the registry its decorator fills or the base class holding it
-    in an import line are told (semantic/instances.py), and the ``graph_steps``
-    of a LightningModule taking PyG batches (semantic/lightning_feeds.py)."""
-    params = [("compiled_params", ref, why) for ref, why in result.exported.compiled_params] + \
-        [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
-        [("graph_steps", ref, why) for ref, why in result.exported.graph_steps] + \
-        [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks] + \
-        [("step_hooks", ref, why) for ref, why in result.exported.step_hooks] + \
-        [("returns", ref, why) for ref, why in result.exported.returns] + \
-        [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
-        [("synced_params", ref, why) for ref, why in result.exported.synced_params] + \
-        [("returned_tensors", ref, why) for ref, why in result.exported.returned_tensors] + \
-        [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
-        [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides] + \
-        [("compiled_overrides", ref, why) for ref, why in result.exported.compiled_overrides]
-    if not params:
-        return
-    stem = Path(result.path).stem
-    if stem == "__init__":
-        stem = Path(result.path).parent.name
-    for kind, ref, why in params:
-        # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
-        # compiled_returns: "Builder.build:" (a static builder) is imported by its class's name
-        function = (ref.name.split(":")[0].split(".")[0] if kind in _FUNCTION_KEYED else
-                    ref.name.lstrip("@").split(".")[0]).encode()
-        pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
-        if kind == "fed_args":  # `import training.train as train` then `train.Train_QM9(model, ...)`
-            function = function.split(b".")[0]
-            pattern = re.compile(rb"\bimport\b[^\n]*\b(?:%s|%s)\b|\bimport\s*\([^)]*\b%s\b"
-                                 % (function, stem.encode(), function))
-        # `from citation import run` where citation/__init__.py says `from .train_eval import run`:
-        # the importer names the package, not the defining module
-        stems = [stem] + (_reexporting_package(result.path, stem, function, contents)
-                          if kind in _FUNCTION_KEYED else [])
-        # only a file with an import line naming it can match the exact pattern below
-        importers = _importers(every, contents)
-        candidates = importers.get(function.split(b".")[0], ())
-        if kind == "fed_args":
-            candidates = sorted(set(candidates) | set(importers.get(stem.encode(), ())), key=every.index) \
-                if stem.encode() in importers else candidates
-        for path in candidates:
-            if path == result.path:
-                continue
-            data = _bytes_of(path, contents)
-            if data is None:
-                continue
-            if not pattern.search(data):
-                continue
-            if kind == "compiled_instances" and ref.name.isidentifier() \
-                    and _imported_from_elsewhere(data, function, result.path, every, contents):
-                continue  # `from jssp.models.agent import Agent`: another file's class of the same name
-            facts = incoming.setdefault(path, ProjectFacts())
-            keys = [f"{name}.{ref.name}" for name in stems] \
-                if kind in _FUNCTION_KEYED else [ref.name]
-            known = getattr(facts, kind)
-            for key in keys:
-                if key not in known:
-                    # a fact handed on (Trainer.model, from the model's file) keeps where it began
-                    known[key] = why if kind == "returns" or kind in ("compiled_instances", "compiled_hooks",
-                                                                      "stepped_overrides", "compiled_overrides") \
-                        and ", from " in why \
-                        else f"{why}, from {Path(result.path).name}"
-                    changed.add(path)
-
-
-def _imported_from_elsewhere(data: bytes, name: bytes, defining: str, every: Sequence[str],
-                             contents: Optional[dict]) -> bool:
-    """Every absolute ``from a.b.c import Name`` line of ``data`` names a
-    project file other than ``defining`` (``a/b/c.py`` or its package
-    ``__init__.py``) that does not re-export ``Name`` itself: the importer's
-    ``Name`` is a different class of the same name."""
-    files = {os.path.normpath(p).replace(os.sep, "/") for p in every}
-    home = os.path.normpath(defining).replace(os.sep, "/")
-    found = False
-    for match in re.finditer(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]*\(?([^\n)]*)", data, re.M):
-        if name not in re.findall(rb"\w+", match.group(2)):
-            continue
-        module = match.group(1).decode().replace(".", "/")
-        tails = ("/" + module + ".py", "/" + module + "/__init__.py")
-        other = [f for f in files if ("/" + f).endswith(tails)]
-        if not other or any(f == home or ("/" + home).endswith("/" + f) or ("/" + f).endswith("/" + home)
-                            for f in other):
-            return False
-        for f in other:
-            text = _bytes_of(f, contents) or b""
-            if re.search(rb"\bimport\b[^\n]*\b%s\b" % name, text) \
-                    and not re.search(rb"^[ \t]*class[ \t]+%s\b" % name, text, re.M):
-                return False  # a package re-exporting it (not a module defining its own)
-        found = True
-    return found
-
-
-def _broadcast_framework_facts(result: FileResult, every: Sequence[str], contents: Optional[dict],
-                               incoming: dict, changed: set) -> None:
-    """``framework_compiled``: a model class that compiles what it wraps in its
-    forward tells every file of the project naming the framework (``lightning``)
-    that the framework's training may run compiled code (semantic/frameworks.py)."""
-    for ref, why in result.exported.framework_compiled:
-        token = ref.name.encode()
-        for path in every:
-            if path == result.path:
-                continue
-            data = _bytes_of(path, contents)
-            if data is None or token not in data:
-                continue
-            facts = incoming.setdefault(path, ProjectFacts())
-            if ref.name not in facts.framework_compiled:
-                facts.framework_compiled[ref.name] = f"{why}, {Path(result.path).name}"
-                changed.add(path)
-
-
-def _join_compile_switches(results: dict, every: Sequence[str], contents: Optional[dict],
-                           incoming: dict, changed: set, memo: dict) -> None:
-    """``compile_switches``: a keyword every call of a compiled object in the project passes as a
-    value false under a compile site's flag (``debug=(not use_compile) and ...``) is told, with the
-    positions such calls pass, to the files defining a parameter of that name defaulting to
-    ``False`` / ``None`` (semantic/compile_switches.py). Recomputed from every file's latest
-    result each round: a later call passing the keyword on takes the fact back."""
-    switches: dict[str, set] = {}
-    flags: set = set()
-    for result in results.values():
-        flags.update(ref.name for ref, _why in result.exported.compile_flags)
-        for ref, value in result.exported.compile_switches:
-            switches.setdefault(ref.name, set()).add(value)
-    if not any(value.startswith("off") for values in switches.values() for value in values):
-        return
-    positions = {key: "on" for key in switches if key.startswith("#")}
-    told: dict = {}
-    for key, values in switches.items():
-        if key.startswith("#") or not any(value.startswith("off") for value in values):
-            continue
-        off = all(value == "off:" or (value.startswith("off:") and "" not in flags
-                                      and set(value[4:].split("/")) & flags) for value in values)
-        told[key] = "off" if off else "on"
-    if memo.get("told") == (told, positions):
-        return  # what the files were told stands
-    memo["told"] = (told, positions)
-    defining = memo.setdefault("defining", {})  # keyword -> the files with a parameter of that name off by default
-    for key in told:
-        if key not in defining:
-            pattern = re.compile(rb"\b%s\s*(?::[^=,)\n]*)?=\s*(?:False|None)\b" % re.escape(key.encode()))
-            defining[key] = {path for path in every if pattern.search(_bytes_of(path, contents) or b"")}
-    for path in every:
-        wanted = {key: value for key, value in told.items() if path in defining[key]}
-        facts = incoming.get(path)
-        if wanted:
-            wanted.update(positions)
-        if (facts.compile_switches if facts is not None else {}) != wanted:
-            incoming.setdefault(path, ProjectFacts()).compile_switches = wanted
-            changed.add(path)
-
-
-def _join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[dict],
-                        incoming: dict, changed: set, memo: dict) -> None:
-    """``ctor_switches``: a default-``False`` switch of a class that its own file never turns on is told
-    back "off" when no other project file may construct the class with it (gnnlint/constructions.py)."""
-    pending = {(result.path, *ref.name.split(":")) for result in results.values()
-               for ref, _why in result.exported.ctor_switches} - memo.keys()
-    for key in pending:  # a Hydra `_target_` naming the class
-        memo[key] = not config_targets.config_builds(key[0], key[1])
-    if any(memo[key] for key in pending):
-        for path in every:  # each file read once for all the switches
-            data = None
-            for key in pending:
-                if memo[key] and path != key[0]:
-                    if data is None:
-                        data = _bytes_of(path, contents) or b""
-                    memo[key] = not constructions.switch_maybe_on(data, key[1], key[2], int(key[3]))
-    for result in results.values():
-        told = {}
-        for ref, _why in result.exported.ctor_switches:
-            cls, flag, _position = key = ref.name.split(":")
-            if memo[(result.path, *key)]:
-                told[f"{cls}:{flag}"] = "off"
-        facts = incoming.get(result.path)
-        if told and (facts is None or facts.ctor_switches != told):
-            incoming.setdefault(result.path, ProjectFacts()).ctor_switches = told
-            changed.add(result.path)
-
-
-# The fact joins read every project file once per fact they deliver (33,000 opens on PyG's 655
-# files): within one check_files run a file's bytes are read once (per thread: the language
-# server may run two checks at a time).
-_run_reads = threading.local()
-
-
-def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
-    """The bytes of ``path``: an editor's buffer / stdin when given, else the
-    file on disk (read once per check_files run); None when it cannot be read."""
-    data = contents.get(path) if contents else None
-    if data is not None:
-        return data
-    memo = getattr(_run_reads, "memo", None)
-    if memo is not None and path in memo:
-        return memo[path]
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        data = None
-    if memo is not None:
-        memo[path] = data
-    return data
-
-
-# the two shapes of _pull_compiled_params's import patterns: the rest of an import line, and a
-# parenthesised list (it spans lines)
-_IMPORT_SPANS = (re.compile(rb"\bimport\b[^\n]*"), re.compile(rb"\bimport\s*\([^)]*"))
-_WORD = re.compile(rb"\w+")
-_import_words_memo: dict = {}
-
-
-def _import_words(path: str, data: bytes) -> frozenset:
-    """Every word after an ``import`` in ``data`` (a superset of what the
-    import-line patterns of ``_pull_compiled_params`` can match), read once per
-    file contents: a project with thousands of facts and files (a
-    ``returned_tensors`` fact per annotated function of a library) must not
-    regex-scan every file for every fact."""
-    key = (path, len(data), hash(data))
-    words = _import_words_memo.get(key)
-    if words is None:
-        words = frozenset(w for span in _IMPORT_SPANS for text in span.findall(data) for w in _WORD.findall(text))
-        if len(_import_words_memo) > 20000:
-            _import_words_memo.clear()
-        _import_words_memo[key] = words
-    return words
-
-
-def _importers(every: Sequence[str], contents: Optional[dict]) -> dict:
-    """word -> the files of ``every`` (in its order) with an import line naming it; built once
-    per check_files run."""
-    built = getattr(_run_reads, "importers", None)
-    if built is not None and built[0] is every:
-        return built[1]
-    index: dict = {}
-    for path in every:
-        data = _bytes_of(path, contents)
-        if data is not None:
-            for word in _import_words(path, data):
-                index.setdefault(word, []).append(path)
-    if getattr(_run_reads, "memo", None) is not None:
-        _run_reads.importers = (every, index)
-    return index
-
-
-def _reexporting_package(path: str, stem: str, function: bytes, contents: Optional[dict]) -> list:
-    """[the package's name] when the ``__init__.py`` next to ``path`` imports
-    ``function`` from it (``from .train_eval import run``), else []."""
-    init = os.path.join(os.path.dirname(path), "__init__.py")
-    if stem == "__init__" or os.path.basename(path) == "__init__.py":
-        return []
-    data = _bytes_of(init, contents)
-    if data is None or function not in data or b"." + stem.encode() not in data:
-        return []  # cheap exact preconditions of the pattern below
-    pattern = rb"from[ \t]+\.%s[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b%s\b" % (
-        re.escape(stem.encode()), re.escape(function))
-    if not re.search(pattern, data):
-        return []
-    return [os.path.basename(os.path.dirname(os.path.abspath(path)))]
-
-
-def _config_built(importer: str, kind: str, facts: list) -> list:
-    """``facts`` with each Hydra config-group marker (``instantiate(cfg.encoder)``
-    in a compiled class) replaced by the ``_target_`` classes of the project's
-    configs for that group (gnnlint.config_targets); those may live in the
-    importing file itself (marked so)."""
-    if kind != "compiled" or not any(config_targets.is_group_ref(ref) for ref, _ in facts):
-        return facts
-    out = []
-    for ref, why in facts:
-        if not config_targets.is_group_ref(ref):
-            out.append((ref, why))
-            continue
-        group, _, member = ref.name.partition("#")  # "group#method": that method of each class (called_choices.py)
-        for dotted, yaml_path in config_targets.candidates(importer, group):
-            target = config_targets.as_import(dotted)
-            if member:
-                if not target.name[:1].isupper():
-                    continue  # a factory's result: its class is not named here
-                target = ImportRef(target.module, f"{target.name}.{member}", target.level)
-            out.append((target, config_targets.target_why(why, dotted, yaml_path) + config_targets.SAME_FILE))
-    return out
-
-
-def _joined(kind: str, known: Optional[str], why: str) -> Optional[str]:
-    """A fact's new value when another export meets it (None: unchanged): the calls of
-    ``compiled_passed`` / ``stepped_args`` are joined; a ``stepped`` fact keeps its
-    step-counter guard only while every per-step call has it (semantic/step_guards.py)."""
-    if kind == "stepped":
-        if "|@if " not in known:
-            return None  # first wins
-        from gnnlint.semantic.step_guards import stepped_guard, unguarded
-
-        return unguarded(known) if stepped_guard(why) != stepped_guard(known) else None
-    if known is None or why not in known.split("|"):
-        return why if known is None else f"{known}|{why}"
-    return None
-
-
-# about the file's own functions: pulled by their importers (or joined) in check_files, not delivered
-_PULLED_KINDS = frozenset(("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
-                           "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
-                           "stepped_overrides", "compiled_overrides",
-                           "compile_flags", "compile_switches", "synced_params", "returned_tensors",
-                           "ctor_switches"))
-
-
-def _deliver_facts(result, every, contents, compiling, modules, incoming: dict, changed: set) -> None:
-    """Deliver what ``result``'s file tells the project to the files its facts name
-    (through imports, re-exports and config targets), into ``incoming``; the files
-    whose facts changed go into ``changed``."""
-    for kind in FACT_KINDS:
-        if kind in _PULLED_KINDS:
-            continue  # pulled by their importers, or joined, in check_files
-        facts_of_kind = entry_points.delivered(result.path, kind, getattr(result.exported, kind), every,
-                                               lambda path: _bytes_of(path, contents))
-        for ref, why in _config_built(result.path, kind, facts_of_kind):
-            if kind == "swept" and not compiling.compiles(result.path, ref.module, ref.level, ref.name):
-                continue  # a sweep matters only to a function that compiles (GNN015)
-            target = modules.resolve(result.path, ref)
-            if target is None or (target[0] == result.path and not why.endswith(config_targets.SAME_FILE)):
-                continue
-            why = why.removesuffix(config_targets.SAME_FILE)
-            if kind in ("stepped", "stepped_args", "compiled", "compiled_args") \
-                    and "." in ref.name.partition(":")[0]:
-                # a method or an attribute: `Evaluator.eval`, `Calculator.model` (not the whole class);
-                # `PPO.train:0` (an instance handed to it)
-                target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
-            facts = incoming.setdefault(target[0], ProjectFacts())
-            known = getattr(facts, kind).get(target[1])
-            if kind in ("compiled_passed", "stepped_args") or (kind == "stepped" and known is not None):
-                joined = _joined(kind, known, why)  # every call counts, not first-wins
-                if joined is not None:
-                    getattr(facts, kind)[target[1]] = joined
-                    changed.add(target[0])
-                continue
-            if known is None or (kind == "fullgraph" and why.endswith("False")
-                                 and not known.startswith(why)):
-                # one compile site without fullgraph=True decides
-                getattr(facts, kind)[target[1]] = why if config_targets.CONFIG_CLASS_MARK in why \
-                    and ", from " in why else f"{why}, from {Path(result.path).name}"
-                changed.add(target[0])
-
-
 def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
                 progress=None, *, index: Sequence[Path] = (), contents: Optional[dict] = None) -> CheckResult:
     """Lint ``files``. ``options_for(path) -> LintOptions`` (per-file ignores).
@@ -1026,13 +671,8 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     cross-file facts they give ``files`` (not reported; the cache and the byte
     prefilter keep them cheap). ``contents``: path -> bytes replacing a file's
     contents on disk (stdin, an editor's buffer)."""
-    outer = getattr(_run_reads, "memo", None)
-    _run_reads.memo = {}
-    try:
+    with reads_once():
         return _check_files(files, options_for, jobs, cache, progress, index, contents)
-    finally:
-        _run_reads.memo = outer
-        _run_reads.importers = None
 
 
 def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
@@ -1044,7 +684,7 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
     extra = [str(p) for p in index if os.path.abspath(p) not in named_abs]
     facts_only = frozenset(extra)
     every = paths + extra
-    compiling = CompilingImports(every, lambda path: _bytes_of(path, contents))
+    compiling = CompilingImports(every, lambda path: bytes_of(path, contents))
     phase1 = _run(jobs, [(p, options_for(p), None, False) for p in every], cache, progress,
                   contents, facts_only, compiling)
     results = {r.path: r for r in phase1}
@@ -1059,14 +699,14 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
         if not exporting:
             break
         if modules is None:
-            modules = ModuleMap(every, lambda path: _bytes_of(path, contents))
+            modules = ModuleMap(every, lambda path: bytes_of(path, contents))
         changed: set[str] = set()
-        _join_compile_switches(results, every, contents, incoming, changed, switch_memo)
-        _join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
+        join_compile_switches(results, every, contents, incoming, changed, switch_memo)
+        join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
         for result in exporting:
-            _pull_compiled_params(result, every, contents, incoming, changed)
-            _broadcast_framework_facts(result, every, contents, incoming, changed)
-            _deliver_facts(result, every, contents, compiling, modules, incoming, changed)
+            pull_compiled_params(result, every, contents, incoming, changed)
+            broadcast_framework_facts(result, every, contents, incoming, changed)
+            deliver_facts(result, every, contents, compiling, modules, incoming, changed)
         changed = {p for p in changed if _facts_can_matter(p, incoming[p], options_for(p), contents)}
         if not changed:
             break
@@ -1086,7 +726,7 @@ def _facts_can_matter(path: str, facts: ProjectFacts, options: LintOptions, cont
     that fires outside regions may fire there: such a fact judges code inside a region (and a file
     without one exports nothing) or that rule's pattern. Decided from the bytes alone, so every
     invocation agrees."""
-    data = _bytes_of(path, contents)
+    data = bytes_of(path, contents)
     if data is None or facts.needs_parse(data, options.assume_compiled):
         return True
     # value facts only, and no region in the file: only a rule that fires outside regions (GNN004's

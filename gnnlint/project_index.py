@@ -1,7 +1,7 @@
 """Whole-project facts for tools that need them at once (verify).
 
 The lint engine gathers cross-file facts itself in its two phases (see
-engine.py); this module answers the question runtime verification asks:
+engine.py, fact_joins.py); this module answers the question runtime verification asks:
 "how does the user's code compile this class?" — so verify compiles the
 model with the same mode/dynamic/fullgraph. It is built only from the files
 whose bytes mention ``compile``.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, whole_tree_lines, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 PROJECT = {
     "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
@@ -254,7 +254,7 @@ def chosen(tmp_path):
 
 
 def test_classes_chosen_in_another_file_are_compiled(chosen):
-    whole = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN009"], chosen).output)
+    whole = whole_tree_lines(chosen, "--select", "GNN009")
     for name, lines in EXPECTED.items():
         found = {int(line.split(":")[1]) for line in whole if line.startswith(name + ":")}
         assert found == lines, (name, whole)

@@ -8,7 +8,7 @@ class, the construction in the defining file itself -- keeps the findings."""
 from __future__ import annotations
 
 from gnnlint.constructions import switch_maybe_on
-from tests.project_files import assert_one_file_agrees, finding_lines, run, write_project
+from tests.project_files import assert_one_file_agrees, finding_keys, write_project
 
 NETS = """\
     import torch
@@ -78,8 +78,7 @@ def _findings(tmp_path, normalizer: str, extra: dict | None = None, nets: str = 
         "demo/train.py": TRAIN,
         **(extra or {}),
     })
-    lines = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
-    found = sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in lines if "nets.py" in line)
+    found = finding_keys(root, containing="nets.py")
     if not found:
         assert_one_file_agrees(root, "demo/nets.py")
     return found

@@ -7,7 +7,7 @@ its base's), and the `policy` the config passes to `__init__`, which the class
 hands its base (`super().__init__(env, policy)`) and calls as `self.policy(...)`."""
 from __future__ import annotations
 
-from tests.project_files import assert_one_file_agrees, finding_lines, run, whole_tree_lines, write_project
+from tests.project_files import assert_one_file_agrees, whole_tree_lines, write_project
 
 MODEL = """\
     from typing import Any
@@ -125,7 +125,7 @@ def test_the_step_method_a_library_base_runs_and_what_it_calls_are_compiled(tmp_
 def test_without_a_lightning_api_call_the_step_methods_are_not_presumed_run(tmp_path):
     # only `shared_step` runs the normaliser; the policy handed to the base runs in the base's compiled forward
     files = dict(PROJECT, **{"demo/model.py": MODEL.replace("self.save_hyperparameters(logger=False)", "pass")})
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
     assert _rows(whole, "demo/normalization.py") == set(), whole
     assert _rows(whole, "demo/policy.py") == {(11, "GNN008")}, whole
 
@@ -134,8 +134,7 @@ def test_step_hooks_in_the_class_itself_are_followed_as_before(tmp_path):
     # a class that defines `training_step` runs what that calls: an unrelated `step` is not presumed run
     model = MODEL.replace("        def helper(self, x):", "        def training_step(self, batch, batch_idx):\n"
                           "            return batch\n\n        def helper(self, x):")
-    whole = finding_lines(run(["check", ".", "--no-cache"],
-                              write_project(tmp_path / "proj", dict(PROJECT, **{"demo/model.py": model}))).output)
+    whole = whole_tree_lines(write_project(tmp_path / "proj", dict(PROJECT, **{"demo/model.py": model})))
     assert _rows(whole, "demo/normalization.py") == set(), whole
 
 
@@ -195,5 +194,5 @@ def test_modules_handed_to_a_library_base_whose_forward_runs_them_are_compiled(t
 def test_a_library_subclass_nothing_compiles_is_not_compiled(tmp_path):
     files = dict(PROJECT, **{"demo/moe_policy.py": MOE_POLICY, "demo/decoder.py": DECODER,
                              "run.py": RUN.replace("model = torch.compile(model)", "pass")})
-    whole = finding_lines(run(["check", ".", "--no-cache"], write_project(tmp_path / "proj", files)).output)
+    whole = whole_tree_lines(write_project(tmp_path / "proj", files))
     assert whole == set(), whole

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.project_files import finding_lines, run, whole_tree_lines, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 CONV = """\
     import torch
@@ -71,8 +71,7 @@ def _project(imports: str, ctor: str, mask: str = "", compile_: str = "torch.com
 ])
 def test_layers_of_a_module_imported_as_a_module_run_compiled(tmp_path, imports, ctor):
     root = write_project(tmp_path, _project(imports, ctor))
-    lines = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN005,GNN008",
-                               "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root, "--select", "GNN005,GNN008", "--output-format", "concise")
     # the sparse adjacency is built in the compiled forward; the mask branch is never opened
     assert [line.split(" ")[0] for line in sorted(lines)] == ["demo/layers/conv.py:11:15:"], lines
     assert "compiled forward of `Conv`" in next(iter(lines))
@@ -80,8 +79,7 @@ def test_layers_of_a_module_imported_as_a_module_run_compiled(tmp_path, imports,
 
 def test_the_optional_branch_runs_when_a_compiled_call_passes_it(tmp_path):
     root = write_project(tmp_path, _project("from demo.layers import conv", "conv.Conv", mask=", batch.mask"))
-    lines = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN008",
-                               "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root, "--select", "GNN008", "--output-format", "concise")
     assert [line.split(" ")[0] for line in sorted(lines)] == ["demo/layers/conv.py:14:19:"], lines
 
 

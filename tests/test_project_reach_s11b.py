@@ -12,14 +12,13 @@
 Each has a VALID twin that stays quiet."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 _PYPROJECT = "[project]\nname = 'demo'\n\n[tool.gnnlint]\n"
 
 
 def _lines(tmp_path, files: dict) -> set[str]:
-    root = write_project(tmp_path, files)
-    return finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
+    return whole_tree_lines(write_project(tmp_path, files), "--output-format", "concise")
 
 
 # -- a helper annotated to return a tensor, in another file ------------------------------------

@@ -8,7 +8,7 @@ get_dataset(...)`` -- to the imported function, through a package's
 in it or in a local function it calls."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, whole_tree_lines, write_project
+from tests.project_files import whole_tree_lines, write_project
 
 UTILS = """\
     import torch_geometric.transforms as T
@@ -63,8 +63,7 @@ def _project(compile_: str = "torch.compile") -> dict:
 
 def test_the_transform_that_made_the_fed_adj_t_is_reported_where_it_is_made(tmp_path):
     root = write_project(tmp_path, _project())
-    lines = finding_lines(run(["check", ".", "--no-cache", "--select", "GNN005",
-                               "--output-format", "concise"], root).output)
+    lines = whole_tree_lines(root, "--select", "GNN005", "--output-format", "concise")
     assert [line.split(" ")[0] for line in sorted(lines)] == ["bench/utils/utils.py:6:17:"], lines
     assert "(`batch.adj_t` is fed to compiled `model`, from train.py)" in next(iter(lines))
 

@@ -10,7 +10,7 @@
 Each VALID case has an INVALID twin that keeps the finding."""
 from __future__ import annotations
 
-from tests.project_files import finding_lines, run, write_project
+from tests.project_files import finding_keys
 
 CALC = """\
     import equinox as eqx
@@ -61,14 +61,12 @@ MODEL = """\
             return scatter(e, torch.zeros_like(e, dtype=torch.long), dim_size=x.size(0)), pos
 """
 def _lines(tmp_path, calc: str = CALC, dim: str = "graph.n_node.size(0)") -> list:
-    root = write_project(tmp_path, {
+    return finding_keys(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
         "demo/__init__.py": "",
         "demo/calc.py": calc.replace("DIM", dim),
         "demo/model.py": MODEL,
     })
-    out = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
-    return sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out)
 
 
 def test_host_copies_unpacked_from_a_tuple_and_a_jax_branch_are_no_device_reads(tmp_path):
@@ -134,14 +132,12 @@ TRAIN_STEP = """\
 
 
 def _step_lines(tmp_path, step: str) -> list:
-    root = write_project(tmp_path, {
+    return finding_keys(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
         "demo/__init__.py": "",
         "demo/net.py": NET,
         "demo/train.py": TRAIN_STEP.replace("STEP", step),
-    })
-    out = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
-    return sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out if "net.py" in line)
+    }, containing="net.py")
 
 
 def test_a_method_of_the_compiled_wrapper_next_to_its_forward_runs_per_step(tmp_path):
@@ -168,11 +164,9 @@ def test_a_compile_result_thrown_away_compiles_nothing(tmp_path):
     for compile_line, expected in (("_ = torch.compile(discard, fullgraph=True)", []),
                                    ("f = torch.compile(discard, fullgraph=True)\n    f(torch.ones(3), 0.5)",
                                     ["demo/ops.py:5:12: GNN008"])):
-        root = write_project(tmp_path / str(len(expected)), {
+        assert finding_keys(tmp_path / str(len(expected)), {
             "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
             "demo/__init__.py": "",
             "demo/ops.py": OPS,
             "tests/test_ops.py": test.replace("COMPILE", compile_line),
-        })
-        out = finding_lines(run(["check", ".", "--no-cache", "--output-format", "concise"], root).output)
-        assert sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out if "ops.py" in line) == expected
+        }, containing="ops.py") == expected

@@ -46,7 +46,7 @@ def called_choices(ctx: FileContext, func: cst.BaseExpression, call: cst.Call) -
 _NOT_RUN = frozenset(("to", "eval", "train", "cuda", "cpu", "float", "double", "half", "bfloat16", "type",
                       "parameters", "named_parameters", "modules", "children", "state_dict", "zero_grad",
                       "requires_grad_", "apply", "register_buffer", "forward", "__call__"))
-# The separator of a method after a Hydra config group in an exported ref (engine.py's _config_built).
+# The separator of a method after a Hydra config group in an exported ref (fact_joins.py's _config_built).
 GROUP_MEMBER = "#"
 
 

@@ -299,8 +299,8 @@ class CompileSites(CompileOptions):
             return [c for c in self.all_calls() if self.local_callee(c) is ref[1]]
         if ref[0] == "arg":
             return []
-        return [c for c in self.all_calls() if self._is_ref_expr(c.func, ref, c) or (  # `model.forward(x)` too
-            isinstance(c.func, cst.Attribute) and c.func.attr.value == "forward" and self._is_ref_expr(c.func.value, ref, c))]
+        return [c for c in self.all_calls() if self.is_ref_expr(c.func, ref, c) or (  # `model.forward(x)` too
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "forward" and self.is_ref_expr(c.func.value, ref, c))]
 
     def ref_passes(self, ref: tuple) -> Iterator[tuple[str, object, cst.Call]]:
         """Where the compiled object is passed on: ("ref", new ref, call) for a
@@ -315,7 +315,7 @@ class CompileSites(CompileOptions):
             yield "ref", alias, None
         for call in self.all_calls():
             for index, arg in enumerate(call.args):
-                if arg.star or not self._is_ref_expr(arg.value, ref, arg.value):
+                if arg.star or not self.is_ref_expr(arg.value, ref, arg.value):
                     continue
                 callee = self.local_callee(call)
                 if isinstance(callee, ClassInfo):
@@ -339,7 +339,3 @@ class CompileSites(CompileOptions):
                             yield from (("ref", new, call) for new in self.call_result_refs(call))
                     continue
                 yield "external", None, call
-
-    # the old private names, kept for their many callers (feeds, steps, handoffs, method_refs, ...)
-    _is_ref_expr = is_ref_expr
-    _ref_passes = ref_passes

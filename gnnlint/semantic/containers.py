@@ -39,7 +39,7 @@ class Containers:
             iterable = loop.iter
             if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
                 iterable = iterable.args[0].value
-            if any(self._is_ref_expr(iterable, holder, iterable) for holder in holders):
+            if any(self.is_ref_expr(iterable, holder, iterable) for holder in holders):
                 refs.append(("name", name.value, self.enclosing_function(loop), self.order.get(loop, 0), loop.iter))
         return refs
 
@@ -73,21 +73,8 @@ class Containers:
 
     def _params_set_for(self, node: cst.CSTNode, func) -> list[str]:
         """Parameters (default None / False) that must be set for ``node`` to run."""
-        out, child = [], node
-        for anc in self.ancestors(node):
-            if anc is func.node:
-                break
-            if isinstance(anc, cst.If):
-                name, is_none = self._none_test(anc.test)
-                if name is None and isinstance(anc.test, cst.Name) and child is anc.body:
-                    name = anc.test.value
-                elif not ((child is anc.body and not is_none) or (child is anc.orelse and is_none)):
-                    name = None
-                param = func.params.get(name) if name else None
-                if param is not None and _unset(param.default):
-                    out.append(name)
-            child = anc
-        return out
+        return [name for name, must_be_none, _if in self.enclosing_none_tests(node, func, bare_names=True)
+                if not must_be_none and name in func.params and _unset(func.params[name].default)]
 
 
 def _unset(expr: Optional[cst.BaseExpression]) -> bool:

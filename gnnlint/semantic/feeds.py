@@ -637,7 +637,7 @@ class Feeds:
                     feeds.append(feed)
             if depth >= 3:
                 continue
-            for how, new, call in self._ref_passes(ref):
+            for how, new, call in self.ref_passes(ref):
                 if how == "ref":
                     todo.append((new, depth + 1))
                     continue

@@ -6,7 +6,7 @@ it to a helper of the project (``for q, d in apply_step(net, p, v, a, dt):``,
 batch)``) that runs it. The helper's file is told its parameter holds the
 compiled object (handoffs.py, ``compiled_args``); the calling loop runs
 compiled code through that call, as through a local function (steps.py asks
-``runs_handed`` for a call ``_ref_passes`` reports as an outside hand-off).
+``runs_handed`` for a call ``ref_passes`` reports as an outside hand-off).
 
 Not a call of a library (``torch.save(model, path)``, ``copy.deepcopy``), nor
 of a helper whose name says it only stores, copies or inspects the object

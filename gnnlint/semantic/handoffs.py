@@ -82,7 +82,7 @@ class Handoffs:
                 continue
             out.append(ref)
             if depth < _MAX_DEPTH:
-                todo += [(new, depth + 1) for how, new, _call in self._ref_passes(ref) if how == "ref"]
+                todo += [(new, depth + 1) for how, new, _call in self.ref_passes(ref) if how == "ref"]
         return out
 
     def _specs_passing(self, call: cst.Call, ref: tuple) -> Iterator[str]:
@@ -96,10 +96,10 @@ class Handoffs:
                     return  # positions unknown after *args
                 continue
             if arg.keyword is not None:
-                if self._is_ref_expr(arg.value, ref, arg.value):
+                if self.is_ref_expr(arg.value, ref, arg.value):
                     yield arg.keyword.value + suffix
                 continue
-            if self._is_ref_expr(arg.value, ref, arg.value):
+            if self.is_ref_expr(arg.value, ref, arg.value):
                 yield str(position) + suffix
             position += 1
 

@@ -28,6 +28,7 @@ from gnnlint.semantic.sampler_loops import sampler_batch_loops
 from gnnlint.semantic.step_handoffs import hands_compiled_to_step
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 from gnnlint.semantic.stepped_overrides import stepped_items
+from gnnlint.semantic.stepped_payload import origin_file
 
 
 # a nested loop or def ends a direct trigger's reach (exact types: libcst's node classes are leaves,
@@ -200,7 +201,7 @@ class HotLoops:
         for key, why in stepped_items(self).items():  # with the overrides of per-step base methods
             func = self.stepped_function(key)
             if func is not None and not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
-                self._mark_hot_func(func, f"called every step from {why.partition(', from ')[2].split(', ')[0]}")
+                self._mark_hot_func(func, f"called every step from {origin_file(why)}")
         # Functions called from hot loops are hot.
         for loop, why in list(self.hot_loops.items()):
             func = self.enclosing_function(loop)

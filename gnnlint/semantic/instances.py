@@ -11,7 +11,7 @@ in a third file calls ``self.model(batch)`` that its base class built.
 ``compiled_instance(expr, at)`` answers for such a value (what flow.py's
 ``compiled_value`` and the per-step analysis ask); the facts travel between
 files as ``compiled_instances`` (facts.py), pulled by the files whose import
-lines name the class, the registry or the base class (engine.py):
+lines name the class, the registry or the base class (fact_joins.py):
 
 - ``"Net"``: instances of ``Net`` are compiled models;
 - ``"@registry.register_model"``: a class registered through that decorator

@@ -11,8 +11,8 @@ a function the object is handed to (a rollout helper of another file).
 
 The holder of such a method is a ref ``("method", base, attr)`` (``base`` a
 ``("name", ...)``/``("self", ...)`` ref of compile_sites.py): compile_sites
-asks ``method_compile_refs`` for a compile site's refs, ``_is_ref_expr``
-matches ``obj.attr`` through ``method_ref_expr``, and ``_ref_passes`` follows
+asks ``method_compile_refs`` for a compile site's refs, ``is_ref_expr``
+matches ``obj.attr`` through ``method_ref_expr``, and ``ref_passes`` follows
 the object into local functions (``method_ref_passes``); handoffs.py tells
 other files with a parameter spec ending in ``@attr`` (``rollout:0@step``),
 which ``handed_method`` reads back.
@@ -65,14 +65,14 @@ def method_compile_refs(ctx: "FileContext", targets: list, site_node: cst.Call) 
 
 def method_ref_expr(ctx: "FileContext", expr: cst.CSTNode, ref: tuple, at: cst.CSTNode) -> bool:
     """``expr`` is the compiled method of the object a ``("method", ...)`` ref holds (``model.step``)."""
-    return isinstance(expr, cst.Attribute) and expr.attr.value == ref[2] and ctx._is_ref_expr(expr.value, ref[1], at)
+    return isinstance(expr, cst.Attribute) and expr.attr.value == ref[2] and ctx.is_ref_expr(expr.value, ref[1], at)
 
 
 def method_ref_passes(ctx: "FileContext", ref: tuple) -> Iterator[tuple[str, object, Optional[cst.Call]]]:
     """The object handed to a local function (``rollout(model, ...)``): that
     function's parameter holds it, with the same method compiled; handed to
     another file's function: ``("handed", None, call)`` (not a wrapper of it)."""
-    for how, new, call in ctx._ref_passes(ref[1]):
+    for how, new, call in ctx.ref_passes(ref[1]):
         if how == "ref" and isinstance(new, tuple) and new[0] in ("name", "self"):
             yield "ref", ("method", new, ref[2]), call
         elif how == "external" and call is not None and ctx._imported_function(call) is not None:

@@ -20,17 +20,8 @@ class NoneFilled:
         func = self.enclosing_function(node)
         if func is None:
             return False
-        child = node
-        for anc in self.ancestors(node):
-            if anc is func.node:
-                return False
-            if isinstance(anc, cst.If):
-                name, is_none = self._none_test(anc.test)
-                needs_none = (child is anc.body and is_none) or (child is anc.orelse and not is_none)
-                if name is not None and needs_none and self._filled_before(name, anc):
-                    return True
-            child = anc
-        return False
+        return any(must_be_none and self._filled_before(name, test_if)
+                   for name, must_be_none, test_if in self.enclosing_none_tests(node, func))
 
     def _filled_before(self, name: str, test_if: cst.If) -> bool:
         """An earlier ``if name is None: name = <never None>`` in the same block,

@@ -13,7 +13,7 @@ when the program takes that branch.
 names assigned such a choice after the ref's binding, in the same function;
 ``returned_param(callee, param)`` says whether a local function returns its
 parameter (so the name its call is assigned to aliases what was passed).
-compile_sites.py's ``_ref_passes`` yields both as local hand-offs.
+compile_sites.py's ``ref_passes`` yields both as local hand-offs.
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ class RefAliases:
                         continue
                     if isinstance(value, cst.Name) and name == ref[1]:
                         continue  # `model = model`: the name itself
-                    if not any(self._is_ref_expr(choice, ref, choice) for choice in choice_values(value)):
+                    if not any(self.is_ref_expr(choice, ref, choice) for choice in choice_values(value)):
                         continue
                     stmt = self.statement_of(value)
                     out.append(("name", name, func, self.order.get(stmt, 0), stmt))

@@ -82,7 +82,7 @@ class ReturnedCompiled:
             holder = holders.get(node.value.value) if isinstance(node.value, cst.Name) else None
             assign = self.parent.get(node)
             if holder is None or not isinstance(assign, cst.Assign) or assign.value is not node \
-                    or not self._is_ref_expr(node.value, holder, node):
+                    or not self.is_ref_expr(node.value, holder, node):
                 continue
             for target in assigned_targets(assign):
                 ref = self._ref_for_target(target, node)

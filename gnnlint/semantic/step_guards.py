@@ -17,8 +17,8 @@ The guard travels with a call: a helper every per-step call of which sits
 under the same step-counter ``if`` (``if N % 500 == 0: check_grads(model)``)
 syncs on those steps too. ``call_guard(ctx, func)`` is that test for a hot
 function of this file, from its local per-step callers and from the
-``stepped`` facts of the files that call it (``GUARD_FIELD``, steps.py
-``export``); one caller without it (or a framework / Lightning entry, a
+``stepped`` facts of the files that call it (``GUARD_FIELD``,
+stepped_payload.py); one caller without it (or a framework / Lightning entry, a
 ``forward``) and the helper runs every step: None.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic.model import iter_children
+from gnnlint.semantic.stepped_payload import stepped_guard
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -182,19 +183,6 @@ def _call_guard(ctx: "FileContext", func) -> Optional[str]:
             return None
         guards.add(guard)
     return guards.pop() if len(guards) == 1 else None
-
-
-def stepped_guard(why: str) -> Optional[str]:
-    """The guard a ``stepped`` fact's payload carries, or None."""
-    last = why.partition(", from ")[0].rpartition("|")[2]
-    return last[len(GUARD_FIELD):] if last.startswith(GUARD_FIELD) else None
-
-
-def unguarded(why: str) -> str:
-    """A ``stepped`` fact without its guard field."""
-    head, sep, origin = why.partition(", from ")
-    rest, bar, last = head.rpartition("|")
-    return f"{rest}{sep}{origin}" if bar and last.startswith(GUARD_FIELD) else why
 
 
 def _hot_loop_of(ctx: "FileContext", node: cst.CSTNode) -> Optional[cst.CSTNode]:

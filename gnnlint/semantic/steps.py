@@ -21,14 +21,13 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from gnnlint.semantic import lightning_stages
+from gnnlint.semantic import lightning_stages, stepped_payload
 from gnnlint.semantic.batch_loops import iterates_batches
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
-from gnnlint.semantic.step_guards import GUARD_FIELD
 from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 from gnnlint.semantic.stepped_overrides import stepped_items
 
@@ -148,7 +147,7 @@ class StepAnalysis:
                 # submodules it calls too (bench/evidence/e22_compiled_wrapper_methods.py)
                 for call in ctx.all_calls():
                     func = call.func
-                    if isinstance(func, cst.Attribute) and ctx._is_ref_expr(func.value, ref, call):
+                    if isinstance(func, cst.Attribute) and ctx.is_ref_expr(func.value, ref, call):
                         if func.attr.value == "forward":
                             calls.setdefault(id(call), what)
                             runs = True
@@ -159,7 +158,7 @@ class StepAnalysis:
                             calls.setdefault(id(call), what)
                             runs = True
             if depth < _MAX_DEPTH:
-                for how, new, call in ctx._ref_passes(ref):
+                for how, new, call in ctx.ref_passes(ref):
                     runs = True
                     if how == "ref":
                         todo.append((new, depth + 1, what))
@@ -169,7 +168,7 @@ class StepAnalysis:
                         # `VGAE(encoder)`: what wraps the compiled module runs it
                         todo += [(wrapped, depth + 1, what) for wrapped in ctx._refs_of_value(call, depth + 1)
                                  if wrapped[0] != "arg" and how == "external"]
-            elif any(True for _ in ctx._ref_passes(ref)):
+            elif any(True for _ in ctx.ref_passes(ref)):
                 runs = True
         if runs or not target:  # a parameter / builder result from another file: its wrapper may run there
             for key, what in steps.items():
@@ -196,7 +195,7 @@ class StepAnalysis:
             for call in ctx.all_calls():
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "step" \
-                        and ctx._is_ref_expr(func.value, opt, call):
+                        and ctx.is_ref_expr(func.value, opt, call):
                     calls.setdefault(id(call), what)
 
     def _callee(self, call: cst.Call):
@@ -270,7 +269,6 @@ class StepAnalysis:
         key = ("block", id(block))
         if key in self._memo:
             return self._memo[key]
-        ctx = self.ctx
         calls, driving = self._compiled_calls(), self._driving_funcs()
         found = None
         for call in calls_under(block):
@@ -385,16 +383,13 @@ class StepAnalysis:
             return None
         for key, why in stepped_items(ctx).items():  # with the overrides of per-step base methods
             if ctx.stepped_function(key) is func:
-                payload, _, origin = why.partition(", from ")
-                parts = payload.split("|")
-                if parts[-1].startswith(GUARD_FIELD):  # the caller's step-counter guard (step_guards.py)
-                    parts.pop()
-                if len(parts) in (4, 5) and parts[0] in ("batch", "epoch", "step") and origin:
-                    per, role, what, callee = parts[:4]
+                told = stepped_payload.decode(why)
+                if told is not None:
+                    role = told.role
                     if role == "?":  # a runner's entry point (entry_points.py): the function tells
                         role = "training" if ctx._updates_when_called(func) else "evaluation"
-                    entry = parts[4] if len(parts) == 5 else ""  # a framework's per-step entry there
-                    return StepDrive(what, None, role, per, f"{origin.split(', ')[0]}, through `{callee}`", entry)
+                    return StepDrive(told.what, None, role, told.per, f"{told.origin_file}, through `{told.callee}`",
+                                     told.entry)  # entry: a framework's per-step entry there
         if depth < _MAX_DEPTH:
             for caller in self._callers(func):
                 outer = ctx.enclosing_function(caller)
@@ -441,13 +436,8 @@ class StepAnalysis:
             ref = _imported_target(ctx, call, ImportRef, calls)
             if ref is not None and not handed_fresh_batch(ctx, call) and not ctx.step_unreached(call):
                 callee = ctx.module.code_for_node(call.func)
-                payload = payload.replace(", from ", " from ")  # the engine appends ", from <file>"
-                why = tail or f"|{callee}{entry}"
                 guard = ctx.logging_guard(call, loop)  # `if N % 500 == 0: helper(...)`: the helper's syncs too
-                if guard is not None and "|" not in guard and ", from " not in guard:
-                    head, sep, origin = why.partition(", from ")
-                    why = f"{head}|{GUARD_FIELD}{guard}{sep}{origin}"
-                ctx.exported.stepped.append((ref, payload + why))
+                ctx.exported.stepped.append((ref, stepped_payload.encode(payload, tail or f"|{callee}{entry}", guard)))
                 ctx.exported.stepped_args.append((ref, ctx.step_args_spec(call)))  # semantic/step_args.py
 
     def _function_drives(self, func: "FuncInfo", depth: int):

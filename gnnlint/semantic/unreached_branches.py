@@ -22,11 +22,12 @@ module; the order is the old ``compiled_region`` test's, cheapest and most commo
   (``compile_switch_off``, compile_switches.py).
 
 ``_none_test`` and ``_never_none`` (moved here from regions.py with ``_none_branch_unreached``) are
-shared by optional_inputs.py, none_filled.py and containers.py through ``self``.
+shared by optional_inputs.py, none_filled.py and containers.py through ``self``, and so is
+``enclosing_none_tests`` (which ``P is None`` tests around a line require P None or set).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -77,17 +78,29 @@ class UnreachedBranches:
                    for param in self._none_params_required(node, func))
 
     def _none_params_required(self, node: cst.CSTNode, func: FuncInfo) -> list:
-        out, child = [], node
+        return [name for name, must_be_none, _if in self.enclosing_none_tests(node, func)
+                if must_be_none and name in func.params]
+
+    def enclosing_none_tests(self, node: cst.CSTNode, func: FuncInfo,
+                        bare_names: bool = False) -> Iterator[tuple[str, bool, cst.If]]:
+        """(``P``, whether ``P`` must be None, the ``if``) for each ``if`` around ``node`` inside
+        ``func``, nearest first, whose branch holding ``node`` runs only when the name ``P`` is None
+        (the body of ``if P is None:``, the ``else`` of ``if P is not None:``) or is set (the
+        other two); with ``bare_names`` also the body of ``if P:`` (set). The one walk behind
+        the None branch here, none_filled.py's filled names and containers.py's unset
+        constructor parameters (optional_inputs.py's ``_none_conditions`` reads more: conditional
+        expressions and earlier guard clauses too)."""
+        child = node
         for anc in self.ancestors(node):
             if anc is func.node:
-                break
+                return
             if isinstance(anc, cst.If):
                 name, is_none = self._none_test(anc.test)
-                if name in func.params and ((child is anc.body and is_none)
-                                            or (child is anc.orelse and not is_none)):
-                    out.append(name)
+                if name is not None and (child is anc.body or child is anc.orelse):
+                    yield name, is_none == (child is anc.body), anc
+                elif bare_names and isinstance(anc.test, cst.Name) and child is anc.body:
+                    yield anc.test.value, False, anc
             child = anc
-        return out
 
     @staticmethod
     def _none_test(test: cst.BaseExpression) -> tuple:
