@@ -20,6 +20,7 @@ from gnnlint.semantic.callback_hooks import self_overrides
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
 from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
+from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -247,6 +248,9 @@ class HotLoops:
     def _mark_hot_call(self, call: cst.Call, why: str) -> None:
         for target in dispatch.dispatched(self, call):  # `eval(fn)(pred, target)`: a function named in a table
             self._mark_hot_func(target, why)
+        hook = dispatched_hook(self, call)  # `self._call_hooks("on_train_batch_end", ...)` (hook_dispatch.py)
+        for method in hook_methods(self, *hook) if hook is not None else ():
+            self._mark_hot_func(method, why)
         callee = self.local_callee(call)
         if isinstance(callee, FuncInfo):
             if not batch_loops.iterates_batches(self, callee):  # `self.validate()`: its own loop decides

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic import lightning_stages
-from gnnlint.semantic.batch_loops import iterates_batches
+from gnnlint.semantic.batch_loops import hands_model, iterates_batches
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
@@ -111,9 +111,8 @@ class StepAnalysis:
                     if what is not None:
                         calls[id(call)] = what
         # a batch handed to another file's function with the object holding the compiled model
-        if ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances:
-            from gnnlint.semantic.batch_loops import hands_model
-
+        if ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances \
+                or ctx.project.compiled_returns or ctx.project.compiled_args:
             for call in ctx.all_calls():
                 if id(call) not in calls:
                     what = hands_model(ctx, call)
@@ -432,12 +431,21 @@ class StepAnalysis:
                 self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "", entry)
 
     def _export_calls(self, calls, payload: str, tail: str, entry: str = "", loop=None) -> None:
-        from gnnlint.facts import ImportRef
+        from gnnlint.facts import HOOK_METHOD, ImportRef
         from gnnlint.semantic.batch_loops import handed_fresh_batch
+        from gnnlint.semantic.hook_dispatch import dispatched_hook
 
         ctx = self.ctx
         calls = list(calls)
         for call in calls:
+            hook = dispatched_hook(ctx, call)  # `self._call_hooks("on_train_batch_end", ...)`: by name
+            if hook is not None and not ctx.step_unreached(call):
+                ref = ImportRef(f"{HOOK_METHOD}{hook[1]}", hook[0])
+                shown = f'{ctx.module.code_for_node(call.func)}("{hook[0]}")'
+                ctx.exported.stepped.append((ref, f"{payload}|{shown}{entry}"
+                                             if not tail else payload + tail))
+                ctx.exported.stepped_args.append((ref, "*"))  # not read
+                continue
             ref = _imported_target(ctx, call, ImportRef, calls)
             if ref is not None and not handed_fresh_batch(ctx, call) and not ctx.step_unreached(call):
                 callee = ctx.module.code_for_node(call.func)
@@ -510,6 +518,8 @@ class StepAnalysis:
                 return "training"
             if (ctx.last_part(func) or "").lower().startswith("train") and hands_compiled_to_step(ctx, call):
                 return "training"  # `model.train_step(model, optimizer, it)` of another file (step_handoffs.py)
+            if "train" in (ctx.last_part(func) or "").lower() and hands_model(ctx, call):
+                return "training"  # `self.train_step.on_train_batch(self, state, batch)`: a step object's
         if any(id(call) in inherited_compiled_calls(ctx) for call in calls_under(block)):
             return ""  # the step is a method of a base class in another file: training or not, unknown
         return "evaluation"
