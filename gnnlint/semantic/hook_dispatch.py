@@ -87,9 +87,13 @@ def _gated(ctx: "FileContext") -> bool:
 def dispatched_hook(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, int]]:
     """(event name, positional arguments forwarded) when ``call`` runs a local
     dispatcher with a string literal for its dispatched parameter
-    (``self._call_hooks("on_train_batch_end", self, state, batch, out)``)."""
+    (``self._call_hooks("on_train_batch_end", self, state, batch, out)``), or a
+    method it names itself (``getattr(model, "update_teacher", None)()``)."""
     if not _gated(ctx):
         return None
+    named = _named_getattr(ctx, call)
+    if named is not None:  # `getattr(model, "update_teacher", None)()`: that method of whatever holds it
+        return named
     callee = ctx.method_callee(call)
     if not isinstance(callee, FuncInfo):
         return None
@@ -104,6 +108,24 @@ def dispatched_hook(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, i
     if not name.isidentifier() or "_" not in name.strip("_"):
         return None  # an event name (`on_train_batch_end`), not a bare word (`step`, `update`)
     return name, _forwarded(ctx, callee, call, runs)
+
+
+def _named_getattr(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, int]]:
+    """``getattr(obj, "update_teacher")(...)``, or ``f(...)`` with ``f`` bound only to
+    ``getattr(obj, "update_teacher", None)``: (the method name, positional arguments)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        reaching = ctx.reaching(func.value, call)
+        if len(reaching) != 1 or reaching[0][0].how != "assign":
+            return None
+        func = reaching[0][0].value
+    if not (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"
+            and len(func.args) in (2, 3) and isinstance(func.args[1].value, cst.SimpleString)):
+        return None
+    name = func.args[1].value.raw_value
+    if not name.isidentifier() or "_" not in name.strip("_") or any(a.star for a in call.args):
+        return None
+    return name, sum(1 for a in call.args if a.keyword is None)
 
 
 def _forwarded(ctx: "FileContext", callee: FuncInfo, call: cst.Call, runs: cst.Call) -> int:
@@ -128,6 +150,14 @@ def _forwarded(ctx: "FileContext", callee: FuncInfo, call: cst.Call, runs: cst.C
             continue
         count += 1
     return count
+
+
+def dispatch_text(ctx: "FileContext", call: cst.Call, name: str) -> str:
+    """How a message names the dispatching call: ``self._call_hooks("on_train_batch_end")``,
+    ``getattr(…, "update_teacher")()``."""
+    if _named_getattr(ctx, call) is not None:
+        return f'getattr(…, "{name}")()'
+    return f'{ctx.module.code_for_node(call.func)}("{name}")'
 
 
 def hook_methods(ctx: "FileContext", name: str, count: int) -> list[FuncInfo]:

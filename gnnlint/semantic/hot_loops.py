@@ -74,6 +74,8 @@ class HotLoops:
             return True  # `eval_model = ema.module if ema is not None else model`: may be the compiled model
         if isinstance(func, cst.Subscript) and self.compiled_value(func, call):
             return True  # `models["gnn"](x)` with `models = {"gnn": torch.compile(gnn)}` (flow.py)
+        if isinstance(func, cst.Name) and kind == UNKNOWN and self._element_call(func, call):
+            return True  # `[m(x) for m in models]` after `models.append(torch.compile(net))` (containers.py)
         if isinstance(func, (cst.Name, cst.Attribute)) and self.compiled_instance(func, call):
             return True  # a model that compiles itself, built from a registry / by a base class
         if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):
@@ -88,6 +90,19 @@ class HotLoops:
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
         return False
+
+    def _element_call(self, func: cst.Name, call: cst.Call) -> bool:
+        """``model(x)`` with ``model`` a loop name over a list holding compiled objects:
+        the per-step analysis (a throwaway one: hot regions are not known yet) counts it."""
+        binding, _scope = self.lookup(func.value, call)
+        if binding is None or binding.how != "iter":
+            return False
+
+        def compute():
+            from gnnlint.semantic.steps import StepAnalysis
+
+            return set(StepAnalysis(self)._compiled_calls())
+        return id(call) in self._memoised(("element_calls",), compute, set())
 
     def _runs_held_compiled(self, call: cst.Call) -> bool:
         """``self.gnn(batch)`` where a method of the class re-binds ``self.gnn`` to its

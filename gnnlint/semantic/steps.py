@@ -433,7 +433,7 @@ class StepAnalysis:
     def _export_calls(self, calls, payload: str, tail: str, entry: str = "", loop=None) -> None:
         from gnnlint.facts import HOOK_METHOD, ImportRef
         from gnnlint.semantic.batch_loops import handed_fresh_batch
-        from gnnlint.semantic.hook_dispatch import dispatched_hook
+        from gnnlint.semantic.hook_dispatch import dispatch_text, dispatched_hook
 
         ctx = self.ctx
         calls = list(calls)
@@ -441,7 +441,7 @@ class StepAnalysis:
             hook = dispatched_hook(ctx, call)  # `self._call_hooks("on_train_batch_end", ...)`: by name
             if hook is not None and not ctx.step_unreached(call):
                 ref = ImportRef(f"{HOOK_METHOD}{hook[1]}", hook[0])
-                shown = f'{ctx.module.code_for_node(call.func)}("{hook[0]}")'
+                shown = dispatch_text(ctx, call, hook[0])
                 ctx.exported.stepped.append((ref, f"{payload}|{shown}{entry}"
                                              if not tail else payload + tail))
                 ctx.exported.stepped_args.append((ref, "*"))  # not read
