@@ -68,6 +68,11 @@ class Containers:
                             (self._ref_for_target(t, literal) for t in assigned_targets(parent)) if holder is not None]
         return out
 
+    def lists_ref(self, expr: cst.BaseExpression, ref: tuple) -> bool:
+        """``expr`` is a list / tuple literal one of whose elements is ``ref``'s object."""
+        return isinstance(expr, (cst.List, cst.Tuple)) and ref[0] in ("name", "self") and any(
+            not isinstance(e, cst.StarredElement) and self._is_ref_expr(e.value, ref, e.value) for e in expr.elements)
+
     def _append_calls(self) -> list[cst.Call]:
         if "_append_calls_memo" not in self.__dict__:
             self._append_calls_memo = [c for c in self.all_calls() if isinstance(c.func, cst.Attribute)

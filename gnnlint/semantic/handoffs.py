@@ -100,12 +100,14 @@ class Handoffs:
                 if arg.keyword is None and arg.star == "*":
                     return  # positions unknown after *args
                 continue
+            # `Trainer(models=[model])`: a list literal holding it (containers.py)
+            listed = not suffix and self.lists_ref(arg.value, ref)
             if arg.keyword is not None:
-                if self._is_ref_expr(arg.value, ref, arg.value):
-                    yield arg.keyword.value + suffix
+                if self._is_ref_expr(arg.value, ref, arg.value) or listed:
+                    yield arg.keyword.value + (ELEMENTS if listed else suffix)
                 continue
-            if self._is_ref_expr(arg.value, ref, arg.value):
-                yield str(position) + suffix
+            if self._is_ref_expr(arg.value, ref, arg.value) or listed:
+                yield str(position) + (ELEMENTS if listed else suffix)
             position += 1
 
     def imported_function_key(self, call: cst.Call) -> Optional[str]:
