@@ -39,12 +39,19 @@ WRAPPER = """\
         return torch.compile(module, dynamic=dynamic, mode=mode)
 """
 STEP = """\
+    from typing import TYPE_CHECKING
+
+    if TYPE_CHECKING:
+        from demo.trainer import Trainer
+
+
     class DefaultTrainStep:
-        def on_train_batch(self, trainer, state, batch):
+        def on_train_batch(self, trainer: "Trainer", state, batch):
             predictions = trainer.model(batch)
             loss = trainer.loss_fn(predictions, batch)
             trainer.optimizer.zero_grad()
             loss.backward()
+            trainer._call_hooks("on_after_backward", trainer, state)
             trainer.optimizer.step()
             state["train/loss"] = loss.item()
             return {"loss": loss}
@@ -58,6 +65,14 @@ HOOKS = """\
     class ProgressBarHook(BaseHook):
         def on_train_batch_end(self, trainer, state, batch, outputs):
             print(f"{outputs['loss'].item():.4f}")
+
+
+    class GradClipHook(BaseHook):
+        def on_after_backward(self, trainer, state):
+            import torch
+
+            norm = torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), 1.0)
+            state["train/grad_norm"] = norm.item()
 
 
     class LightningStyleCallback:
@@ -108,10 +123,12 @@ def _trainer_project(compile_method: str = COMPILE) -> dict:
 
 def test_a_trainer_compiling_through_a_wrapper_runs_its_step_object_and_hooks_per_step(tmp_path):
     found = _lines(tmp_path, _trainer_project())
-    assert "demo/steps.py:8 GNN013" in found, found  # the step object's loss.item()
+    assert "demo/steps.py:15 GNN013" in found, found  # the step object's loss.item()
     assert "demo/hooks.py:8 GNN013" in found, found  # ProgressBarHook, run by name
+    # run by name from the step object, through the trainer's dispatcher (another file)
+    assert "demo/hooks.py:16 GNN013" in found, found
     # a hook of the same name taking other arguments (a Lightning callback) is not what the trainer runs
-    assert not any(line.startswith("demo/hooks.py:13 ") for line in found), found
+    assert not any(line.startswith("demo/hooks.py:21 ") for line in found), found
 
 
 def test_a_trainer_that_never_compiles_has_no_per_step_hazard(tmp_path):

@@ -132,6 +132,17 @@ def _forwarded(ctx: "FileContext", callee: FuncInfo, call: cst.Call, runs: cst.C
     """How many positional arguments the hook receives: those the dispatcher's
     own call passes, with its ``*args`` standing for the caller's extra ones
     (-1: unknown)."""
+    if any(a.star == "*" for a in call.args):
+        return -1
+    given = sum(1 for a in call.args if a.keyword is None and not a.star)
+    if not (isinstance(call.func, cst.Attribute) and callee.cls is not None):
+        given += 1 if list(callee.params)[:1] == ["self"] else 0  # `Trainer._call_hooks(self, ...)`: rare
+    return forwarded_count(ctx, callee, given, runs)
+
+
+def forwarded_count(ctx: "FileContext", callee: FuncInfo, given: int, runs: cst.Call) -> int:
+    """How many positional arguments the hook gets when a caller passes ``given``
+    positional arguments (after ``self``) to the dispatcher ``callee`` (-1: unknown)."""
     star = callee.node.params.star_arg
     star_name = star.name.value if isinstance(star, cst.Param) else None
     count = 0
@@ -142,11 +153,9 @@ def _forwarded(ctx: "FileContext", callee: FuncInfo, call: cst.Call, runs: cst.C
             if not (isinstance(arg.value, cst.Name) and arg.value.value == star_name):
                 return -1
             named = len(callee.node.params.posonly_params) + len(callee.node.params.params)
-            if isinstance(call.func, cst.Attribute) and callee.cls is not None:
-                named -= 1  # `self.fire(...)`: self is not among the call's arguments
-            if any(a.star == "*" for a in call.args):
-                return -1
-            count += max(0, sum(1 for a in call.args if a.keyword is None and not a.star) - named)
+            if callee.cls is not None and list(callee.params)[:1] in (["self"], ["cls"]):
+                named -= 1  # `self.fire(...)`: self is not among the caller's arguments
+            count += max(0, given - named)
             continue
         count += 1
     return count

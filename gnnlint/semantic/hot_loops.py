@@ -94,6 +94,8 @@ class HotLoops:
     def _element_call(self, func: cst.Name, call: cst.Call) -> bool:
         """``model(x)`` with ``model`` a loop name over a list holding compiled objects:
         the per-step analysis (a throwaway one: hot regions are not known yet) counts it."""
+        if not (self.compile_sites or self.project.compiled_args or self.project.compiled_returns):
+            return False  # exact: every compiled list starts at one of these
         binding, _scope = self.lookup(func.value, call)
         if binding is None or binding.how != "iter":
             return False

@@ -421,6 +421,7 @@ class StepAnalysis:
             drive = self._drive_function(func)
             if drive is None:
                 continue
+            self._export_told_hooks(func, drive)
             calls = [c for c in func.calls if ctx.enclosing_function(c) is func]
             entry = f"|{drive.entry}" if drive.entry else ""  # a framework's step: the message names it
             if drive.where:  # passed on: keep the loop's file and the call it makes
@@ -429,6 +430,38 @@ class StepAnalysis:
                                    f"|{callee.rstrip('`')}{entry}, from {origin}")
             else:
                 self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "", entry)
+
+    def _export_told_hooks(self, func: "FuncInfo", drive: StepDrive) -> None:
+        """A dispatcher another file calls every step with an event name
+        (``trainer._call_hooks("on_after_backward", trainer, state)`` in a step object,
+        ``stepped_args``): the hooks of that name run per step too (hook_dispatch.py)."""
+        from gnnlint.facts import HOOK_METHOD, ImportRef
+        from gnnlint.semantic.hook_dispatch import dispatch_param, forwarded_count
+
+        ctx = self.ctx
+        if func.cls is None or not ctx.project.stepped_args:
+            return
+        key = f"{func.cls.name}.{func.name}"
+        spec = ctx.project.stepped_args.get(key)
+        found = dispatch_param(ctx, func) if spec else None
+        if found is None:
+            return
+        drive = self._stepped(func, _MAX_DEPTH) or drive  # the other file's step, as it told it
+        param, runs = found
+        names = [p for p in func.params if p not in ("self", "cls")]
+        # the file making the dispatching call: the last of the fact's origins
+        origin = stepped_items(ctx).get(key, "").rpartition(", from ")[2] or "another file"
+        for one in spec.split("|"):
+            given = dict(item.partition("=")[::2] for item in one.split(",") if "=" in item)
+            text = given.get(param) or given.get(str(names.index(param))) if param in names else None
+            name = text[1:-1] if text and text[:1] == text[-1:] and text[:1] in "'\"" else None
+            if not name or not name.isidentifier() or "_" not in name.strip("_"):
+                continue
+            count = forwarded_count(ctx, func, sum(1 for k in given if k.isdigit()), runs)
+            ref = ImportRef(f"{HOOK_METHOD}{count}", name)
+            ctx.exported.stepped.append(
+                (ref, f"{drive.per}|{drive.role}|{drive.compiled}|{func.name}(\"{name}\"), from {origin}"))
+            ctx.exported.stepped_args.append((ref, "*"))
 
     def _export_calls(self, calls, payload: str, tail: str, entry: str = "", loop=None) -> None:
         from gnnlint.facts import HOOK_METHOD, ImportRef
@@ -573,10 +606,29 @@ def _imported_target(ctx, call: cst.Call, import_ref, alongside=()):
                 return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
             owner = compiled_class(ctx, func.value, call)  # `model.train_step(model, ...)`: the model's class
         else:
-            owner = ctx.class_of(func.value, call)
+            owner = ctx.class_of(func.value, call) or _annotated_import(ctx, func.value, call, import_ref)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
     return None
+
+
+def _annotated_import(ctx, expr: cst.BaseExpression, at: cst.CSTNode, import_ref):
+    """``trainer`` of ``def on_train_batch(self, trainer: "Trainer", ...)`` with ``Trainer``
+    imported from a project module (also under ``if TYPE_CHECKING:``): that class."""
+    if not isinstance(expr, cst.Name):
+        return None
+    binding, _func = ctx.lookup(expr.value, at)
+    param = binding.node if binding is not None and binding.how == "param" else None
+    if not isinstance(param, cst.Param) or param.annotation is None:
+        return None
+    ann = param.annotation.annotation
+    name = ann.value if isinstance(ann, cst.Name) else \
+        ann.raw_value if isinstance(ann, cst.SimpleString) and ann.raw_value.isidentifier() else None
+    ref = ctx.imports.get(name) if name else None
+    if not isinstance(ref, import_ref) or not ref.name[:1].isupper() or (
+            not ref.level and ref.module.split(".")[0] in ("torch", "torch_geometric", "lightning", "pytorch_lightning")):
+        return None
+    return ref
 
 
 def _wrapper_called(ctx, wrapper: cst.BaseExpression, calls) -> bool:
