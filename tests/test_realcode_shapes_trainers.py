@@ -345,3 +345,43 @@ def test_a_trainer_asserting_the_model_class_never_holds_the_compiled_wrapper(tm
     for run_py in (HYDRA_RUN, PLAIN_RUN):
         found = _lines(tmp_path, _ensemble_project(run_py, check='assert isinstance(models[0], GIN), "GIN only"'))
         assert not any(line.startswith("demo/trainer.py:") for line in found), found
+
+
+HYDRA_ONE = """\
+    import hydra
+    import torch
+
+
+    @hydra.main(config_path="../configs", config_name="run", version_base=None)
+    def main(cfg):
+        model = torch.compile(hydra.utils.instantiate(cfg.model))
+        trainer = hydra.utils.instantiate(cfg.trainer, model=model)
+        trainer.fit(10)
+"""
+ONE_TRAINER = """\
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, loader, lr=1e-3):
+            self.model = model
+            self.loader = loader
+            self.opt = torch.optim.Adam(model.parameters(), lr=lr)
+
+        def fit(self, epochs):
+            for epoch in range(epochs):
+                for batch in self.loader:
+                    loss = self.model(batch).mean()
+                    loss.backward()
+                    self.opt.step()
+                    print(loss.item())
+"""
+
+
+def test_one_compiled_model_handed_to_a_hydra_built_trainer_by_keyword(tmp_path):
+    found = _lines(tmp_path, {"demo/__init__.py": "", "demo/run.py": HYDRA_ONE, "demo/trainer.py": ONE_TRAINER,
+                              "demo/models.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n",
+                              "configs/run.yaml": "defaults:\n  - model: net\n  - trainer: base\n",
+                              "configs/model/net.yaml": "_target_: demo.models.Net\n",
+                              "configs/trainer/base.yaml": "_target_: demo.trainer.Trainer\nloader: null\n"})
+    assert "demo/trainer.py:16 GNN013" in found, found
