@@ -314,12 +314,20 @@ def _config_built(importer: str, kind: str, facts: list) -> list:
     in a compiled class) replaced by the ``_target_`` classes of the project's
     configs for that group (gnnlint.config_targets); those may live in the
     importing file itself (marked so)."""
-    if kind != "compiled" or not any(config_targets.is_group_ref(ref) for ref, _ in facts):
+    if kind not in ("compiled", "compiled_args") or not any(config_targets.is_group_ref(ref) for ref, _ in facts):
         return facts
     out = []
     for ref, why in facts:
         if not config_targets.is_group_ref(ref):
             out.append((ref, why))
+            continue
+        if kind == "compiled_args":  # "group:models[]": the classes' __init__ is handed a compiled object
+            group, _, spec = ref.name.partition(":")
+            for dotted, _yaml_path in config_targets.candidates(importer, group):
+                target = config_targets.as_import(dotted)
+                if target.name[:1].isupper():
+                    out.append((ImportRef(target.module, f"{target.name}:{spec}", target.level),
+                                why + config_targets.SAME_FILE))
             continue
         group, _, member = ref.name.partition("#")  # "group#method": that method of each class (called_choices.py)
         for dotted, yaml_path in config_targets.candidates(importer, group):

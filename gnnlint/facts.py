@@ -150,6 +150,9 @@ def possible_regions(data: bytes, assume_compiled: str = "detected") -> frozense
 # ``ImportRef.module`` prefix of a fact addressed to a function by name, not by
 # import (a runner's entry point: gnnlint/entry_points.py), followed by the keywords passed.
 ENTRY_POINT = "<entry point>:"
+# ``ImportRef.module`` prefix of a fact addressed to every class's method of a name (a hook a
+# trainer runs by name: semantic/hook_dispatch.py), followed by the positional arguments it gets.
+HOOK_METHOD = "<hook method>:"
 
 
 @dataclass(frozen=True)

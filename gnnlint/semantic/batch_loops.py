@@ -70,8 +70,27 @@ def model_holder(ctx: "FileContext", cls) -> Optional[str]:
         found = ctx.compiled_callee(call)
         if found is not None:
             break
+    if found is None:  # `self.model = maybe_compile(self.model, ...)`, never called here: a step object runs it
+        found = _compiled_self_attrs(ctx).get(cls)
     memo[cls] = found
     return found
+
+
+def _compiled_self_attrs(ctx: "FileContext") -> dict:
+    """{class: what}: the local classes one of whose ``self.<attr>`` holds a compiled
+    object (a compile site's ref, an imported builder's compiled result, a compiled
+    object another file hands to ``__init__``), though no method of theirs calls it:
+    the trainer whose ``train_step`` object (another file) runs ``trainer.model(batch)``."""
+    if "_compiled_self_attrs" not in ctx.__dict__:
+        refs = [(ref, f"compiled `self.{ref[1]}`") for site_node, _site in ctx.compile_sites
+                for ref in ctx.compiled_refs(site_node)]
+        refs += ctx.returned_compiled_refs() + ctx.handed_compiled_refs()
+        found: dict = {}
+        for ref, what in refs:
+            if ref[0] == "self":
+                found.setdefault(ref[2], what)
+        ctx._compiled_self_attrs = found
+    return ctx._compiled_self_attrs
 
 
 def _self_calls(ctx: "FileContext") -> dict:
@@ -106,7 +125,7 @@ def _may_hold_compiled(ctx: "FileContext") -> bool:
     fact (instances.compiled_instance). A file with none of them -- most files
     -- holds no compiled model, and asking every ``self.X(...)`` call is skipped."""
     return bool(ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances
-                or ctx.calls_compile_api())
+                or ctx.project.compiled_returns or ctx.project.compiled_args or ctx.calls_compile_api())
 
 
 def hands_model(ctx: "FileContext", call: cst.Call) -> Optional[str]:

@@ -75,6 +75,10 @@ class Classes:
             if resolved and resolved[:1] != "" and (self.last_part(func) or "")[:1].isupper():
                 return resolved
             return None
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or) \
+                and isinstance(expr.left, cst.Name) and isinstance(expr.right, cst.Call):
+            # `self.train_step = train_step or DefaultTrainStep()`: what is given, else the default
+            return self.class_of(expr.left, at or expr, depth + 1) or self.class_of(expr.right, at, depth + 1)
         if isinstance(expr, cst.Name):
             binding, func = self.lookup(expr.value, at or expr)
             if binding is not None and binding.how == "param" and func is not None and depth < 3:

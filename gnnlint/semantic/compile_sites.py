@@ -297,7 +297,7 @@ class CompileSites(CompileOptions):
         """Calls that run the compiled object a ref holds."""
         if ref[0] == "func":
             return [c for c in self.all_calls() if self.local_callee(c) is ref[1]]
-        if ref[0] == "arg":
+        if ref[0] in ("arg", "elements"):
             return []
         return [c for c in self.all_calls() if self.is_ref_expr(c.func, ref, c) or (  # `model.forward(x)` too
             isinstance(c.func, cst.Attribute) and c.func.attr.value == "forward" and self.is_ref_expr(c.func.value, ref, c))]
@@ -311,8 +311,19 @@ class CompileSites(CompileOptions):
         if ref[0] in ("func", "method"):
             yield from method_ref_passes(self, ref) if ref[0] == "method" else ()
             return
+        if ref[0] == "elements":  # a list of compiled objects: the loops over it, where the list goes (containers.py)
+            for element in self.holder_element_refs(ref[1]):
+                yield "ref", element, None
+            for how, new, call in self.ref_passes(ref[1]):
+                if how == "ref" and new[0] in ("name", "self"):
+                    yield "ref", ("elements", new), call
+                elif how == "external":
+                    yield how, new, call
+            return
         for alias in self.alias_refs(ref):  # `eval_model = ema.module if ema else model` (ref_aliases.py)
             yield "ref", alias, None
+        for holder in self.list_holder_refs(ref):  # `models.append(model)`, `models = [model]` (containers.py)
+            yield "ref", holder, None
         for call in self.all_calls():
             for index, arg in enumerate(call.args):
                 if arg.star or not self.is_ref_expr(arg.value, ref, arg.value):

@@ -14,6 +14,9 @@ import libcst as cst
 
 from gnnlint.semantic.model import assigned_targets
 
+# the suffix of a hand-off's parameter spec (``Trainer:models[]``): a list of compiled objects
+ELEMENTS = "[]"
+
 
 class Containers:
     """Compiled elements of lists. Mixed into FileContext; reads the SemanticModel."""
@@ -43,7 +46,70 @@ class Containers:
                 refs.append(("name", name.value, self.enclosing_function(loop), self.order.get(loop, 0), loop.iter))
         return refs
 
-    def _element_name(self, loop: cst.For) -> Optional[cst.Name]:
+    # -- lists a compiled object is put in: ("elements", holder ref) ------------------------
+    def list_holder_refs(self, ref: tuple) -> list[tuple]:
+        """``("elements", holder)`` refs of the lists ``ref``'s compiled object is put in:
+        ``models.append(model)``, ``models = [model]`` (a name or a ``self`` attribute)."""
+        if ref[0] not in ("name", "self"):
+            return []
+        out = []
+        for call in self._append_calls():
+            if call.args and self.is_ref_expr(call.args[0].value, ref, call.args[0].value):
+                # `models.append(model)`: the loops over `models` after it; `self.models.append(model)`: any
+                holder = self._ref_for_target(call.func.value, call)  # type: ignore[attr-defined]
+                if holder is not None:
+                    out.append(("elements", holder))
+        for literal in self._list_literals():
+            if any(not isinstance(e, cst.StarredElement) and self.is_ref_expr(e.value, ref, e.value)
+                   for e in literal.elements):
+                parent = self.parent.get(literal)
+                if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is literal:
+                    out += [("elements", holder) for holder in
+                            (self._ref_for_target(t, literal) for t in assigned_targets(parent)) if holder is not None]
+        return out
+
+    def lists_ref(self, expr: cst.BaseExpression, ref: tuple) -> bool:
+        """``expr`` is a list / tuple literal one of whose elements is ``ref``'s object."""
+        return isinstance(expr, (cst.List, cst.Tuple)) and ref[0] in ("name", "self") and any(
+            not isinstance(e, cst.StarredElement) and self.is_ref_expr(e.value, ref, e.value) for e in expr.elements)
+
+    def _append_calls(self) -> list[cst.Call]:
+        if "_append_calls_memo" not in self.__dict__:
+            self._append_calls_memo = [c for c in self.all_calls() if isinstance(c.func, cst.Attribute)
+                                       and c.func.attr.value == "append" and len(c.args) == 1]
+        return self._append_calls_memo
+
+    def _list_literals(self) -> list:
+        if "_list_literals_memo" not in self.__dict__:
+            self._list_literals_memo = [n for n in self.preorder if isinstance(n, (cst.List, cst.Tuple))
+                                        and isinstance(self.parent.get(n), (cst.Assign, cst.AnnAssign))]
+        return self._list_literals_memo
+
+    def holder_element_refs(self, holder: tuple) -> list[tuple]:
+        """Refs of the loop names bound to the elements of the list ``holder`` holds:
+        ``for model in models:``, ``[model(x) for model in self.models]``."""
+        refs = []
+        for loop in self._element_loops():
+            name = self._element_name(loop)
+            iterable = loop.iter
+            if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
+                iterable = iterable.args[0].value
+            if name is None or not self.is_ref_expr(iterable, holder, iterable):
+                continue
+            # a comprehension's element expression comes before its `for` clause
+            start = self.parent.get(loop) if isinstance(loop, cst.CompFor) else loop
+            while isinstance(start, cst.CompFor):
+                start = self.parent.get(start)
+            refs.append(("name", name.value, self.enclosing_function(loop), self.order.get(start, 0), loop.iter))
+        return refs
+
+    def _element_loops(self) -> list:
+        if "_element_loops_memo" not in self.__dict__:
+            self._element_loops_memo = [loop for loop in self.loops if isinstance(loop, cst.For)] + [
+                n for n in self.preorder if isinstance(n, cst.CompFor)]
+        return self._element_loops_memo
+
+    def _element_name(self, loop) -> Optional[cst.Name]:
         """``model`` of ``for model in xs`` / ``for i, model in enumerate(xs)``."""
         target = loop.target
         if isinstance(loop.iter, cst.Call) and self.resolve(loop.iter.func) == "enumerate":
@@ -80,3 +146,24 @@ class Containers:
 def _unset(expr: Optional[cst.BaseExpression]) -> bool:
     """Not passed, or passed as None / False."""
     return expr is None or (isinstance(expr, cst.Name) and expr.value in ("None", "False"))
+
+
+def refuses_compiled(ctx, init, param: str) -> bool:
+    """``assert isinstance(models[0], GIN)`` in ``__init__``: the class takes only
+    instances of one project module class, which a ``torch.compile`` wrapper
+    (``OptimizedModule``) is not -- it never holds the compiled object."""
+    for node in ctx.preorder:
+        if not isinstance(node, cst.Assert) or ctx.enclosing_function(node) is not init:
+            continue
+        test = node.test
+        if not (isinstance(test, cst.Call) and ctx.resolve(test.func) == "isinstance" and len(test.args) == 2):
+            continue
+        subject, cls = test.args[0].value, test.args[1].value
+        if isinstance(subject, cst.Subscript):
+            subject = subject.value
+        if not (isinstance(subject, cst.Name) and subject.value == param and isinstance(cls, cst.Name)):
+            continue
+        resolved = ctx.resolve(cls) or ""
+        if not resolved.startswith(("torch.", "torch_geometric.")) and cls.value[:1].isupper():
+            return True
+    return False

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gnnlint.semantic.hook_dispatch import dispatch_callers
+
 if TYPE_CHECKING:
     from gnnlint.context import FileContext, FuncInfo
 
@@ -73,7 +75,7 @@ def extra_callers(ctx: "FileContext", func: "FuncInfo", depth: int = 0) -> list:
     functions so decorated."""
     if depth > _MAX_DEPTH:
         return []
-    out: list = []
+    out: list = dispatch_callers(ctx, func)  # `self._call_hooks("on_train_batch_end", ...)` (hook_dispatch.py)
     if func.parent is None and func.cls is None and func.name in _literal_names(ctx):
         out += [call for call in ctx.all_calls() if is_name_dispatch(ctx, call)]
     parent = func.parent

@@ -15,7 +15,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from gnnlint.config_targets import group_ref
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.containers import ELEMENTS, refuses_compiled
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 from gnnlint.semantic.method_refs import handed_method, passing_base
 from gnnlint.semantic.step_handoffs import compiled_class
@@ -41,7 +43,8 @@ class Handoffs:
                     # as train` / `else: from b import g as train`: both (returned_functions.py)
                     targets = self.called_imports(call) or ([target] if target is not None else []) \
                         or self._imported_class(call) \
-                        or self._imported_methods(call)  # utils.train(model, loader), utils = Utils(...)
+                        or self._imported_methods(call) \
+                        or self._instantiated_classes(call)  # hydra.utils.instantiate(cfg.trainer, models=...)
                     for target in targets:
                         for spec in self._specs_passing(call, ref):
                             key = (target, spec)
@@ -74,7 +77,7 @@ class Handoffs:
         return self._handoff_refs_from(self.compiled_refs(site_node))
 
     def _handoff_refs_from(self, refs: list[tuple]) -> list[tuple]:
-        todo = [(ref, 0) for ref in refs if ref[0] in ("name", "self", "method")]
+        todo = [(ref, 0) for ref in refs if ref[0] in ("name", "self", "method", "elements")]
         out: list[tuple] = []
         while todo:
             ref, depth = todo.pop()
@@ -89,18 +92,22 @@ class Handoffs:
         """The parameters (position or keyword) a call passes the ref as
         (``0@step``: the object whose compiled ``step`` a ``("method", ...)`` ref holds)."""
         ref, suffix = passing_base(ref)
+        if ref[0] == "elements":  # `Trainer(models=models)`: a list of compiled objects (containers.py)
+            ref, suffix = ref[1], ELEMENTS
         position = 0
         for arg in call.args:
             if arg.star:
                 if arg.keyword is None and arg.star == "*":
                     return  # positions unknown after *args
                 continue
+            # `Trainer(models=[model])`: a list literal holding it (containers.py)
+            listed = not suffix and self.lists_ref(arg.value, ref)
             if arg.keyword is not None:
-                if self.is_ref_expr(arg.value, ref, arg.value):
-                    yield arg.keyword.value + suffix
+                if self.is_ref_expr(arg.value, ref, arg.value) or listed:
+                    yield arg.keyword.value + (ELEMENTS if listed else suffix)
                 continue
-            if self.is_ref_expr(arg.value, ref, arg.value):
-                yield str(position) + suffix
+            if self.is_ref_expr(arg.value, ref, arg.value) or listed:
+                yield str(position) + (ELEMENTS if listed else suffix)
             position += 1
 
     def imported_function_key(self, call: cst.Call) -> Optional[str]:
@@ -170,6 +177,13 @@ class Handoffs:
             return []
         binding, _scope = self.lookup(func.value, call)
         return [ref] if binding is None or binding.how == "import" else []
+    def _instantiated_classes(self, call: cst.Call) -> list[ImportRef]:
+        """``hydra.utils.instantiate(cfg.trainer.init, models=models)``: the marker of the
+        config group's classes (the engine turns it into their ``_target_`` classes);
+        only what the call passes by keyword reaches their ``__init__``."""
+        group = self.instantiated_group(call)
+        return [group_ref(group)] if group is not None else []
+
     def _imported_method(self, call: cst.Call) -> Optional[ImportRef]:
         """``ppo.train(...)`` with ``ppo = PPO(...)`` of a class imported from
         the project: ``ImportRef(module, "PPO.train")``."""
@@ -215,6 +229,8 @@ class Handoffs:
         out = []
         for key, why in self.project.compiled_args.items():
             name, _, spec = key.partition(":")
+            elements = spec.endswith(ELEMENTS)  # `models[]`: a list of compiled objects (containers.py)
+            spec = spec.removesuffix(ELEMENTS)
             spec, method = handed_method(spec)  # `rollout:0@step`: only its `step` is compiled (method_refs.py)
             info = self.functions.get(name)
             if info is None and "." in name:  # a method: `ppo.train(agent)` in another file
@@ -224,7 +240,8 @@ class Handoffs:
                         and list(info.params)[:1] in (["self"], ["cls"]):
                     spec = str(int(spec) + 1)
             if info is None:
-                out += self._handed_to_class(name, spec, why) if method is None else []
+                handed = self._handed_to_class(name, spec, why) if method is None else []
+                out += [(("elements", ref), what) for ref, what in handed] if elements else handed
                 continue
             params = list(info.params)
             param = params[int(spec)] if spec.isdigit() and int(spec) < len(params) else \
@@ -236,7 +253,7 @@ class Handoffs:
             shown = f"{param}.{method}" if method else param
             what = f"{held or 'compiled '}`{shown}`" + (f" (passed in {source})" if source else "")
             ref = ("name", param, info, -1, None)
-            out.append((("method", ref, method) if method else ref, what))
+            out.append((("method", ref, method) if method else ("elements", ref) if elements else ref, what))
         return out
 
     def _handed_to_class(self, name: str, spec: str, why: str) -> list[tuple[tuple, str]]:
@@ -250,7 +267,7 @@ class Handoffs:
         params = list(init.params)[1:]  # after self
         param = params[int(spec)] if spec.isdigit() and int(spec) < len(params) else \
             (spec if spec in params else None)
-        if param is None:
+        if param is None or refuses_compiled(self, init, param):
             return []
         source = why.split(", from ")[1] if ", from " in why else None
         what = f"compiled `{param}`" + (f" (passed in {source})" if source else "")

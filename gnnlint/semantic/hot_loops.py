@@ -20,6 +20,7 @@ from gnnlint.semantic.callback_hooks import self_overrides
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
 from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
+from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -74,6 +75,8 @@ class HotLoops:
             return True  # `eval_model = ema.module if ema is not None else model`: may be the compiled model
         if isinstance(func, cst.Subscript) and self.compiled_value(func, call):
             return True  # `models["gnn"](x)` with `models = {"gnn": torch.compile(gnn)}` (flow.py)
+        if isinstance(func, cst.Name) and kind == UNKNOWN and self._element_call(func, call):
+            return True  # `[m(x) for m in models]` after `models.append(torch.compile(net))` (containers.py)
         if isinstance(func, (cst.Name, cst.Attribute)) and self.compiled_instance(func, call):
             return True  # a model that compiles itself, built from a registry / by a base class
         if isinstance(func, cst.Attribute) and id(call) in inherited_compiled_calls(self):
@@ -88,6 +91,21 @@ class HotLoops:
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
         return False
+
+    def _element_call(self, func: cst.Name, call: cst.Call) -> bool:
+        """``model(x)`` with ``model`` a loop name over a list holding compiled objects:
+        the per-step analysis (a throwaway one: hot regions are not known yet) counts it."""
+        if not (self.compile_sites or self.project.compiled_args or self.project.compiled_returns):
+            return False  # exact: every compiled list starts at one of these
+        binding, _scope = self.lookup(func.value, call)
+        if binding is None or binding.how != "iter":
+            return False
+
+        def compute():
+            from gnnlint.semantic.steps import StepAnalysis
+
+            return set(StepAnalysis(self)._compiled_calls())
+        return id(call) in self._memoised(("element_calls",), compute, set())
 
     def _runs_held_compiled(self, call: cst.Call) -> bool:
         """``self.gnn(batch)`` where a method of the class re-binds ``self.gnn`` to its
@@ -248,6 +266,9 @@ class HotLoops:
     def _mark_hot_call(self, call: cst.Call, why: str) -> None:
         for target in dispatch.dispatched(self, call):  # `eval(fn)(pred, target)`: a function named in a table
             self._mark_hot_func(target, why)
+        hook = dispatched_hook(self, call)  # `self._call_hooks("on_train_batch_end", ...)` (hook_dispatch.py)
+        for method in hook_methods(self, *hook) if hook is not None else ():
+            self._mark_hot_func(method, why)
         callee = self.local_callee(call)
         if isinstance(callee, FuncInfo):
             if not batch_loops.iterates_batches(self, callee):  # `self.validate()`: its own loop decides

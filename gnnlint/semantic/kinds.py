@@ -407,6 +407,8 @@ class Kinds:
         func = call.func
         resolved = self.resolve(func) or ""
         root = resolved.split(".")[0]
+        if resolved == "sum" and call.args and self._sums_tensors(call.args[0].value, call):
+            return TENSOR  # `sum(losses)` of a list of loss tensors: a tensor
         if resolved in _BUILTINS_RETURNING_VALUES:
             return UNKNOWN if resolved == "getattr" else SCALAR
         if root in _SCALAR_LIBRARIES:
@@ -424,6 +426,30 @@ class Kinds:
             if kind is not None:
                 return kind
         return self._named_call_kind(call, func)
+
+    def _sums_tensors(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``expr`` is a list of tensors: a comprehension of them, or a name bound only to
+        such a comprehension or to a list literal whose entries and ``append``s are tensors."""
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            return self.kind(expr.elt) == TENSOR
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = self.reaching(expr.value, at)
+        values: list = []  # what the list holds
+        for binding, _func in reaching:
+            if binding.how != "assign" or not isinstance(binding.value, (cst.ListComp, cst.List)):
+                return False
+            if isinstance(binding.value, cst.ListComp):
+                values.append(binding.value.elt)
+            elif any(isinstance(e, cst.StarredElement) for e in binding.value.elements):
+                return False
+            else:
+                values += [e.value for e in binding.value.elements]
+        func = reaching[0][1] if reaching else None
+        values += [c.args[0].value for c in (func.calls if func is not None else self.module_calls)
+                   if isinstance(c.func, cst.Attribute) and c.func.attr.value == "append" and len(c.args) == 1
+                   and isinstance(c.func.value, cst.Name) and c.func.value.value == expr.value]
+        return bool(values) and all(self.kind(v) == TENSOR for v in values)
 
     def _method_call_kind(self, func: cst.Attribute) -> Optional[str]:
         """``receiver.method(...)`` by what the receiver is; None: not decided here."""
@@ -471,7 +497,7 @@ class Kinds:
                 return MODEL
         if returned_tensor_call(self, call):  # `-> torch.Tensor` in another project file
             return TENSOR
-        if name in ("criterion", "loss_fn", "loss_func", "lossfn", "loss_function") or \
+        if name in ("criterion", "loss_fn", "loss_func", "lossfn", "loss_function") or name.endswith("_criterion") or \
                 (isinstance(func, cst.Name) and func.value.endswith("_loss_fn")):
             return TENSOR
         if isinstance(func, cst.Name) and _MODEL_NAMES.match(func.value) and callee_kind != SCALAR \

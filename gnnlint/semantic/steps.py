@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic import lightning_stages, stepped_payload
-from gnnlint.semantic.batch_loops import iterates_batches
+from gnnlint.semantic.batch_loops import hands_model, iterates_batches
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
@@ -110,9 +110,8 @@ class StepAnalysis:
                     if what is not None:
                         calls[id(call)] = what
         # a batch handed to another file's function with the object holding the compiled model
-        if ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances:
-            from gnnlint.semantic.batch_loops import hands_model
-
+        if ctx.compile_sites or ctx.compiled_classes or ctx.project.compiled_instances \
+                or ctx.project.compiled_returns or ctx.project.compiled_args:
             for call in ctx.all_calls():
                 if id(call) not in calls:
                     what = hands_model(ctx, call)
@@ -417,6 +416,7 @@ class StepAnalysis:
             drive = self._drive_function(func)
             if drive is None:
                 continue
+            self._export_told_hooks(func, drive)
             calls = [c for c in func.calls if ctx.enclosing_function(c) is func]
             entry = f"|{drive.entry}" if drive.entry else ""  # a framework's step: the message names it
             if drive.where:  # passed on: keep the loop's file and the call it makes
@@ -426,13 +426,54 @@ class StepAnalysis:
             else:
                 self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "", entry)
 
+    def _export_told_hooks(self, func: "FuncInfo", drive: StepDrive) -> None:
+        """A dispatcher another file calls every step with an event name
+        (``trainer._call_hooks("on_after_backward", trainer, state)`` in a step object,
+        ``stepped_args``): the hooks of that name run per step too (hook_dispatch.py)."""
+        from gnnlint.facts import HOOK_METHOD, ImportRef
+        from gnnlint.semantic.hook_dispatch import dispatch_param, forwarded_count
+
+        ctx = self.ctx
+        if func.cls is None or not ctx.project.stepped_args:
+            return
+        key = f"{func.cls.name}.{func.name}"
+        spec = ctx.project.stepped_args.get(key)
+        found = dispatch_param(ctx, func) if spec else None
+        if found is None:
+            return
+        drive = self._stepped(func, _MAX_DEPTH) or drive  # the other file's step, as it told it
+        param, runs = found
+        names = [p for p in func.params if p not in ("self", "cls")]
+        # the file making the dispatching call: the last of the fact's origins
+        origin = stepped_items(ctx).get(key, "").rpartition(", from ")[2] or "another file"
+        for one in spec.split("|"):
+            given = dict(item.partition("=")[::2] for item in one.split(",") if "=" in item)
+            text = given.get(param) or given.get(str(names.index(param))) if param in names else None
+            name = text[1:-1] if text and text[:1] == text[-1:] and text[:1] in "'\"" else None
+            if not name or not name.isidentifier() or "_" not in name.strip("_"):
+                continue
+            count = forwarded_count(ctx, func, sum(1 for k in given if k.isdigit()), runs)
+            ref = ImportRef(f"{HOOK_METHOD}{count}", name)
+            ctx.exported.stepped.append(
+                (ref, f"{drive.per}|{drive.role}|{drive.compiled}|{func.name}(\"{name}\"), from {origin}"))
+            ctx.exported.stepped_args.append((ref, "*"))
+
     def _export_calls(self, calls, payload: str, tail: str, entry: str = "", loop=None) -> None:
-        from gnnlint.facts import ImportRef
+        from gnnlint.facts import HOOK_METHOD, ImportRef
         from gnnlint.semantic.batch_loops import handed_fresh_batch
+        from gnnlint.semantic.hook_dispatch import dispatch_text, dispatched_hook
 
         ctx = self.ctx
         calls = list(calls)
         for call in calls:
+            hook = dispatched_hook(ctx, call)  # `self._call_hooks("on_train_batch_end", ...)`: by name
+            if hook is not None and not ctx.step_unreached(call):
+                ref = ImportRef(f"{HOOK_METHOD}{hook[1]}", hook[0])
+                shown = dispatch_text(ctx, call, hook[0])
+                ctx.exported.stepped.append((ref, f"{payload}|{shown}{entry}"
+                                             if not tail else payload + tail))
+                ctx.exported.stepped_args.append((ref, "*"))  # not read
+                continue
             ref = _imported_target(ctx, call, ImportRef, calls)
             if ref is not None and not handed_fresh_batch(ctx, call) and not ctx.step_unreached(call):
                 callee = ctx.module.code_for_node(call.func)
@@ -500,6 +541,8 @@ class StepAnalysis:
                 return "training"
             if (ctx.last_part(func) or "").lower().startswith("train") and hands_compiled_to_step(ctx, call):
                 return "training"  # `model.train_step(model, optimizer, it)` of another file (step_handoffs.py)
+            if "train" in (ctx.last_part(func) or "").lower() and hands_model(ctx, call):
+                return "training"  # `self.train_step.on_train_batch(self, state, batch)`: a step object's
         if any(id(call) in inherited_compiled_calls(ctx) for call in calls_under(block)):
             return ""  # the step is a method of a base class in another file: training or not, unknown
         return "evaluation"
@@ -553,10 +596,29 @@ def _imported_target(ctx, call: cst.Call, import_ref, alongside=()):
                 return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
             owner = compiled_class(ctx, func.value, call)  # `model.train_step(model, ...)`: the model's class
         else:
-            owner = ctx.class_of(func.value, call)
+            owner = ctx.class_of(func.value, call) or _annotated_import(ctx, func.value, call, import_ref)
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
     return None
+
+
+def _annotated_import(ctx, expr: cst.BaseExpression, at: cst.CSTNode, import_ref):
+    """``trainer`` of ``def on_train_batch(self, trainer: "Trainer", ...)`` with ``Trainer``
+    imported from a project module (also under ``if TYPE_CHECKING:``): that class."""
+    if not isinstance(expr, cst.Name):
+        return None
+    binding, _func = ctx.lookup(expr.value, at)
+    param = binding.node if binding is not None and binding.how == "param" else None
+    if not isinstance(param, cst.Param) or param.annotation is None:
+        return None
+    ann = param.annotation.annotation
+    name = ann.value if isinstance(ann, cst.Name) else \
+        ann.raw_value if isinstance(ann, cst.SimpleString) and ann.raw_value.isidentifier() else None
+    ref = ctx.imports.get(name) if name else None
+    if not isinstance(ref, import_ref) or not ref.name[:1].isupper() or (
+            not ref.level and ref.module.split(".")[0] in ("torch", "torch_geometric", "lightning", "pytorch_lightning")):
+        return None
+    return ref
 
 
 def _wrapper_called(ctx, wrapper: cst.BaseExpression, calls) -> bool:
