@@ -28,7 +28,8 @@ from gnnlint import elide
 from gnnlint import config_targets
 from gnnlint import constructions, entry_points
 from gnnlint.compiling_files import CompilingImports
-from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_sweep, possible_regions,
+from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_collate,
+                           may_export_sweep, possible_regions,
                            sweep_modules)
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -140,7 +141,8 @@ def prefilter(data: bytes, options: LintOptions, compiles=None) -> tuple[list[Ru
     of a function imported from a file that ``compiles(module, level, name)``."""
     regions = possible_regions(data, options.assume_compiled)
     rules = [r for r in active_rules(options) if _may_fire(r, data, options, regions)]
-    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data, compiles)
+    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data, compiles) \
+        or may_export_collate(data)
     return rules, exports
 
 
@@ -664,7 +666,7 @@ _FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train ->
 
 
 _FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params",
-                   "returned_tensors")  # "<stem>.<function>:..." keys
+                   "returned_tensors", "graph_collates")  # "<stem>.<function>:..." keys
 
 
 def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],
@@ -685,6 +687,7 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
         [("synced_params", ref, why) for ref, why in result.exported.synced_params] + \
         [("returned_tensors", ref, why) for ref, why in result.exported.returned_tensors] + \
+        [("graph_collates", ref, why) for ref, why in result.exported.graph_collates] + \
         [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
         [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides] + \
         [("compiled_overrides", ref, why) for ref, why in result.exported.compiled_overrides]
@@ -944,7 +947,7 @@ _PULLED_KINDS = frozenset(("compiled_params", "compiled_instances", "framework_c
                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
                            "stepped_overrides", "compiled_overrides",
                            "compile_flags", "compile_switches", "synced_params", "returned_tensors",
-                           "ctor_switches"))
+                           "ctor_switches", "graph_collates"))
 
 
 def _deliver_facts(result, every, contents, compiling, modules, incoming: dict, changed: set) -> None:

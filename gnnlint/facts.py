@@ -111,6 +111,13 @@ def may_export_sweep(data: bytes, compiles=None) -> bool:
     return any(compiles is None or compiles(*ref) for ref in sweep_modules(data))
 
 
+def may_export_collate(data: bytes) -> bool:
+    """Cheap byte test: a function here may batch graphs (``Batch.from_data_list``, PyG's ``Collater``,
+    ``dgl.batch``): a ``collate_fn`` another file's loader names (semantic/graph_collates.py)."""
+    return b"def " in data and (b"from_data_list" in data or b"Collater" in data
+                                or (b"dgl" in data and b".batch(" in data))
+
+
 def compiles_anything(data: bytes) -> bool:
     """Cheap byte test: this file may hold a compile site of its own."""
     if b"compile" not in data:
@@ -167,7 +174,8 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
-              "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches")
+              "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches",
+              "graph_collates")
 
 
 @dataclass
@@ -241,6 +249,9 @@ class ProjectFacts:
     # "<defining module's stem>.<function>" -> why: a function this file imports is annotated to return a
     # tensor (``-> torch.Tensor``; semantic/returned_tensors.py)
     returned_tensors: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>" -> why: a function this file imports batches graphs
+    # (``Batch.from_data_list``): a ``collate_fn`` making variable-size batches (semantic/graph_collates.py)
+    graph_collates: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function or Class>:<position or keyword>" -> "<Loader>: <how>, from <file>":
     # a function this file imports feeds the compiled object passed there a loader's batches
     # (semantic/fed_args.py)
@@ -313,6 +324,8 @@ class ExportedFacts:
     synced_params: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>") -> why: this file's functions annotated to return a tensor
     returned_tensors: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>") -> why: this file's functions batching graphs (a graph collate_fn)
+    graph_collates: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function or Class>:<position or keyword>") -> "<Loader>: <how>": this file's
     # functions feeding the compiled object another file hands them a loader's batches
     fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)

@@ -53,6 +53,10 @@ from gnnlint.semantic.returned_tensors import returned_tensor_call, tensor_annot
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
 
 
+# reductions a tensor has and a PyG batch or a dict has not
+_REDUCTIONS = {"sum", "mean", "any", "all", "max", "min", "abs", "float", "bool", "prod", "std", "var", "nonzero"}
+
+
 class Kinds:
     """Value-kind questions: what an expression evaluates to. Mixed into FileContext; reads the SemanticModel."""
 
@@ -257,6 +261,8 @@ class Kinds:
             return BATCH
         if how == "iter" and kind == LOADER:
             return BATCH
+        if how == "iter" and kind == BATCH and _BATCH_NAMES.match(name):
+            return BATCH  # `for graph in batch["graphs"]`: a loader batch holding a list of graphs (per timestep)
         if how == "iter" and func_name == "range":
             return SCALAR
         return UNKNOWN
@@ -359,6 +365,8 @@ class Kinds:
         def compute():
             args = self._args_for_param(param, func)
             kinds = {self.kind(a) if a is not None else UNKNOWN for a in args or [None]}
+            if kinds == {BATCH}:
+                return BATCH  # `metrics(pred, batch["valid"].to(dev))` at every call: a field of a loader batch
             return TENSOR if kinds == {TENSOR} else UNKNOWN
         return self._memoised((func, param.name.value, "kind"), compute, UNKNOWN)
 
@@ -446,6 +454,8 @@ class Kinds:
             if method in ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous", "subgraph",
                           "coalesce", "detach", "apply"):
                 return BATCH
+            if method in _TENSOR_ONLY_METHODS or method in _REDUCTIONS:
+                return TENSOR  # `batch["valid"].sum()`: no graph or dict has it -- a field of the batch, a tensor
             return UNKNOWN
         if receiver == SCALAR:
             return SCALAR

@@ -28,6 +28,7 @@ from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
+from gnnlint.semantic.passed_functions import passed_function
 from gnnlint.semantic.step_guards import GUARD_FIELD
 from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 from gnnlint.semantic.stepped_overrides import stepped_items
@@ -546,7 +547,7 @@ def _imported_target(ctx, call: cst.Call, import_ref, alongside=()):
         ref = ctx.imports.get(func.value)
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
             return ref
-        return None
+        return passed_function(ctx, call)  # `loss_fn(pred, y)`, handed the imported helper (passed_functions.py)
     if not isinstance(func, cst.Attribute) or len(func.attr.value) < 2 or func.attr.value.startswith("__"):
         return None
     if isinstance(func.value, cst.Name) and func.value.value in ctx.imports:
