@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from gnnlint import elide
 from gnnlint import config_targets
-from gnnlint import constructions, entry_points
+from gnnlint import constructions, entry_points, module_constants
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_collate,
                            may_export_sweep, possible_regions,
@@ -852,6 +852,29 @@ def _join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[
             changed.add(result.path)
 
 
+def _join_imported_constants(results: dict, modules: ModuleMap, contents: Optional[dict], incoming: dict,
+                             changed: set, memo: dict) -> None:
+    """``imported_constants``: a file reading an imported name as a compile option (``from config import
+    compile_mode``) is told the literal the defining file binds it to at module level, when it binds it
+    once (semantic/imported_constants.py)."""
+    for result in results.values():
+        told = {}
+        for ref, _why in result.exported.imported_constants:
+            found = modules.resolve(result.path, ImportRef(ref.module, ref.name, ref.level))
+            if found is None:
+                continue
+            path = modules.given.get(os.path.abspath(found[0]), found[0])
+            if (path, ref.name) not in memo:
+                memo[(path, ref.name)] = module_constants.module_literal(_bytes_of(path, contents) or b"", ref.name)
+            value = memo[(path, ref.name)]
+            if value is not None:
+                told[f"{ref.module}.{ref.name}"] = value
+        facts = incoming.get(result.path)
+        if told and (facts is None or facts.imported_constants != told):
+            incoming.setdefault(result.path, ProjectFacts()).imported_constants = told
+            changed.add(result.path)
+
+
 def _bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:
     """The bytes of ``path``: an editor's buffer / stdin when given, else the
     file on disk; None when it cannot be read."""
@@ -947,7 +970,7 @@ _PULLED_KINDS = frozenset(("compiled_params", "compiled_instances", "framework_c
                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
                            "stepped_overrides", "compiled_overrides",
                            "compile_flags", "compile_switches", "synced_params", "returned_tensors",
-                           "ctor_switches", "graph_collates"))
+                           "ctor_switches", "graph_collates", "imported_constants"))
 
 
 def _deliver_facts(result, every, contents, compiling, modules, incoming: dict, changed: set) -> None:
@@ -1021,6 +1044,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
         changed: set[str] = set()
         _join_compile_switches(results, every, contents, incoming, changed, switch_memo)
         _join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
+        _join_imported_constants(results, modules, contents, incoming, changed, switch_memo.setdefault("const", {}))
         for result in exporting:
             _pull_compiled_params(result, every, contents, incoming, changed)
             _broadcast_framework_facts(result, every, contents, incoming, changed)

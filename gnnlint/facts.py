@@ -175,7 +175,7 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
               "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches",
-              "graph_collates")
+              "graph_collates", "imported_constants")
 
 
 @dataclass
@@ -252,6 +252,9 @@ class ProjectFacts:
     # "<defining module's stem>.<function>" -> why: a function this file imports batches graphs
     # (``Batch.from_data_list``): a ``collate_fn`` making variable-size batches (semantic/graph_collates.py)
     graph_collates: dict[str, str] = field(default_factory=dict)
+    # "<module as imported>.<name>" -> repr of a literal: a module-level constant of another project file this
+    # file reads as a compile option (``from config import compile_mode``; semantic/imported_constants.py)
+    imported_constants: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function or Class>:<position or keyword>" -> "<Loader>: <how>, from <file>":
     # a function this file imports feeds the compiled object passed there a loader's batches
     # (semantic/fed_args.py)
@@ -326,6 +329,9 @@ class ExportedFacts:
     returned_tensors: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>") -> why: this file's functions batching graphs (a graph collate_fn)
     graph_collates: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef(module, name, level) -> "": the imported constants this file asks the value of (the engine
+    # reads the defining file's module-level literal and tells it back; semantic/imported_constants.py)
+    imported_constants: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function or Class>:<position or keyword>") -> "<Loader>: <how>": this file's
     # functions feeding the compiled object another file hands them a loader's batches
     fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)
