@@ -665,6 +665,8 @@ _FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train ->
 # and back: a compiled class tells the file constructing it which arguments it runs compiled)
 
 
+# facts also told to a file importing the defining module itself (`import collate as C`, `C.collate_graphs`)
+_MODULE_IMPORTED = ("fed_args", "graph_collates")
 _FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params",
                    "returned_tensors", "graph_collates")  # "<stem>.<function>:..." keys
 
@@ -702,7 +704,7 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         function = (ref.name.split(":")[0].split(".")[0] if kind in _FUNCTION_KEYED else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
-        if kind == "fed_args":  # `import training.train as train` then `train.Train_QM9(model, ...)`
+        if kind in _MODULE_IMPORTED:  # `import training.train as train` then `train.Train_QM9(model, ...)`
             function = function.split(b".")[0]
             pattern = re.compile(rb"\bimport\b[^\n]*\b(?:%s|%s)\b|\bimport\s*\([^)]*\b%s\b"
                                  % (function, stem.encode(), function))
@@ -714,9 +716,9 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             if path == result.path:
                 continue
             data = _bytes_of(path, contents)
-            if data is None or (function not in data and (kind != "fed_args" or stem.encode() not in data)):
+            if data is None or (function not in data and (kind not in _MODULE_IMPORTED or stem.encode() not in data)):
                 continue
-            if kind != "fed_args" and function.split(b".")[0] not in _import_words(path, data):
+            if kind not in _MODULE_IMPORTED and function.split(b".")[0] not in _import_words(path, data):
                 continue  # no import line names it: the exact pattern below cannot match (a cheap superset test)
             if not pattern.search(data):
                 continue
