@@ -29,7 +29,7 @@ from gnnlint import config_targets
 from gnnlint import constructions, entry_points, module_constants
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.facts import (FACT_KINDS, ContextOptions, ExportedFacts, ImportRef, ProjectFacts, may_export_collate,
-                           may_export_sweep, possible_regions,
+                           may_export_sweep, may_export_wrapper, possible_regions,
                            sweep_modules)
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -142,7 +142,7 @@ def prefilter(data: bytes, options: LintOptions, compiles=None) -> tuple[list[Ru
     regions = possible_regions(data, options.assume_compiled)
     rules = [r for r in active_rules(options) if _may_fire(r, data, options, regions)]
     exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data, compiles) \
-        or may_export_collate(data)
+        or may_export_collate(data) or may_export_wrapper(data)
     return rules, exports
 
 
@@ -666,9 +666,9 @@ _FACT_ROUNDS = 10  # a chain of files a compiled model reaches through (train ->
 
 
 # facts also told to a file importing the defining module itself (`import collate as C`, `C.collate_graphs`)
-_MODULE_IMPORTED = ("fed_args", "graph_collates")
+_MODULE_IMPORTED = ("fed_args", "graph_collates", "returned_args")
 _FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params",
-                   "returned_tensors", "graph_collates")  # "<stem>.<function>:..." keys
+                   "returned_tensors", "graph_collates", "returned_args")  # "<stem>.<function>:..." keys
 
 
 def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],
@@ -690,6 +690,7 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
         [("synced_params", ref, why) for ref, why in result.exported.synced_params] + \
         [("returned_tensors", ref, why) for ref, why in result.exported.returned_tensors] + \
         [("graph_collates", ref, why) for ref, why in result.exported.graph_collates] + \
+        [("returned_args", ref, why) for ref, why in result.exported.returned_args] + \
         [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
         [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides] + \
         [("compiled_overrides", ref, why) for ref, why in result.exported.compiled_overrides]
@@ -972,7 +973,8 @@ _PULLED_KINDS = frozenset(("compiled_params", "compiled_instances", "framework_c
                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
                            "stepped_overrides", "compiled_overrides",
                            "compile_flags", "compile_switches", "synced_params", "returned_tensors",
-                           "ctor_switches", "graph_collates", "imported_constants"))
+                           "ctor_switches", "graph_collates", "imported_constants",
+                           "returned_args"))
 
 
 def _deliver_facts(result, every, contents, compiling, modules, incoming: dict, changed: set) -> None:

@@ -118,6 +118,12 @@ def may_export_collate(data: bytes) -> bool:
                                 or (b"dgl" in data and b".batch(" in data))
 
 
+def may_export_wrapper(data: bytes) -> bool:
+    """Cheap byte test: a function here may return a model it wraps in ``DataParallel`` / DDP / FSDP
+    (semantic/returned_args.py)."""
+    return b"return" in data and (b"DataParallel" in data or b"DDP" in data or b"FSDP" in data)
+
+
 def compiles_anything(data: bytes) -> bool:
     """Cheap byte test: this file may hold a compile site of its own."""
     if b"compile" not in data:
@@ -175,7 +181,7 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
               "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches",
-              "graph_collates", "imported_constants")
+              "graph_collates", "imported_constants", "returned_args")
 
 
 @dataclass
@@ -255,6 +261,9 @@ class ProjectFacts:
     # "<module as imported>.<name>" -> repr of a literal: a module-level constant of another project file this
     # file reads as a compile option (``from config import compile_mode``; semantic/imported_constants.py)
     imported_constants: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>" -> "<parameter position>><result position or -1>": a set-up helper
+    # this file imports returns that argument, moved or wrapped (semantic/returned_args.py)
+    returned_args: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function or Class>:<position or keyword>" -> "<Loader>: <how>, from <file>":
     # a function this file imports feeds the compiled object passed there a loader's batches
     # (semantic/fed_args.py)
@@ -332,6 +341,9 @@ class ExportedFacts:
     # ImportRef(module, name, level) -> "": the imported constants this file asks the value of (the engine
     # reads the defining file's module-level literal and tells it back; semantic/imported_constants.py)
     imported_constants: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>") -> "<parameter position>><result position>": this file's set-up helpers
+    # returning a parameter they move or wrap
+    returned_args: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function or Class>:<position or keyword>") -> "<Loader>: <how>": this file's
     # functions feeding the compiled object another file hands them a loader's batches
     fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)

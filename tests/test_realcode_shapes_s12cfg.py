@@ -301,3 +301,60 @@ def test_mode_rebound_at_run_time_in_the_config_is_unknown(tmp_path):
     files = {"models.py": MODELS, "config.py": config,
              "train.py": OPTIONS_TRAIN.format(imp="from config import torch_compile_mode", mode="torch_compile_mode")}
     assert finding_rows(tmp_path, "train.py", "GNN006", files) == []
+
+
+# -- a set-up helper giving the (compiled) model back ---------------------------------------------------
+PARALLEL = """\
+    import torch
+    import torch.nn as nn
+
+
+    def setup_model_parallel(model, device):
+        if torch.cuda.device_count() > 1:
+            model = nn.DataParallel(model)
+            return model.to(device), True
+        return {back}, False
+"""
+SETUP_TRAIN = """\
+    import torch
+    from torch_geometric.loader import DataLoader
+    from parallel import setup_model_parallel
+    from models import GCN
+
+
+    def evaluate(dataset, device):
+        net = torch.compile(GCN(), dynamic=True)
+        {bind}
+        for batch in DataLoader(dataset, batch_size=32):
+            out = net(batch.x, batch.edge_index)
+            if out.sum() > 0:
+                print("positive")
+"""
+
+
+def _setup(tmp_path, bind, back="model.to(device)"):
+    files = {"models.py": MODELS, "parallel.py": PARALLEL.format(back=back), "train.py": SETUP_TRAIN.format(bind=bind)}
+    return finding_rows(tmp_path, "train.py", "GNN013", files)
+
+
+def test_helper_returning_the_wrapped_model_in_a_tuple(tmp_path):
+    assert _setup(tmp_path, "net, is_parallel = setup_model_parallel(net, device)") == [12]
+    assert_one_file_agrees(tmp_path, "train.py", nonempty=True)
+
+
+def test_helper_result_indexed(tmp_path):
+    assert _setup(tmp_path, "net = setup_model_parallel(net, device)[0]") == [12]
+
+
+def test_local_helper_returning_the_moved_model(tmp_path):
+    # the helper in the same file, moving (not wrapping) the model and returning it first in a pair
+    train = SETUP_TRAIN.format(bind="net, where = to_device(net, device)").replace(
+        "from parallel import setup_model_parallel\n",
+        "\n\n    def to_device(module, device):\n        return module.to(device), str(device)\n")
+    files = {"models.py": MODELS, "train.py": train}
+    assert finding_rows(tmp_path, "train.py", "GNN013", files) == [15]
+
+
+def test_helper_returning_something_else(tmp_path):
+    # VALID twin: the helper's second return gives a new module, not the one it was handed
+    assert _setup(tmp_path, "net, is_parallel = setup_model_parallel(net, device)", back="nn.Identity()") == []

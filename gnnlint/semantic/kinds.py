@@ -49,6 +49,7 @@ from gnnlint.semantic.kind_tables import (  # noqa: F401 - re-exported: importer
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
 from gnnlint.semantic.mappings import string_keyed
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
+from gnnlint.semantic.returned_args import result_index, returned_argument
 from gnnlint.semantic.returned_tensors import returned_tensor_call, tensor_annotation
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
 
@@ -184,6 +185,10 @@ class Kinds:
         if how in ("def", "class", "import", "with"):
             return UNKNOWN
         value = binding.value
+        spot = result_index(self, binding) if how in ("assign", "unpack") else None
+        arg = returned_argument(self, *spot) if spot is not None else None
+        if arg is not None:
+            return self.kind(arg)  # `model, ok = setup(model, device)`: the argument, moved or wrapped
         if how == "assign":
             return self.kind(value)
         if how == "aug":
