@@ -18,7 +18,7 @@ variants in code nobody has read:
 Each VALID case has an INVALID twin that keeps the finding."""
 from __future__ import annotations
 
-from tests.project_files import assert_one_file_agrees, finding_rows, write_project
+from tests.project_files import assert_one_file_agrees, finding_rows, whole_tree_lines
 
 MODELS = """\
     import torch
@@ -67,6 +67,13 @@ def _sequences(tmp_path, **kw):
 def test_alias_of_a_batch_list_moved_by_index_is_on_the_device(tmp_path):
     assert _sequences(tmp_path, seq="graphs", field='["graphs"]', move=".to(device, non_blocking=True)",
                       graph="step_graph") == [16]
+
+
+def test_timestep_loop_inside_a_training_step_is_training(tmp_path):
+    # the message: the inner loop over timesteps is part of the training step, not an evaluation loop
+    _sequences(tmp_path, seq="graphs", field='["graphs"]', move=".to(device)", graph="step_graph")
+    lines = [line for line in whole_tree_lines(tmp_path) if line.startswith("train.py:16:")]
+    assert lines and "of a training loop" in lines[0], lines
 
 
 def test_alias_moved_with_cuda_through_an_attribute_field(tmp_path):

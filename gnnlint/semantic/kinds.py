@@ -459,7 +459,9 @@ class Kinds:
             if method in ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous", "subgraph",
                           "coalesce", "detach", "apply"):
                 return BATCH
-            if method in _TENSOR_ONLY_METHODS or method in _REDUCTIONS:
+            if method in ("item", "tolist"):
+                return SCALAR  # `batch["batch_size"].item()`: a Python number
+            if method != "numpy" and (method in _TENSOR_ONLY_METHODS or method in _REDUCTIONS):
                 return TENSOR  # `batch["valid"].sum()`: no graph or dict has it -- a field of the batch, a tensor
             return UNKNOWN
         if receiver == SCALAR:

@@ -315,9 +315,22 @@ class StepAnalysis:
             if what is None:
                 return None
             role = self._role_of_block(root.body)
+            if role == "evaluation" and self._inside_training_loop(root):
+                role = "training"  # `for t, graph in enumerate(seq):` inside a training step: part of that step
             outer = self._stepped_training(ctx.enclosing_function(root)) if role == "evaluation" else None
             return outer or StepDrive(what, root, role, self._per(root))
         return self._drive_function(root, library)
+
+    def _inside_training_loop(self, loop: cst.CSTNode) -> bool:
+        """``loop`` sits in the body of a hot loop of the same function that trains (steps an optimizer)."""
+        child = loop
+        for anc in self.ctx.ancestors(loop):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if anc in self.ctx.hot_loops and child is getattr(anc, "body", None):
+                return self._role_of_block(anc.body) == "training"
+            child = anc
+        return False
 
     def _stepped_training(self, func: Optional["FuncInfo"]) -> Optional[StepDrive]:
         """A helper another file's training loop calls every step (a rollout of a
