@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING
 from gnnlint import elide
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.fact_joins import (broadcast_framework_facts, bytes_of, deliver_facts, join_compile_switches,
-                                join_ctor_switches, pull_compiled_params, reads_once)
-from gnnlint.facts import (ContextOptions, ExportedFacts, ProjectFacts, may_export_sweep, possible_regions,
+                                join_ctor_switches, join_imported_constants, pull_compiled_params, reads_once)
+from gnnlint.facts import (ContextOptions, ExportedFacts, ProjectFacts, may_export_collate, may_export_sweep,
+                           may_export_wrapper, possible_regions,
                            sweep_modules)
 from gnnlint.finding import Edit, Finding, Fix
 from gnnlint.module_map import ModuleMap
@@ -140,7 +141,8 @@ def prefilter(data: bytes, options: LintOptions, compiles=None) -> tuple[list[Ru
     of a function imported from a file that ``compiles(module, level, name)``."""
     regions = possible_regions(data, options.assume_compiled)
     rules = [r for r in active_rules(options) if _may_fire(r, data, options, regions)]
-    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data, compiles)
+    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data, compiles) \
+        or may_export_collate(data) or may_export_wrapper(data)
     return rules, exports
 
 
@@ -703,6 +705,7 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
         changed: set[str] = set()
         join_compile_switches(results, every, contents, incoming, changed, switch_memo)
         join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
+        join_imported_constants(results, modules, contents, incoming, changed, switch_memo.setdefault("const", {}))
         for result in exporting:
             pull_compiled_params(result, every, contents, incoming, changed)
             broadcast_framework_facts(result, every, contents, incoming, changed)

@@ -19,15 +19,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from gnnlint import config_targets, constructions, entry_points
+from gnnlint import config_targets, constructions, entry_points, module_constants
 from gnnlint.facts import FACT_KINDS, ImportRef, ProjectFacts
 
 if TYPE_CHECKING:
     from gnnlint.engine import FileResult
 
 
+# facts also told to a file importing the defining module itself (`import collate as C`, `C.collate_graphs`)
+_MODULE_IMPORTED = ("fed_args", "graph_collates", "returned_args")
 _FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params",
-                   "returned_tensors")  # "<stem>.<function>:..." keys
+                   "returned_tensors", "graph_collates", "returned_args")  # "<stem>.<function>:..." keys
 
 
 def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Optional[dict],
@@ -48,6 +50,8 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
         [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
         [("synced_params", ref, why) for ref, why in result.exported.synced_params] + \
         [("returned_tensors", ref, why) for ref, why in result.exported.returned_tensors] + \
+        [("graph_collates", ref, why) for ref, why in result.exported.graph_collates] + \
+        [("returned_args", ref, why) for ref, why in result.exported.returned_args] + \
         [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
         [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides] + \
         [("compiled_overrides", ref, why) for ref, why in result.exported.compiled_overrides]
@@ -62,7 +66,7 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
         function = (ref.name.split(":")[0].split(".")[0] if kind in _FUNCTION_KEYED else
                     ref.name.lstrip("@").split(".")[0]).encode()
         pattern = re.compile(rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function))
-        if kind == "fed_args":  # `import training.train as train` then `train.Train_QM9(model, ...)`
+        if kind in _MODULE_IMPORTED:  # `import training.train as train` then `train.Train_QM9(model, ...)`
             function = function.split(b".")[0]
             pattern = re.compile(rb"\bimport\b[^\n]*\b(?:%s|%s)\b|\bimport\s*\([^)]*\b%s\b"
                                  % (function, stem.encode(), function))
@@ -73,7 +77,7 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
         # only a file with an import line naming it can match the exact pattern below
         importers = _importers(every, contents)
         candidates = importers.get(function.split(b".")[0], ())
-        if kind == "fed_args":
+        if kind in _MODULE_IMPORTED:
             candidates = sorted(set(candidates) | set(importers.get(stem.encode(), ())), key=every.index) \
                 if stem.encode() in importers else candidates
         for path in candidates:
@@ -213,6 +217,29 @@ def join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[d
         facts = incoming.get(result.path)
         if told and (facts is None or facts.ctor_switches != told):
             incoming.setdefault(result.path, ProjectFacts()).ctor_switches = told
+            changed.add(result.path)
+
+
+def join_imported_constants(results: dict, modules, contents: Optional[dict], incoming: dict,
+                            changed: set, memo: dict) -> None:
+    """``imported_constants``: a file reading an imported name as a compile option (``from config import
+    compile_mode``) is told the literal the defining file binds it to at module level, when it binds it
+    once (semantic/imported_constants.py)."""
+    for result in results.values():
+        told = {}
+        for ref, _why in result.exported.imported_constants:
+            found = modules.resolve(result.path, ImportRef(ref.module, ref.name, ref.level))
+            if found is None:
+                continue
+            path = modules.given.get(os.path.abspath(found[0]), found[0])
+            if (path, ref.name) not in memo:
+                memo[(path, ref.name)] = module_constants.module_literal(bytes_of(path, contents) or b"", ref.name)
+            value = memo[(path, ref.name)]
+            if value is not None:
+                told[f"{ref.module}.{ref.name}"] = value
+        facts = incoming.get(result.path)
+        if told and (facts is None or facts.imported_constants != told):
+            incoming.setdefault(result.path, ProjectFacts()).imported_constants = told
             changed.add(result.path)
 
 
@@ -360,7 +387,8 @@ _PULLED_KINDS = frozenset(("compiled_params", "compiled_instances", "framework_c
                            "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
                            "stepped_overrides", "compiled_overrides",
                            "compile_flags", "compile_switches", "synced_params", "returned_tensors",
-                           "ctor_switches"))
+                           "ctor_switches", "graph_collates", "imported_constants",
+                           "returned_args"))
 
 
 def deliver_facts(result, every, contents, compiling, modules, incoming: dict, changed: set) -> None:

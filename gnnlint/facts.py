@@ -111,6 +111,19 @@ def may_export_sweep(data: bytes, compiles=None) -> bool:
     return any(compiles is None or compiles(*ref) for ref in sweep_modules(data))
 
 
+def may_export_collate(data: bytes) -> bool:
+    """Cheap byte test: a function here may batch graphs (``Batch.from_data_list``, PyG's ``Collater``,
+    ``dgl.batch``): a ``collate_fn`` another file's loader names (semantic/graph_collates.py)."""
+    return b"def " in data and (b"from_data_list" in data or b"Collater" in data
+                                or (b"dgl" in data and b".batch(" in data))
+
+
+def may_export_wrapper(data: bytes) -> bool:
+    """Cheap byte test: a function here may return a model it wraps in ``DataParallel`` / DDP / FSDP
+    (semantic/returned_args.py)."""
+    return b"return" in data and (b"DataParallel" in data or b"DDP" in data or b"FSDP" in data)
+
+
 def compiles_anything(data: bytes) -> bool:
     """Cheap byte test: this file may hold a compile site of its own."""
     if b"compile" not in data:
@@ -170,7 +183,8 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_passed", "stepped", "compiled_instances", "framework_compiled", "graph_steps",
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
-              "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches")
+              "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches",
+              "graph_collates", "imported_constants", "returned_args")
 # Facts about what an imported function's value is (a tensor, a host copy of its argument, a library
 # callable): they change how code inside a compiled region or hot loop is judged, and make neither.
 VALUE_FACT_KINDS = ("returns", "synced_params", "returned_tensors")
@@ -247,6 +261,15 @@ class ProjectFacts:
     # "<defining module's stem>.<function>" -> why: a function this file imports is annotated to return a
     # tensor (``-> torch.Tensor``; semantic/returned_tensors.py)
     returned_tensors: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>" -> why: a function this file imports batches graphs
+    # (``Batch.from_data_list``): a ``collate_fn`` making variable-size batches (semantic/graph_collates.py)
+    graph_collates: dict[str, str] = field(default_factory=dict)
+    # "<module as imported>.<name>" -> repr of a literal: a module-level constant of another project file this
+    # file reads as a compile option (``from config import compile_mode``; semantic/imported_constants.py)
+    imported_constants: dict[str, str] = field(default_factory=dict)
+    # "<defining module's stem>.<function>" -> "<parameter position>><result position or -1>": a set-up helper
+    # this file imports returns that argument, moved or wrapped (semantic/returned_args.py)
+    returned_args: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function or Class>:<position or keyword>" -> "<Loader>: <how>, from <file>":
     # a function this file imports feeds the compiled object passed there a loader's batches
     # (semantic/fed_args.py)
@@ -330,6 +353,14 @@ class ExportedFacts:
     synced_params: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function>") -> why: this file's functions annotated to return a tensor
     returned_tensors: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>") -> why: this file's functions batching graphs (a graph collate_fn)
+    graph_collates: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef(module, name, level) -> "": the imported constants this file asks the value of (the engine
+    # reads the defining file's module-level literal and tells it back; semantic/imported_constants.py)
+    imported_constants: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef("", "<function>") -> "<parameter position>><result position>": this file's set-up helpers
+    # returning a parameter they move or wrap
+    returned_args: list[tuple[ImportRef, str]] = field(default_factory=list)
     # ImportRef("", "<function or Class>:<position or keyword>") -> "<Loader>: <how>": this file's
     # functions feeding the compiled object another file hands them a loader's batches
     fed_args: list[tuple[ImportRef, str]] = field(default_factory=list)

@@ -226,7 +226,28 @@ def fresh_loader_batch(ctx: "FileContext", expr: cst.BaseExpression) -> Optional
         if any(isinstance(_loop_variable(a.value), cst.Name) and _loop_variable(a.value).value == name
                for a in call.args) and _may_move(ctx, call):
             return None  # handed to the model, a local function, or a helper given a device
-    return f"`{name}` is a batch the loader made on the host, not yet moved to a device"
+    return f"`{name}` is a batch the loader made on the host, {FRESH}"
+
+
+FRESH = "not yet moved to a device"
+
+
+def alias_moved(ctx: "FileContext", use: cst.Name, binding) -> bool:
+    """``seq = batch["graphs"]`` then ``seq[t] = seq[t].to(device)`` (or ``seq.to(device)``, ``model(seq)``)
+    before ``use``: the loader's batch was fresh where the alias was bound, not where it is read."""
+    func = ctx.enclosing_function(use)
+    start, at = binding.order, ctx.order.get(use, 0)
+    for call in calls_under(func.node.body if func is not None else ctx.module):
+        if not start < ctx.order.get(call, at) < at:
+            continue
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        moved = _loop_variable(receiver) if receiver is not None and call.func.attr.value in _MOVES else None
+        if moved is not None and moved.value == use.value:
+            return True
+        if any(_loop_variable(a.value) is not None and _loop_variable(a.value).value == use.value for a in call.args) \
+                and _may_move(ctx, call):
+            return True
+    return False
 
 
 def handed_fresh_batch(ctx: "FileContext", call: cst.Call) -> bool:

@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint import config_targets
+from gnnlint.semantic.imported_constants import imported_constant
 from gnnlint.semantic.kinds import _NO_VALUE
 
 
@@ -221,14 +222,14 @@ class CompileOptions:
         if isinstance(expr, cst.Name) and expr.value not in ("True", "False", "None"):
             values = self._reaching_values(expr, at)
             if values is None:
-                return self._param_option(expr, at, depth)
+                return imported_constant(self, expr) or self._param_option(expr, at, depth)
             results = [self._option_value(v, v, depth + 1) for v in values]
             return self._agree(results, f"`{expr.value}`")
         if isinstance(expr, cst.Attribute):
             dest = expr.attr.value
             if self._is_parsed_args(expr.value, at, depth):
                 return self._argparse_default(dest)
-            return _NO_VALUE, None
+            return imported_constant(self, expr) or (_NO_VALUE, None)  # `config.compile_mode`
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and \
                 isinstance(expr.slice[0].slice, cst.Index):
             key = self.literal_value(expr.slice[0].slice.value)

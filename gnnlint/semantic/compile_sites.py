@@ -22,6 +22,7 @@ from gnnlint.semantic.compile_options import CompileOptions
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.method_refs import method_compile_refs, method_ref_expr, method_ref_passes
 from gnnlint.semantic.model import ClassInfo, FuncInfo, assigned_targets
+from gnnlint.semantic.returned_args import returned_targets
 from gnnlint.semantic.vocab import _FEED_MODEL_WRAPPERS, COMPILE_FUNCS
 
 
@@ -341,6 +342,10 @@ class CompileSites(CompileOptions):
                                     if new is not None and new[0] == "self":
                                         yield "ref", new, call
                     continue
+                for target in returned_targets(self, call, arg.value):  # `model, ok = setup(model, dev)`
+                    new = self._ref_for_target(target, call)
+                    if new is not None:
+                        yield "ref", new, call
                 if isinstance(callee, FuncInfo):
                     skip_self = callee.cls is not None and isinstance(call.func, cst.Attribute)
                     param = self._param_for(callee, call, index, arg, skip_self)

@@ -236,6 +236,8 @@ class Devices:
                 return None
             else:
                 found = self.host_tensor(candidate.value, depth + 1)
+                if found is not None and batch_loops.FRESH in found and batch_loops.alias_moved(self, name, candidate):
+                    return None  # `seq = batch["graphs"]` moved (`seq[t] = seq[t].to(device)`) before this read
             if found is None:
                 return None
         return found

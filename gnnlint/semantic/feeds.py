@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.semantic import chunks, fed_builders, lightning_feeds
+from gnnlint.semantic import chunks, fed_builders, graph_collates, lightning_feeds
 from gnnlint.semantic.kinds import BATCH, SCALAR
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
@@ -164,7 +164,7 @@ class Feeds:
         if resolved in ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"):
             collate = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "collate_fn"),
                            None)
-            return "DataLoader" if collate is not None and self._graph_collate(collate) else None
+            return "DataLoader" if collate is not None and self._graph_collate(collate, expr) else None
         if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
             mode = next((self.literal_value(a.value, a.value) for a in expr.args
                          if a.keyword is not None and a.keyword.value == "loader"), None)
@@ -230,20 +230,17 @@ class Feeds:
             return used(callee.node.body, params)
         return False
 
-    def _graph_collate(self, expr: cst.BaseExpression) -> bool:
+    def _graph_collate(self, expr: cst.BaseExpression, loader: cst.Call) -> bool:
         """A ``collate_fn`` that batches graphs (so batch sizes vary): PyG's
         ``Batch.from_data_list`` / ``Collater``, ``dgl.batch``, or a local
-        function that calls one of them."""
-        def batches_graphs(node: cst.BaseExpression) -> bool:
-            resolved = self.resolve(node.func if isinstance(node, cst.Call) else node) or ""
-            return resolved.endswith(("Batch.from_data_list", ".Collater")) and resolved.startswith("torch_geometric") \
-                or resolved == "dgl.batch"
-        if batches_graphs(expr):
+        function that calls one of them, or such a function of another project
+        file (graph_collates.py)."""
+        if graph_collates.batches_graphs(self, expr):
             return True
         local = self.local_callee(cst.Call(func=expr)) if isinstance(expr, cst.Name) else None
         if isinstance(local, FuncInfo):
-            return any(batches_graphs(call) for call in local.calls)
-        return False
+            return any(graph_collates.batches_graphs(self, call) for call in local.calls)
+        return local is None and graph_collates.imported_graph_collate(self, expr, loader)
 
     def _loader_of_name(self, expr: cst.Name, at: cst.CSTNode, depth: int) -> Optional[str]:
         """A name bound to a loader: assigned, unpacked from a local call, iterated, a parameter."""

@@ -32,6 +32,7 @@ import libcst as cst
 from gnnlint.semantic.instance_members import compiled_member
 from gnnlint.semantic.model import FuncInfo
 from gnnlint.semantic.ref_aliases import choice_values
+from gnnlint.semantic.returned_args import result_index, returned_argument
 from gnnlint.semantic.syntax import arg_of, param_position
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
@@ -188,6 +189,13 @@ def _compiled_name(ctx: FileContext, name: str, at: cst.CSTNode, depth: int) -> 
             if found:
                 return found
             return None
+        spot = result_index(ctx, b) if b.how in ("assign", "unpack") else None
+        if spot is not None:  # `model, ok = setup(model, device)`: the helper gives the model back (returned_args.py)
+            arg = returned_argument(ctx, spot[0], spot[1])
+            found = compiled_value(ctx, arg, ctx.statement_of(spot[0]) or spot[0], depth + 1) \
+                if arg is not None else None  # (read before the statement binds the name again)
+            if found:
+                return found
         if b.how in ("assign", "unpack", "with", "iter", "iter_unpack") and not _conditional(ctx, b.node, scope_node):
             return None  # an unconditional rebinding to something else
     return None

@@ -110,20 +110,21 @@ class Handoffs:
                 yield str(position) + (ELEMENTS if listed else suffix)
             position += 1
 
-    def imported_function_key(self, call: cst.Call) -> Optional[str]:
+    def imported_function_key(self, call: cst.Call, func: Optional[cst.BaseExpression] = None) -> Optional[str]:
         """``"<module stem>.<function>"`` of the imported function ``call`` runs (the key
         of the facts a helper's file tells its importers: ``synced_params``,
-        ``returned_tensors``), or None."""
-        target = self._imported_function(call)
+        ``returned_tensors``), or None. ``func``: the function named by an argument of
+        ``call`` instead (``DataLoader(ds, collate_fn=collate_graphs)``)."""
+        target = self._imported_function(call, func)
         return None if target is None else f"{(target.module or '').split('.')[-1]}.{target.name}"
 
-    def _imported_function(self, call: cst.Call) -> Optional[ImportRef]:
+    def _imported_function(self, call: cst.Call, func: Optional[cst.BaseExpression] = None) -> Optional[ImportRef]:
         """``train(...)`` with ``from train_eval import train``, or
         ``train_eval.train(...)`` with ``import train_eval`` / ``from . import
         train_eval``: the function, as the import names it. A capitalised name
         may be a function too (``train.Train_QM9(model, ...)``); a class's file
         has no function of that name, and ignores what it is told."""
-        func = call.func
+        func = call.func if func is None else func
         if isinstance(func, cst.Name):
             ref = self.imports.get(func.value)
             if ref is None or not ref.name[:1].isalpha() or self._top(ref.module) in _LIBRARIES:

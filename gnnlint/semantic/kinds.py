@@ -49,8 +49,13 @@ from gnnlint.semantic.kind_tables import (  # noqa: F401 - re-exported: importer
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
 from gnnlint.semantic.mappings import string_keyed
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
+from gnnlint.semantic.returned_args import result_index, returned_argument
 from gnnlint.semantic.returned_tensors import returned_tensor_call, tensor_annotation
 from gnnlint.semantic.vocab import COMPILE_FUNCS, MESSAGE_PASSING_METHODS, VARIABLE_SIZE_LOADERS
+
+
+# reductions a tensor has and a PyG batch or a dict has not
+_REDUCTIONS = {"sum", "mean", "any", "all", "max", "min", "abs", "float", "bool", "prod", "std", "var", "nonzero"}
 
 
 class Kinds:
@@ -180,6 +185,10 @@ class Kinds:
         if how in ("def", "class", "import", "with"):
             return UNKNOWN
         value = binding.value
+        spot = result_index(self, binding) if how in ("assign", "unpack") else None
+        arg = returned_argument(self, *spot) if spot is not None else None
+        if arg is not None:
+            return self.kind(arg)  # `model, ok = setup(model, device)`: the argument, moved or wrapped
         if how == "assign":
             return self.kind(value)
         if how == "aug":
@@ -257,6 +266,8 @@ class Kinds:
             return BATCH
         if how == "iter" and kind == LOADER:
             return BATCH
+        if how == "iter" and kind == BATCH and _BATCH_NAMES.match(name):
+            return BATCH  # `for graph in batch["graphs"]`: a loader batch holding a list of graphs (per timestep)
         if how == "iter" and func_name == "range":
             return SCALAR
         return UNKNOWN
@@ -359,6 +370,8 @@ class Kinds:
         def compute():
             args = self._args_for_param(param, func)
             kinds = {self.kind(a) if a is not None else UNKNOWN for a in args or [None]}
+            if kinds == {BATCH}:
+                return BATCH  # `metrics(pred, batch["valid"].to(dev))` at every call: a field of a loader batch
             return TENSOR if kinds == {TENSOR} else UNKNOWN
         return self._memoised((func, param.name.value, "kind"), compute, UNKNOWN)
 
@@ -472,6 +485,10 @@ class Kinds:
             if method in ("to", "cuda", "cpu", "pin_memory", "clone", "contiguous", "subgraph",
                           "coalesce", "detach", "apply"):
                 return BATCH
+            if method in ("item", "tolist"):
+                return SCALAR  # `batch["batch_size"].item()`: a Python number
+            if method != "numpy" and (method in _TENSOR_ONLY_METHODS or method in _REDUCTIONS):
+                return TENSOR  # `batch["valid"].sum()`: no graph or dict has it -- a field of the batch, a tensor
             return UNKNOWN
         if receiver == SCALAR:
             return SCALAR

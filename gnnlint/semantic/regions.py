@@ -19,7 +19,8 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import (compile_facts, fed_builders, library_steps, lightning_feeds, returned_tensors,
+from gnnlint.semantic import (compile_facts, fed_builders, graph_collates, library_steps, lightning_feeds,
+                              returned_args, returned_tensors,
                               sparse_feeds, submodule_reach, synced_params)
 from gnnlint.semantic.called_choices import called_choices, called_method_choices
 from gnnlint.semantic.imported_functions import imported_function
@@ -551,6 +552,8 @@ class Regions(HotLoops):
             self.export_compiled_returns()
             synced_params.export_synced_params(self)
             returned_tensors.export_returned_tensors(self)
+            graph_collates.export_graph_collates(self)
+            returned_args.export_returned_args(self)
             export_ctor_switches(self)
             self.export_fed_args()
             sparse_feeds.export_sparse_fed(self)

@@ -28,6 +28,7 @@ from gnnlint.semantic.handed_calls import runs_handed
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.instance_members import member_calls
 from gnnlint.semantic.model import calls_under, wrapped_iterables
+from gnnlint.semantic.passed_functions import passed_function
 from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 from gnnlint.semantic.stepped_overrides import stepped_items
 
@@ -311,9 +312,22 @@ class StepAnalysis:
             if what is None:
                 return None
             role = self._role_of_block(root.body)
+            if role == "evaluation" and self._inside_training_loop(root):
+                role = "training"  # `for t, graph in enumerate(seq):` inside a training step: part of that step
             outer = self._stepped_training(ctx.enclosing_function(root)) if role == "evaluation" else None
             return outer or StepDrive(what, root, role, self._per(root))
         return self._drive_function(root, library)
+
+    def _inside_training_loop(self, loop: cst.CSTNode) -> bool:
+        """``loop`` sits in the body of a hot loop of the same function that trains (steps an optimizer)."""
+        child = loop
+        for anc in self.ctx.ancestors(loop):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if anc in self.ctx.hot_loops and child is getattr(anc, "body", None):
+                return self._role_of_block(anc.body) == "training"
+            child = anc
+        return False
 
     def _stepped_training(self, func: Optional["FuncInfo"]) -> Optional[StepDrive]:
         """A helper another file's training loop calls every step (a rollout of a
@@ -579,7 +593,7 @@ def _imported_target(ctx, call: cst.Call, import_ref, alongside=()):
         ref = ctx.imports.get(func.value)
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
             return ref
-        return None
+        return passed_function(ctx, call)  # `loss_fn(pred, y)`, handed the imported helper (passed_functions.py)
     if not isinstance(func, cst.Attribute) or len(func.attr.value) < 2 or func.attr.value.startswith("__"):
         return None
     if isinstance(func.value, cst.Name) and func.value.value in ctx.imports:
