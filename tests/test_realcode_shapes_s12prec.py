@@ -166,3 +166,74 @@ def test_positions_of_a_mask_held_by_a_mask_named_name_are_no_mask_index(tmp_pat
     found = _lines(tmp_path, {"demo/model.py": MASKS})
     assert found == ["demo/model.py:10:26: GNN008", "demo/model.py:14:21: GNN008",
                      "demo/model.py:17:13: GNN008"], found
+
+
+# heldout14 molnex: `assert_module_compiles(EnergyAggregation(), energy, batch, 2)` with a test utility
+# `def assert_module_compiles(module, *args, **kwargs): torch.compile(module)(*args, **kwargs)`: the compiled
+# forward gets exactly the caller's arguments after the module, so `if num_graphs is None:` never runs
+# compiled (semantic/forwarded_args.py; the caller's file tells the class's file as for a direct call).
+AGG = """\
+    import torch
+
+
+    class Agg(torch.nn.Module):
+        def forward(self, x, batch, num_graphs=None):
+            if num_graphs is None:
+                num_graphs = int(batch.max().item()) + 1
+            out = torch.zeros(num_graphs, device=x.device)
+            return out.index_add_(0, batch, x)
+"""
+KW_HELPER = """\
+    import torch
+
+
+    def check_compiles(module, *args, backend="eager", **kwargs):
+        expected = module(*args, **kwargs)
+        compiled = torch.compile(module, backend=backend)
+        got = compiled(*args, **kwargs)
+        assert torch.allclose(expected, got)
+"""
+CALL_HELPER = """\
+    import torch
+
+
+    def run_compiled(model, *inputs):
+        return torch.compile(model, dynamic=True)(*inputs)
+"""
+KW_TEST = """\
+    import torch
+    from demo.agg import Agg
+    from tests.helpers import check_compiles
+
+
+    def test_compile():
+        check_compiles(Agg(), torch.rand(4), torch.tensor([0, 0, 1, 1]), SIZE, backend="inductor")
+"""
+CALL_TEST = """\
+    import torch
+    from demo.agg import Agg
+    from tests.helpers import run_compiled
+
+
+    def test_compile():
+        out = run_compiled(Agg(), torch.rand(4), torch.tensor([0, 0, 1, 1])SIZE)
+        assert out.shape == (2,)
+"""
+
+
+def _helper(tmp_path, helper: str, test: str, size: str) -> list:
+    return _lines(tmp_path, {"demo/agg.py": AGG, "tests/__init__.py": "", "tests/helpers.py": helper,
+                             "tests/test_agg.py": test.replace("SIZE", size)})
+
+
+def test_a_size_every_helper_forwarded_call_passes_by_keyword(tmp_path):
+    assert _helper(tmp_path, KW_HELPER, KW_TEST, "num_graphs=2") == []
+
+
+def test_a_size_every_helper_forwarded_call_passes_by_position(tmp_path):
+    assert _helper(tmp_path, CALL_HELPER, CALL_TEST, ", 2") == []
+
+
+def test_a_helper_forwarded_call_leaving_the_size_out_keeps_the_finding(tmp_path):
+    assert _helper(tmp_path, CALL_HELPER, CALL_TEST, "") == ["demo/agg.py:7:30: GNN001"]
+    assert _helper(tmp_path / "kw", KW_HELPER, KW_TEST, "num_graphs=None") == ["demo/agg.py:7:30: GNN001"]

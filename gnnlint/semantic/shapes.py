@@ -12,7 +12,7 @@ argument a tensor?"
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -138,11 +138,9 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if binding is not None and binding.how == "param" and depth == 0 \
                 and isinstance(_scope, FuncInfo) and _callers_pass_mask(ctx, _scope, expr.value):
             return True  # `tuple_index(x, idx)` that a caller hands a mask: `x[0][idx]` (GNN008)
-        if not _mask_named(expr):
-            return False
-        if binding is not None and binding.how == "assign" and binding.value is not None \
+        if not _mask_named(expr) or binding is not None and binding.how == "assign" \
                 and _integer_index(ctx, binding.value):
-            return False  # `masked_idx = mask.nonzero().squeeze(-1)`: the positions of a mask, not the mask
+            return False  # (2nd: `masked_idx = mask.nonzero().squeeze(-1)`: the positions of a mask, not the mask)
         if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call) and (
                 isinstance(binding.value.func, cst.Name) and binding.value.func.value == "self"
                 or ctx.kind(binding.value.func) == MODEL):
@@ -206,7 +204,7 @@ _INT_CASTS = frozenset(("long", "int"))
 _INT_DTYPES = ("torch.long", "torch.int64", "torch.int", "torch.int32")
 
 
-def _integer_index(ctx: FileContext, value: cst.BaseExpression) -> bool:
+def _integer_index(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
     """``mask.nonzero().squeeze(-1)``, ``torch.argsort(s)[:k]``, ``mask.long()``: integer positions
     (also through layout methods and slices), so indexing with it is a gather, not a boolean mask."""
     for _ in range(8):
