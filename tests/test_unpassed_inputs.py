@@ -62,3 +62,29 @@ def test_an_input_no_call_passes_is_none(tmp_path):
 def test_an_input_one_call_passes_keeps_its_findings(tmp_path):
     lines, found = _lines(tmp_path, SOURCE.replace("weights=w)", "weights=w, labels=x.argmax(-1))"))
     assert {15, 18, 20, 21} <= lines, found
+
+
+# s12prec (heldout14 Waymo-GNN `use_per_agent_tracking = (agent_ids is not None and batch is not None)`,
+# then `if use_per_agent_tracking: batch.cpu()`): a local flag bound once to a test of the input.
+FLAGGED = SOURCE.replace('''        if labels is not None:
+            print(labels.sum().item())''', '''        track = labels is not None and x is not None
+        if track:
+            print(labels.sum().item())
+        plain = not (weights is None)
+        if plain:
+            print(weights.sum().item())
+        skip = labels is None
+        if not skip:
+            print(labels.sum().item())''')
+
+
+def test_a_local_flag_testing_an_input_no_call_passes(tmp_path):
+    lines, found = _lines(tmp_path, FLAGGED)
+    assert 19 not in lines and 25 not in lines, found  # flags needing `labels`: never given
+    assert 22 in lines, found  # the flag needing `weights`, which the owner passes
+
+
+def test_a_flag_rebound_after_its_test_keeps_the_finding(tmp_path):
+    source = FLAGGED.replace("        if track:\n", "        track = x.sum() > 0\n        if track:\n")
+    lines, found = _lines(tmp_path, source)
+    assert 20 in lines, found

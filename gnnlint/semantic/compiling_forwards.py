@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.semantic.model import FuncInfo
+from gnnlint.semantic.vocab import SELF_COMPILED_MARK
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
 
-_SELF_COMPILED = "(compiled by `"  # regions.py's why for a class compiling its own forward
 
 
 def compiling_forward(ctx: "FileContext", func: FuncInfo) -> Optional[str]:
@@ -48,7 +48,7 @@ def compiling_forward(ctx: "FileContext", func: FuncInfo) -> Optional[str]:
 
 def _why(ctx: "FileContext", forward: FuncInfo) -> Optional[str]:
     cls = forward.cls
-    if _SELF_COMPILED in ctx.compiled_classes.get(cls.name, "") or not ctx.is_module_class(cls) \
+    if SELF_COMPILED_MARK in ctx.compiled_classes.get(cls.name, "") or not ctx.is_module_class(cls) \
             or any(base.split(".")[-1].startswith("Lightning") for base in cls.bases):
         return None  # the whole forward is compiled / a LightningModule's step hooks are the steps
     if forward in ctx.compiled_funcs:

@@ -11,6 +11,7 @@ which the per-step analysis (steps.py) follows like a local hand-off.
 """
 from __future__ import annotations
 
+import os
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -19,6 +20,7 @@ from gnnlint.config_targets import group_ref
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.containers import ELEMENTS, refuses_compiled
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
+from gnnlint.semantic.forwarded_args import forwarded_spec, star_forward, strip_mark
 from gnnlint.semantic.method_refs import handed_method, passing_base
 from gnnlint.semantic.step_handoffs import compiled_class
 
@@ -386,8 +388,9 @@ class Handoffs:
                 continue
             else:
                 name, position = func.name, (names.index(param) if param in names else -1)
+            forwards = star_forward(self, func, param) if func.cls is None else ""  # runs it on its *args
             self.exported.compiled_params.append(
-                (ImportRef("", f"{name}:{position}/{param}"), f"`{name}` compiles its `{param}`"))
+                (ImportRef("", f"{name}:{position}/{param}"), f"`{name}` compiles its `{param}`{forwards}"))
 
     def _mark_passed_to_compiling(self) -> None:
         """Classes this file passes to an imported function that compiles that
@@ -411,11 +414,15 @@ class Handoffs:
                 if not self._imports_from(func, stem):
                     continue
                 arg = self._arg_at(call, position, param)
-                source = why.split(", from ")[1] if ", from " in why else why
+                source = why.split(", from ")[1] if ", from " in why else strip_mark(why)
+                forwarded = forwarded_spec(self, call, why)  # what the helper runs the compiled object on
                 for cls, _when in self.model_choices(arg, arg) if arg is not None else ():
                     text = f"compiled forward of `{cls.name}` (compiled by `{name}` in {source})"
                     if isinstance(cls, ImportRef):
                         self._export_choice(cls, text)
+                        if forwarded is not None:
+                            origin = f"{text}, from {os.path.basename(self.path)}".replace("|", "/")
+                            self.exported.compiled_passed.append((cls, f"{forwarded}@{origin}"))
                     else:
                         self._mark_class(cls, text)
 

@@ -31,8 +31,8 @@ from gnnlint.facts import ImportRef
 from gnnlint.semantic.compiled_holders import holder_why
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import ClassInfo
+from gnnlint.semantic.vocab import SELF_COMPILED_MARK
 
-_SELF_COMPILED = "(compiled by `"  # regions.py's why for a class compiling its own forward
 _WRAPPERS = ("DataParallel", "DistributedDataParallel")
 _GETTER_PREFIXES = ("get_", "build_", "make_", "create_", "get", "build")
 _GENERIC_NOUNS = ("", "module", "class", "cls", "obj", "object")
@@ -64,7 +64,7 @@ class Instances:
     def self_compiled_why(self, cls: ClassInfo) -> Optional[str]:
         """Why instances of a local class are compiled models: it compiles its own forward."""
         why = self.compiled_classes.get(cls.name)
-        if why is None or _SELF_COMPILED not in why:
+        if why is None or SELF_COMPILED_MARK not in why:
             return holder_why(self, cls)  # compiles a submodule its methods run (compiled_holders.py)
         flags = self.self_compile_flags(cls)
         return f"`{cls.name}`, which compiles its own forward" + \
@@ -94,7 +94,7 @@ class Instances:
         return None
 
     def _has_self_compiled(self) -> bool:
-        return any(_SELF_COMPILED in why for why in self.compiled_classes.values()) \
+        return any(SELF_COMPILED_MARK in why for why in self.compiled_classes.values()) \
             or self._memoised(("holders",), lambda: any(holder_why(self, cls) is not None
                                                         for cls in self.classes.values()), False)
 

@@ -39,7 +39,7 @@ from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
 from gnnlint.semantic.held_modules import HELD_IN, held_by_module
 from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled, walk
-from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
+from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS, SELF_COMPILED_MARK
 
 
 class Regions(HotLoops):
@@ -196,7 +196,7 @@ class Regions(HotLoops):
                 method = self.method_of(cls, target.attr.value)
                 if method is not None and own is not None and method.name == "forward":
                     # every instance runs compiled: its forward and the submodules it calls
-                    self._mark_class(cls, f"compiled forward of `{cls.name}` (compiled by `{cls.name}` itself)")
+                    self._mark_class(cls, f"compiled forward of `{cls.name}` (compiled by `{cls.name}{SELF_COMPILED_MARK}")
                     return "method"
                 if method is not None:
                     self._mark_compiled_func(method, f"compiled method `{method.qualname}`")

@@ -12,7 +12,7 @@ argument a tensor?"
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -138,8 +138,9 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if binding is not None and binding.how == "param" and depth == 0 \
                 and isinstance(_scope, FuncInfo) and _callers_pass_mask(ctx, _scope, expr.value):
             return True  # `tuple_index(x, idx)` that a caller hands a mask: `x[0][idx]` (GNN008)
-        if not _mask_named(expr):
-            return False
+        if not _mask_named(expr) or binding is not None and binding.how == "assign" \
+                and _integer_index(ctx, binding.value):
+            return False  # (2nd: `masked_idx = mask.nonzero().squeeze(-1)`: the positions of a mask, not the mask)
         if binding is not None and binding.how == "unpack" and isinstance(binding.value, cst.Call) and (
                 isinstance(binding.value.func, cst.Name) and binding.value.func.value == "self"
                 or ctx.kind(binding.value.func) == MODEL):
@@ -194,6 +195,37 @@ def _mask_slice(ctx: FileContext, expr: cst.Subscript, depth: int) -> bool:
             and isinstance(elements[0].value, cst.SimpleString):
         key = elements[0].value.evaluated_value
         return isinstance(key, str) and "mask" in key.lower() and ctx.kind(expr.value) in (BATCH, TENSOR)
+    return False
+
+
+# calls whose result is integer positions (long), whatever the name holding it says
+_INDEX_FUNCS = frozenset(("nonzero", "argwhere", "argmax", "argmin", "argsort", "randperm", "arange", "multinomial"))
+_INT_CASTS = frozenset(("long", "int"))
+_INT_DTYPES = ("torch.long", "torch.int64", "torch.int", "torch.int32")
+
+
+def _integer_index(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
+    """``mask.nonzero().squeeze(-1)``, ``torch.argsort(s)[:k]``, ``mask.long()``: integer positions
+    (also through layout methods and slices), so indexing with it is a gather, not a boolean mask."""
+    for _ in range(8):
+        if isinstance(value, cst.Subscript):
+            value = value.value  # `idx[:k]`, `nz[:, 0]`: a slice of positions is positions
+            continue
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _INDEX_FUNCS or method in _INT_CASTS:
+                return True
+            if method in ("to", "type") and value.args and ctx.resolve(value.args[0].value) in _INT_DTYPES:
+                return True
+        resolved = (ctx.resolve(func) or "").split(".")
+        if resolved[0] == "torch" and len(resolved) == 2 and resolved[1] in _INDEX_FUNCS:
+            return True
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _LAYOUT_METHODS):
+            return False
+        value = func.value
     return False
 
 

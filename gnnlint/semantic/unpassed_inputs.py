@@ -87,17 +87,24 @@ def unpassed_branch(ctx: "FileContext", node: cst.CSTNode) -> bool:
     if func is None or not unpassed_params(ctx, func):
         return False
     for test, holds in ctx._conditions(node, func):
-        if any(unpassed_input(ctx, name) for name in _needs_given(test, holds)):
+        if any(unpassed_input(ctx, name) for name in _needs_given(test, holds, ctx, func)):
             return True
     return False
 
 
-def _needs_given(test: cst.BaseExpression, holds: bool) -> list:
-    """The names ``test`` (true when ``holds``, else false) requires not None."""
+def _needs_given(test: cst.BaseExpression, holds: bool, ctx: "FileContext", func: "FuncInfo",
+                 depth: int = 0) -> list:
+    """The names ``test`` (true when ``holds``, else false) requires not None; through a local flag
+    the function binds once (``track = ids is not None and batch is not None`` ... ``if track:``)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _needs_given(test.expression, not holds)
+        return _needs_given(test.expression, not holds, ctx, func, depth)
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == holds:
-        return _needs_given(test.left, holds) + _needs_given(test.right, holds)  # `a and b` true / `a or b` false
+        return _needs_given(test.left, holds, ctx, func, depth) + \
+            _needs_given(test.right, holds, ctx, func, depth)  # `a and b` true / `a or b` false
+    if isinstance(test, cst.Name) and test.value not in func.params and depth < 2:
+        flag = _flag_value(ctx, func, test)
+        if flag is not None:
+            return _needs_given(flag, holds, ctx, func, depth + 1)
     if isinstance(test, cst.Name) and holds:
         return [test]
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
@@ -107,3 +114,16 @@ def _needs_given(test: cst.BaseExpression, holds: bool) -> list:
         if isinstance(op, cst.IsNot) and holds or isinstance(op, cst.Is) and not holds:
             return [test.left]
     return []
+
+
+def _flag_value(ctx: "FileContext", func: "FuncInfo", name: cst.Name):
+    """What a local flag holds when the function binds it once, to a test (a comparison, ``and`` /
+    ``or`` / ``not`` of tests), before reading it; else None."""
+    bindings = func.bindings.get(name.value, ())
+    if len(bindings) != 1 or bindings[0].how != "assign" or bindings[0].value is None:
+        return None
+    value = bindings[0].value
+    if not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+        return None
+    reaching = ctx.reaching(name.value, name)
+    return value if len(reaching) == 1 and reaching[0][0] is bindings[0] else None

@@ -19,6 +19,12 @@ IS_COMPILING = {
 }
 # The last part of an is_compiling() spelling gnnlint cannot resolve (a project's own wrapper).
 IS_COMPILING_NAMES = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling")
+# regions.py's why for a class compiling its own forward ends with this: every instance runs compiled.
+# Not "(compiled by `": a class handed to another file's compiling helper (handoffs.py: "(compiled by
+# `check_compile` in utils.py)") is compiled in that call only, its other instances run eagerly.
+SELF_COMPILED_MARK = "` itself)"
+
+
 # Decorators that keep dynamo out of a function: its body always runs eagerly.
 DISABLE_FUNCS = {"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo"}
 
