@@ -713,9 +713,11 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
             data = _bytes_of(path, contents)
             if data is None or (function not in data and (kind != "fed_args" or stem.encode() not in data)):
                 continue
-            if kind != "fed_args" and function.split(b".")[0] not in _import_words(path, data):
+            if kind == "compiled_instances" and _names_module_class(path, data, stem, function):
+                pass  # `from pkg import layers` ... `layers.Attention(...)`: the module imported, not the class
+            elif kind != "fed_args" and function.split(b".")[0] not in _import_words(path, data):
                 continue  # no import line names it: the exact pattern below cannot match (a cheap superset test)
-            if not pattern.search(data):
+            elif not pattern.search(data):
                 continue
             if kind == "compiled_instances" and ref.name.isidentifier() \
                     and _imported_from_elsewhere(data, function, result.path, every, contents):
@@ -732,6 +734,15 @@ def _pull_compiled_params(result: FileResult, every: Sequence[str], contents: Op
                         and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
+
+
+def _names_module_class(path: str, data: bytes, stem: str, name: bytes) -> bool:
+    """``module.Name`` read in ``data`` where an import line names ``module`` (the defining file's stem):
+    a class told about through ``compiled_instances`` used through its module (semantic/nested_compiled.py)."""
+    attr = stem.encode() + b"." + name
+    return attr in data and stem.encode() in _import_words(path, data) \
+        and re.search(rb"\b%s\b(?!\.)" % re.escape(attr), data) is not None \
+        and re.search(rb"\bimport\b[^\n]*\b%s\b" % re.escape(stem.encode()), data) is not None
 
 
 def _imported_from_elsewhere(data: bytes, name: bytes, defining: str, every: Sequence[str],
