@@ -125,7 +125,10 @@ def _compiled_attr(ctx: "FileContext", cls: ClassInfo) -> Optional[str]:
             t = target.target
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
                     and ctx.method_of(cls, t.attr.value) is None:
-                return f"`{cls.name}`, whose submodule `self.{t.attr.value}` is compiled"
+                reachable, switch = _guard(ctx, cls, call)  # `if use_fast: self.attn = torch.compile(...)`
+                if reachable:
+                    return f"`{cls.name}`, whose submodule `self.{t.attr.value}` is compiled" \
+                        + (_switch_text(*switch) if switch else "")
     return None
 
 
@@ -243,7 +246,18 @@ def nested_why(ctx: "FileContext", cls: ClassInfo) -> Optional[str]:
     the why ends with the constructor switch it needs, if any (``switch_of``)."""
     if not _gate(ctx):
         return None
-    return _decorated_forward(ctx, cls) or _compiled_attr(ctx, cls) or _nested(ctx, cls, set())
+    return _decorated_forward(ctx, cls) or _compiled_attr(ctx, cls) or (_nested(ctx, cls, set())
+                                                                       if _has_leaves(ctx) else None)
+
+
+def _has_leaves(ctx: "FileContext") -> bool:
+    """Some class here holds compiled code of its own, or another file told about one: else no class
+    can contain any (an exact, cheap precondition for the submodule walk)."""
+    key = ("nested_compiled.leaves",)
+    if key not in ctx._memo:
+        ctx._memo[key] = bool(ctx.project.compiled_instances) or any(
+            _own_why(ctx, cls) is not None for cls in ctx.classes.values())
+    return ctx._memo[key]
 
 
 def _nested(ctx: "FileContext", cls: ClassInfo, seen: set) -> Optional[str]:
