@@ -128,10 +128,14 @@ SWITCHED = {
 def test_switched_submodule_drives_compiled_code_only_where_the_switch_may_be_on(tmp_path):
     root = write_project(tmp_path / "p", SWITCHED)
     whole = whole_tree_lines(root)
-    assert {(line.split(":")[0], int(line.split(":")[1])) for line in whole} == {("zinc.py", 18)}, whole
-    line = next(iter(whole))
+    assert {(line.split(":")[0], int(line.split(":")[1])) for line in whole} == {("zinc.py", 18),
+                                                                               ("layers.py", 19)}, whole
+    line = next(line for line in whole if line.startswith("zinc.py"))
     assert "GNN013" in line and "`EdgeTransformer`, which contains compiled code" in line \
         and "FastEdgeAttention" in line, line
+    # the decorator without dynamic=True sees every batch of the loader running the outer model
+    line = next(line for line in whole if line.startswith("layers.py"))
+    assert "GNN007" in line and "`DataLoader`" in line and "zinc.py, running `EdgeTransformer`" in line, line
     # the outer forward is eager: no GNN009 for its to_dense_batch, no GNN008 for x[mask]
     assert_one_file_agrees(root, "zinc.py", nonempty=True, whole=whole)
     assert_one_file_agrees(root, "qm9.py", whole=whole)
@@ -322,3 +326,70 @@ def test_a_switch_no_construction_turns_on_builds_no_compiled_code(tmp_path, con
     }
     root = write_project(tmp_path / "p", files)
     assert not any(line.startswith("run.py:") for line in whole_tree_lines(root))
+
+
+# GNN007 two files away: the layer file compiles a submodule where it stores it (no dynamic=), the
+# model file imports the layer class by name, the script runs the model on a PyG loader's batches
+THREE_FILES = {
+    "pyproject.toml": PYPROJECT,
+    "nets/__init__.py": "",
+    "nets/layers.py": """\
+        import torch
+
+
+        class Mixer(torch.nn.Module):
+            def forward(self, x):
+                return x.tanh()
+
+
+        class GraphBlock(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.mix = torch.compile(Mixer())
+                self.lin = torch.nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.mix(self.lin(x))
+    """,
+    "nets/model.py": """\
+        import torch
+        from nets.layers import GraphBlock
+
+
+        class Model(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.blocks = torch.nn.ModuleList()
+                for _ in range(3):
+                    self.blocks.append(GraphBlock(dim))
+
+            def forward(self, data):
+                x = data.x
+                for block in self.blocks:
+                    x = block(x)
+                return x
+    """,
+    "main.py": """\
+        import torch
+        from torch_geometric.loader import DataLoader
+        from nets.model import Model
+
+
+        def evaluate(dataset):
+            model = Model(16).cuda()
+            total = 0.0
+            with torch.no_grad():
+                for batch in DataLoader(dataset, batch_size=64):
+                    total += model(batch.cuda()).sum()
+            return total
+    """,
+}
+
+
+def test_a_loader_two_files_away_feeds_a_submodule_compiled_where_it_is_stored(tmp_path):
+    root = write_project(tmp_path / "p", THREE_FILES)
+    whole = whole_tree_lines(root)
+    assert {(line.split(":")[0], int(line.split(":")[1]), line.split()[1]) for line in whole} \
+        == {("nets/layers.py", 12, "GNN007")}, whole
+    assert "running `Model`" in next(iter(whole)), whole
+    assert_one_file_agrees(root, "nets/layers.py", nonempty=True, whole=whole, cached=1)

@@ -184,7 +184,7 @@ def _guard(ctx: "FileContext", cls: ClassInfo, value: cst.CSTNode) -> tuple[bool
     return True, None
 
 
-def _submodule_values(ctx: "FileContext", cls: ClassInfo) -> list:
+def submodule_values(ctx: "FileContext", cls: ClassInfo) -> list:
     """The expressions a class stores as submodules its forward reads (``self.layers`` in
     ``for layer in self.layers:``), containers opened; what its methods add to a ModuleDict."""
     from gnnlint.semantic import flow
@@ -268,7 +268,7 @@ def _nested(ctx: "FileContext", cls: ClassInfo, seen: set) -> Optional[str]:
         return None
     seen = seen | {cls.name}
     found: Optional[str] = None
-    for value in _submodule_values(ctx, cls):
+    for value in submodule_values(ctx, cls):
         sub = _sub_why(ctx, value, seen)
         if sub is None:
             continue
