@@ -393,3 +393,65 @@ def test_a_loader_two_files_away_feeds_a_submodule_compiled_where_it_is_stored(t
         == {("nets/layers.py", 12, "GNN007")}, whole
     assert "running `Model`" in next(iter(whole)), whole
     assert_one_file_agrees(root, "nets/layers.py", nonempty=True, whole=whole, cached=1)
+
+
+def test_a_factory_choosing_the_compiled_layer_and_a_config_switch(tmp_path):
+    files = {
+        "pyproject.toml": PYPROJECT,
+        "model.py": """\
+            import torch
+
+
+            class FusedMLP(torch.nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.lin = torch.nn.Linear(dim, dim)
+
+                @torch.compile(mode="max-autotune")
+                def forward(self, x):
+                    return self.lin(x).relu()
+
+
+            class MLP(torch.nn.Module):
+                def forward(self, x):
+                    return x.relu()
+
+
+            def make_mlp(cfg):
+                if cfg.fused:
+                    return FusedMLP(cfg.dim)
+                return MLP()
+
+
+            class Encoder(torch.nn.Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.mlp = make_mlp(cfg)
+
+                def forward(self, x):
+                    return self.mlp(x)
+        """,
+        "fit.py": """\
+            import torch
+            from model import Encoder
+
+
+            class Runner:
+                def __init__(self, cfg):
+                    self.net = Encoder(cfg)
+                    self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+                def epoch(self, loader):
+                    for x, y in loader:
+                        self.opt.zero_grad()
+                        loss = (self.net(x) - y).pow(2).mean()
+                        loss.backward()
+                        self.opt.step()
+                        if loss > 10:
+                            print("diverged")
+        """,
+    }
+    root = write_project(tmp_path / "p", files)
+    whole = whole_tree_lines(root)
+    assert {(line.split(":")[0], int(line.split(":")[1])) for line in whole} == {("fit.py", 16)}, whole
+    assert "`Encoder`, which contains compiled code" in next(iter(whole))

@@ -202,20 +202,24 @@ def submodule_values(ctx: "FileContext", cls: ClassInfo) -> list:
 
 
 def _sub_why(ctx: "FileContext", value: cst.BaseExpression, seen: set) -> Optional[str]:
-    if not isinstance(value, cst.Call):
+    """Why the submodule ``value`` builds holds compiled code: its class (``class_of``), else one of
+    the classes a factory or a config may build there (``self.attn = build_attention(cfg)``)."""
+    if not isinstance(value, (cst.Call, cst.Name, cst.Attribute)):
         return None
-    sub = ctx.class_of(value, value)
-    if isinstance(sub, ClassInfo):
-        if sub.name in seen:
-            return None
-        why = _own_why(ctx, sub) or _nested(ctx, sub, seen)
-    elif isinstance(sub, ImportRef):
-        why = ctx.project.compiled_instances.get(sub.name)
-    else:
-        return None
-    if why is None or switch_off(why, value):
-        return None
-    return why
+    sub = ctx.class_of(value, value) if isinstance(value, cst.Call) else None
+    choices = [(sub, None)] if sub is not None else ctx.model_choices(value, value)
+    for choice, _when in choices:
+        if isinstance(choice, ClassInfo):
+            if choice.name in seen:
+                continue
+            why = _own_why(ctx, choice) or _nested(ctx, choice, seen)
+        elif isinstance(choice, ImportRef):
+            why = ctx.project.compiled_instances.get(choice.name)
+        else:
+            continue
+        if why is not None and not (sub is not None and isinstance(value, cst.Call) and switch_off(why, value)):
+            return why
+    return None
 
 
 def _leaf(why: str) -> str:
