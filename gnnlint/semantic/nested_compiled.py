@@ -107,7 +107,7 @@ def _decorated_forward(ctx: "FileContext", cls: ClassInfo) -> Optional[str]:
             continue
         reached = ctx._self_reached(cls) if reached is None else reached
         if info in reached:
-            return f"`{cls.name}`, whose `{info.name}` is compiled (`@{ctx.module.code_for_node(node.decorator)}`)"
+            return f"`{cls.name}`, whose `{info.name}` is compiled by `@{ctx.module.code_for_node(node.decorator)}`"
     return None
 
 
@@ -225,9 +225,7 @@ def _sub_why(ctx: "FileContext", value: cst.BaseExpression, seen: set) -> Option
 def _leaf(why: str) -> str:
     """The compiled part a (possibly nested, possibly told) why names: ``FastEdgeAttention``'s forward."""
     why = _SWITCH_RE.sub("", why).split(", from ")[0]
-    if NESTED_MARK + " (" in why:
-        why = why.partition(NESTED_MARK + " (")[2][:-1]
-    return why
+    return why.partition(NESTED_MARK + ": ")[2] or why
 
 
 def _own_why(ctx: "FileContext", cls: ClassInfo) -> Optional[str]:
@@ -284,7 +282,7 @@ def _nested(ctx: "FileContext", cls: ClassInfo, seen: set) -> Optional[str]:
             known, passed = _arg(value, *inner)
             name = _self_switch_param(ctx, cls, passed) if known and passed is not None else None
             switch = _init_switch(ctx, cls, name) if name is not None else None
-        why = f"`{cls.name}`, {NESTED_MARK} ({_leaf(sub)})" + (_switch_text(*switch) if switch else "")
+        why = f"`{cls.name}`, {NESTED_MARK}: {_leaf(sub)}" + (_switch_text(*switch) if switch else "")
         if switch is None:
             found = why
             break
