@@ -455,3 +455,49 @@ def test_a_factory_choosing_the_compiled_layer_and_a_config_switch(tmp_path):
     whole = whole_tree_lines(root)
     assert {(line.split(":")[0], int(line.split(":")[1])) for line in whole} == {("fit.py", 16)}, whole
     assert "`Encoder`, which contains compiled code" in next(iter(whole))
+
+
+@pytest.mark.parametrize("construction,flagged", [("Score(4, True)", True), ("Score(4, compiled=0)", False),
+                                                  ("Score(4)", False)])
+def test_conditional_expression_picks_the_compiled_class(tmp_path, construction, flagged):
+    files = {
+        "pyproject.toml": PYPROJECT,
+        "ipa.py": """\
+            import torch
+            from torch import nn
+
+
+            class PointAttention(nn.Module):
+                @torch.compile
+                def forward(self, s):
+                    return s * 2
+
+
+            class Score(nn.Module):
+                def __init__(self, n, compiled=False):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(PointAttention() if compiled else nn.Identity() for _ in range(n))
+
+                def forward(self, s):
+                    for block in self.blocks:
+                        s = block(s)
+                    return s
+        """,
+        "run.py": """\
+            import torch
+            from ipa import Score
+
+
+            def train(loader):
+                net = Score(4)
+                opt = torch.optim.Adam(net.parameters())
+                for s in loader:
+                    opt.zero_grad()
+                    loss = net(s).sum()
+                    loss.backward()
+                    opt.step()
+                    print(loss.item())
+        """.replace("Score(4)", construction),
+    }
+    root = write_project(tmp_path / "p", files)
+    assert any(line.startswith("run.py:13:") for line in whole_tree_lines(root)) is flagged

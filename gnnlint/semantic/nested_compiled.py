@@ -44,7 +44,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.compiled_holders import holder_why
-from gnnlint.semantic.model import ClassInfo
+from gnnlint.semantic.model import ClassInfo, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from gnnlint.context import FileContext
@@ -167,12 +167,13 @@ def _self_switch_param(ctx: "FileContext", cls: ClassInfo, expr: cst.BaseExpress
 
 def _guard(ctx: "FileContext", cls: ClassInfo, value: cst.CSTNode) -> tuple[bool, Optional[tuple[str, int]]]:
     """(reachable, switch): the ``__init__`` switch ``value`` is built under (``if compiled:``, the
-    ``else`` of ``if not compiled:``); reachable False when it is built only if a switch is off."""
+    ``else`` of ``if not compiled:``, ``Fast() if compiled else Plain()``); reachable False when it is
+    built only if a switch is off."""
     child = value
     for parent in ctx.ancestors(value):
         if isinstance(parent, cst.FunctionDef):
             break
-        if isinstance(parent, cst.If) and child in (parent.body, parent.orelse):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child in (parent.body, parent.orelse):
             test, negated = parent.test, False
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 test, negated = test.expression, True
@@ -197,8 +198,12 @@ def submodule_values(ctx: "FileContext", cls: ClassInfo) -> list:
                     and ctx.enclosing_function(node) in reached:
                 read.add(attr)
                 break
-    values = [v for attr, vs in cls.attrs.items() if attr in read for v in vs]
-    return ctx._container_elements(values + ctx._appended_modules(cls))
+    values = [v for attr, vs in cls.attrs.items() if attr in read for v in vs] + ctx._appended_modules(cls)
+    branches: list = []  # `Fast(d) if compiled else Plain(d)`, also as a container's element
+    for value in values:
+        walk(value, lambda node, _p: branches.extend((node.body, node.orelse)) if isinstance(node, cst.IfExp)
+             else None)
+    return ctx._container_elements(values + branches)
 
 
 def _sub_why(ctx: "FileContext", value: cst.BaseExpression, seen: set) -> Optional[str]:
