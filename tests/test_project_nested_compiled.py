@@ -501,3 +501,41 @@ def test_conditional_expression_picks_the_compiled_class(tmp_path, construction,
     }
     root = write_project(tmp_path / "p", files)
     assert any(line.startswith("run.py:13:") for line in whole_tree_lines(root)) is flagged
+
+
+def test_a_compiled_wrapper_whose_forward_never_runs_feeds_nothing(tmp_path):
+    # heldout12 c01: only the wrapper's other methods run (`self.autoencoder.encode`), which run eagerly
+    files = {
+        "pyproject.toml": PYPROJECT,
+        "wrappers.py": """\
+            import torch
+            from torch_geometric.loader import LinkNeighborLoader
+
+
+            class Wrapper:
+                def __init__(self, autoencoder):
+                    self.autoencoder = autoencoder
+
+                def fit(self, data, compiled=False):
+                    if compiled:
+                        self.autoencoder = torch.compile(self.autoencoder)
+                    optim = torch.optim.Adam(self.autoencoder.parameters())
+                    for batch in LinkNeighborLoader(data, num_neighbors=[10], batch_size=64):
+                        z = self.autoencoder.encode(batch.x, batch.edge_index)
+                        loss = self.autoencoder.recon_loss(z, batch.edge_index)
+                        optim.zero_grad()
+                        loss.backward()
+                        optim.step()
+        """,
+        "run.py": """\
+            from torch_geometric.nn import GAE
+            from wrappers import Wrapper
+
+
+            def main(data, encoder):
+                w = Wrapper(GAE(encoder))
+                w.fit(data, compiled=True)
+        """,
+    }
+    root = write_project(tmp_path / "p", files)
+    assert not any("GNN007" in line for line in whole_tree_lines(root))

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.compiled_calls import never_run
 from gnnlint.semantic.compiled_holders import holder_why
 from gnnlint.semantic.model import ClassInfo, walk
 
@@ -119,8 +120,8 @@ def _compiled_attr(ctx: "FileContext", cls: ClassInfo) -> Optional[str]:
                 and call.args[0].keyword is None):
             continue
         func = ctx.enclosing_function(call)
-        if func is None or func.cls is not cls:
-            continue
+        if func is None or func.cls is not cls or never_run(ctx, call):
+            continue  # only the wrapper's other methods run (`self.ae.encode(x)`): no compiled forward
         for target in stmt.targets:
             t = target.target
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \

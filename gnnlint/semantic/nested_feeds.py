@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.compiled_calls import never_run
 from gnnlint.semantic.model import ClassInfo
 from gnnlint.semantic.nested_compiled import nested_why, submodule_values, switch_off
 
@@ -101,6 +102,8 @@ def _site_class(ctx: "FileContext", site_node: cst.CSTNode) -> Optional[ClassInf
         info = ctx.func_info.get(ctx.parent.get(site_node))
         return info.cls if info is not None and info.parent is None else None
     stmt = ctx.parent.get(site_node)
+    if isinstance(site_node, cst.Call) and never_run(ctx, site_node):
+        return None  # `self.ae.encode(x)` only: the compiled forward never runs
     if isinstance(stmt, cst.Assign) and any(isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
                                             and t.target.value.value == "self" for t in stmt.targets):
         func = ctx.enclosing_function(site_node)
