@@ -509,18 +509,17 @@ def test_a_compiled_wrapper_whose_forward_never_runs_feeds_nothing(tmp_path):
         "pyproject.toml": PYPROJECT,
         "wrappers.py": """\
             import torch
-            from torch_geometric.loader import LinkNeighborLoader
 
 
             class Wrapper:
                 def __init__(self, autoencoder):
                     self.autoencoder = autoencoder
 
-                def fit(self, data, compiled=False):
+                def fit(self, data, loader, compiled=False):
                     if compiled:
                         self.autoencoder = torch.compile(self.autoencoder)
                     optim = torch.optim.Adam(self.autoencoder.parameters())
-                    for batch in LinkNeighborLoader(data, num_neighbors=[10], batch_size=64):
+                    for batch in loader:
                         z = self.autoencoder.encode(batch.x, batch.edge_index)
                         loss = self.autoencoder.recon_loss(z, batch.edge_index)
                         optim.zero_grad()
@@ -528,13 +527,15 @@ def test_a_compiled_wrapper_whose_forward_never_runs_feeds_nothing(tmp_path):
                         optim.step()
         """,
         "run.py": """\
+            from torch_geometric.loader import LinkNeighborLoader
             from torch_geometric.nn import GAE
             from wrappers import Wrapper
 
 
             def main(data, encoder):
                 w = Wrapper(GAE(encoder))
-                w.fit(data, compiled=True)
+                loader = LinkNeighborLoader(data, num_neighbors=[10], batch_size=64)
+                w.fit(data, loader, compiled=True)
         """,
     }
     root = write_project(tmp_path / "p", files)
