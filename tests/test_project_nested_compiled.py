@@ -532,10 +532,10 @@ def test_a_compiled_wrapper_whose_forward_never_runs_feeds_nothing(tmp_path):
             from wrappers import Wrapper
 
 
-            def main(data, encoder):
+            def main(data, encoder, runner):
                 w = Wrapper(GAE(encoder))
                 loader = LinkNeighborLoader(data, num_neighbors=[10], batch_size=64)
-                w.fit(data, loader, compiled=True)
+                runner.fit(w, loader)  # the wrapper handed on with the loader (c01: a notebook)
         """,
     }
     root = write_project(tmp_path / "p", files)
