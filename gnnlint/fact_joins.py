@@ -77,16 +77,18 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
         # only a file with an import line naming it can match the exact pattern below
         importers = _importers(every, contents)
         candidates = importers.get(function.split(b".")[0], ())
-        if kind in _MODULE_IMPORTED:
+        if kind in _MODULE_IMPORTED or kind == "compiled_instances":  # also the importers of the module
             candidates = sorted(set(candidates) | set(importers.get(stem.encode(), ())), key=every.index) \
                 if stem.encode() in importers else candidates
         for path in candidates:
             if path == result.path:
                 continue
             data = bytes_of(path, contents)
-            if data is None:
+            if data is None or (function not in data and (kind not in _MODULE_IMPORTED or stem.encode() not in data)):
                 continue
-            if not pattern.search(data):
+            if kind == "compiled_instances" and _names_module_class(path, data, stem, function):
+                pass  # `from pkg import layers` ... `layers.Attention(...)`: the module imported, not the class
+            elif not pattern.search(data):
                 continue
             if kind == "compiled_instances" and ref.name.isidentifier() \
                     and _imported_from_elsewhere(data, function, result.path, every, contents):
@@ -103,6 +105,15 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
                         and ", from " in why \
                         else f"{why}, from {Path(result.path).name}"
                     changed.add(path)
+
+
+def _names_module_class(path: str, data: bytes, stem: str, name: bytes) -> bool:
+    """``module.Name`` read in ``data`` where an import line names ``module`` (the defining file's stem):
+    a class told about through ``compiled_instances`` used through its module (semantic/nested_compiled.py)."""
+    attr = stem.encode() + b"." + name
+    return attr in data and stem.encode() in _import_words(path, data) \
+        and re.search(rb"\b%s\b(?!\.)" % re.escape(attr), data) is not None \
+        and re.search(rb"\bimport\b[^\n]*\b%s\b" % re.escape(stem.encode()), data) is not None
 
 
 def _imported_from_elsewhere(data: bytes, name: bytes, defining: str, every: Sequence[str],

@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.semantic import chunks, fed_builders, graph_collates, lightning_feeds
+from gnnlint.semantic import chunks, fed_builders, graph_collates, lightning_feeds, nested_feeds
 from gnnlint.semantic.kinds import BATCH, SCALAR
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
@@ -610,6 +610,8 @@ class Feeds:
             feeds = self._feeds_from_refs(self.compiled_refs(site_node))
         if not feeds and self.project.fed:
             feeds = fed_builders.fed_elsewhere(self, site_node)
+        if not feeds and (self.project.fed or self.project.compiled_instances or self._has_self_compiled()):
+            feeds = nested_feeds.nested_feed(self, site_node)  # the outer model's loader (nested_feeds.py)
         if not feeds:  # trainer.fit(model, datamodule=...) of a LightningModule whose steps take PyG batches
             fitted = lightning_feeds.trainer_feed(self, site_node) or lightning_feeds.step_feed(self, site_node)
             if fitted is not None:

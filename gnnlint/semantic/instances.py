@@ -31,6 +31,7 @@ from gnnlint.facts import ImportRef
 from gnnlint.semantic.compiled_holders import holder_why
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import ClassInfo
+from gnnlint.semantic.nested_compiled import nested_why, switch_off
 from gnnlint.semantic.vocab import SELF_COMPILED_MARK
 
 _WRAPPERS = ("DataParallel", "DistributedDataParallel")
@@ -65,7 +66,9 @@ class Instances:
         """Why instances of a local class are compiled models: it compiles its own forward."""
         why = self.compiled_classes.get(cls.name)
         if why is None or SELF_COMPILED_MARK not in why:
-            return holder_why(self, cls)  # compiles a submodule its methods run (compiled_holders.py)
+            # compiles a submodule its methods run (compiled_holders.py), or holds compiled code below
+            # it: a submodule with an `@torch.compile` forward, at any depth (nested_compiled.py)
+            return holder_why(self, cls) or nested_why(self, cls)
         flags = self.self_compile_flags(cls)
         return f"`{cls.name}`, which compiles its own forward" + \
             (f" when `self.{sorted(flags)[0]}` is set" if flags else "")
@@ -96,6 +99,7 @@ class Instances:
     def _has_self_compiled(self) -> bool:
         return any(SELF_COMPILED_MARK in why for why in self.compiled_classes.values()) \
             or self._memoised(("holders",), lambda: any(holder_why(self, cls) is not None
+                                                        or nested_why(self, cls) is not None
                                                         for cls in self.classes.values()), False)
 
     def _inherited_attr(self, cls: ClassInfo, attr: str) -> Optional[str]:
@@ -128,7 +132,7 @@ class Instances:
         for cls, when in self.model_choices(value, value):
             why = self.self_compiled_why(cls) if isinstance(cls, ClassInfo) else \
                 self.project.compiled_instances.get(cls.name) if isinstance(cls, ImportRef) else None
-            if why is not None:
+            if why is not None and not switch_off(why, value):  # `Net(compiled=False)` (nested_compiled.py)
                 return why + (f" (when {when})" if when else "")
         return None
 

@@ -20,7 +20,7 @@ import libcst as cst
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
 from gnnlint.semantic import (compile_facts, fed_builders, graph_collates, library_steps, lightning_feeds,
-                              returned_args, returned_tensors,
+                              nested_feeds, returned_args, returned_tensors,
                               sparse_feeds, submodule_reach, synced_params)
 from gnnlint.semantic.called_choices import called_choices, called_method_choices
 from gnnlint.semantic.imported_functions import imported_function
@@ -537,6 +537,7 @@ class Regions(HotLoops):
         if not getattr(self, "_fed_exported", False):
             self._fed_exported = True
             fed_builders.export_fed(self)
+            nested_feeds.export_nested_fed(self)
             compile_facts.export(self)
             self._export_compiled_args()
             self._export_compiled_params()
