@@ -30,6 +30,8 @@ from gnnlint.semantic import batch_loops
 from gnnlint.semantic.kinds import LEGACY_TENSOR_CONSTRUCTORS, SCALAR, TENSOR
 from gnnlint.semantic.model import FuncInfo
 
+_MOVED = ("to", "cuda", "to_device")  # a call whose result lives on a device (unless it names the CPU)
+
 _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 # factories that build on the default device (the CPU) without `device=`
 _FACTORIES = {"torch." + name for name in (
@@ -74,6 +76,8 @@ class Devices:
         if isinstance(expr, cst.Call):
             return self._host_call(expr, depth)
         if isinstance(expr, cst.Subscript):
+            if isinstance(expr.value, cst.Name) and self._items_moved(expr.value):
+                return None  # `frames[t]` after `frames[t] = frames[t].to(device)`
             return self.host_tensor(expr.value, depth + 1)
         if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
             operands = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) \
@@ -279,7 +283,27 @@ class Devices:
             if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "tolist" \
                     and not iterable.args:
                 return index is None  # Python numbers (or lists of them): no tensor to read
+        if isinstance(iterable, cst.Name) and self._items_moved(iterable):
+            return False
         return index is None and self.host_tensor(iterable, depth + 1) is not None
+
+    def _items_moved(self, name: cst.Name) -> bool:
+        """``graphs[t] = graphs[t].to(device)`` earlier in the function: the list's items were
+        replaced by device copies, so iterating it after that yields no host value."""
+        from gnnlint.semantic.flow import _index
+
+        func, at = self.enclosing_function(name), self.order.get(name, 0)
+        for other in _index(self)["names"].get(name.value, ()):
+            sub = self.parent.get(other)
+            target = self.parent.get(sub)
+            assign = self.parent.get(target)
+            if isinstance(sub, cst.Subscript) and sub.value is other and isinstance(target, cst.AssignTarget) \
+                    and isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call) \
+                    and isinstance(assign.value.func, cst.Attribute) and assign.value.func.attr.value in _MOVED \
+                    and self.order.get(other, at) < at and self.enclosing_function(other) is func \
+                    and self._host_call(assign.value, 1) is None:  # not `.to("cpu")`
+                return True
+        return False
 
     def _host_elements(self, iterable: Optional[cst.BaseExpression], depth: int) -> bool:
         """Iterating ``iterable`` yields CPU tensors: a ``.cpu()`` result, whatever it copied (a
