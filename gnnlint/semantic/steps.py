@@ -265,6 +265,14 @@ class StepAnalysis:
         self._driving = driving
         return driving
 
+    def _abstract_step_drives(self, func: "FuncInfo") -> str:
+        """What an abstract per-step method's overrides run: what its class's methods run
+        (``calculate_potential_and_forces`` calling the compiled ``self.model``), else the
+        compiled attribute itself."""
+        driving = self._driving_funcs()
+        found = next((what for method, what in driving.items() if method.cls is func.cls), None)
+        return found or f"compiled `self.{self.ctx.compiled_self_attrs(func.cls)[0]}`"
+
     def _block_drives(self, block: cst.CSTNode) -> Optional[str]:
         """What compiled code the statements under ``block`` run, if any."""
         key = ("block", id(block))
@@ -278,6 +286,8 @@ class StepAnalysis:
             if what is None:
                 callee = self._callee(call)
                 what = driving.get(callee) if callee is not None else None
+                if what is None and callee is not None and ctx._abstract_step(callee):
+                    what = self._abstract_step_drives(callee)  # `self.timestep(...)`: the overrides step
             if what is not None:
                 found = what
                 break
@@ -432,8 +442,9 @@ class StepAnalysis:
         for loop in ctx.hot_loops:
             what = self._loop_drives(loop)
             if what is not None:
-                self._export_calls(calls_under(loop.body),  # type: ignore[attr-defined]
-                                   f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}", "", loop=loop)
+                payload = f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}"
+                self._export_calls(calls_under(loop.body), payload, "", loop=loop)  # type: ignore[attr-defined]
+                self._export_abstract_steps(loop, payload)
         for func in ctx.hot_funcs:
             drive = self._drive_function(func)
             if drive is None:
@@ -446,6 +457,19 @@ class StepAnalysis:
                                    f"|{callee.rstrip('`')}{entry}, from {origin}")
             else:
                 self._export_calls(calls, f"{drive.per}|{drive.role}|{drive.compiled}", "", entry)
+
+    def _export_abstract_steps(self, loop: cst.CSTNode, payload: str) -> None:
+        """``self.timestep(data, f)`` of an abstract method, every iteration: the subclasses
+        in other files take the step (told as ``stepped_overrides``, stepped_overrides.py)."""
+        from gnnlint.facts import ImportRef
+
+        ctx = self.ctx
+        for call in calls_under(loop.body):  # type: ignore[attr-defined]
+            callee = self._callee(call)
+            if callee is not None and ctx._abstract_step(callee) and ctx.classes.get(callee.cls.name) is callee.cls \
+                    and not ctx.step_unreached(call):
+                ctx.exported.stepped_overrides.append(
+                    (ImportRef("", f"{callee.cls.name}.{callee.name}"), f"{payload}|self.{callee.name}"))
 
     def _export_calls(self, calls, payload: str, tail: str, entry: str = "", loop=None) -> None:
         from gnnlint.facts import ImportRef
