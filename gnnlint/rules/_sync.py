@@ -41,6 +41,15 @@ def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def _copied(receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` of ``x.detach().cpu()`` (the chain ``_copying_method`` walks)."""
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and not receiver.args:
+        method, receiver = receiver.func.attr.value, receiver.func.value
+        if method == "cpu":
+            break
+    return receiver
+
+
 def _forced(call: cst.Call) -> bool:
     """``.numpy(force=True)``."""
     return len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "force" \
@@ -127,6 +136,8 @@ class SyncRule(Rule):
                 return
             if copying is None and self.context.host_tensor(func.value):
                 return  # a CPU tensor (`torch.tensor(list)`, a `.cpu()` result): no device sync
+            if copying is not None and self.context.host_tensor(_copied(func.value)):
+                return  # `t.cpu().numpy()` of a CPU tensor: the `.cpu()` copies nothing (it is not flagged either)
             self._flag(node, f"`.{copying or method}()`")
             return
         resolved = self.context.resolve(func)

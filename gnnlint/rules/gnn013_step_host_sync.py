@@ -1178,6 +1178,9 @@ for epoch in range(3):
             return  # (a loop in a CPU-only script reads CPU tensors: no device to wait for)
         fix = self._accumulation_fix(node) if isinstance(node, cst.Call) else None
         role = drive.role if drive.per == "epoch" else _ARTICLE[drive.role]
+        if drive.per == "step" and drive.role == "evaluation" and (isinstance(drive.loop, (cst.For, cst.While))
+                                                                       or drive.where and not drive.entry):
+            role = "an inference"  # `for t in range(n_steps)` / `while not done`: MD, sampling, a rollout
         loop = " ".join(_LOOP[drive.per].format(role=role).split())  # role "": not known
         where = f"{_CADENCE[drive.per]} {loop}{_CADENCE_NOTE.get(drive.per, '')}"
         advice = _ADVICE[drive.per]

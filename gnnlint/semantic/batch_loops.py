@@ -241,11 +241,23 @@ def alias_moved(ctx: "FileContext", use: cst.Name, binding) -> bool:
         if not start < ctx.order.get(call, at) < at:
             continue
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        moved = _loop_variable(receiver) if receiver is not None and call.func.attr.value in _MOVES else None
+        moved = _loop_variable(receiver) if receiver is not None and call.func.attr.value in _MOVES \
+            and not _to_cpu(call) else None
         if moved is not None and moved.value == use.value:
             return True
         if any(_loop_variable(a.value) is not None and _loop_variable(a.value).value == use.value for a in call.args) \
                 and _may_move(ctx, call):
+            return True
+    return False
+
+
+def _to_cpu(call: cst.Call) -> bool:
+    """``x.to("cpu")`` / ``x.to(torch.device("cpu"))``: a copy to the host, not a move to the device."""
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.Call) and value.args:
+            value = value.args[0].value  # torch.device("cpu")
+        if isinstance(value, cst.SimpleString) and value.value[1:-1].split(":")[0] == "cpu":
             return True
     return False
 

@@ -30,6 +30,8 @@ from gnnlint.semantic import batch_loops
 from gnnlint.semantic.kinds import LEGACY_TENSOR_CONSTRUCTORS, SCALAR, TENSOR
 from gnnlint.semantic.model import FuncInfo
 
+_MOVED = ("to", "cuda", "to_device")  # a call whose result lives on a device (unless it names the CPU)
+
 _FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 # factories that build on the default device (the CPU) without `device=`
 _FACTORIES = {"torch." + name for name in (
@@ -74,6 +76,8 @@ class Devices:
         if isinstance(expr, cst.Call):
             return self._host_call(expr, depth)
         if isinstance(expr, cst.Subscript):
+            if isinstance(expr.value, cst.Name) and self._items_moved(expr.value):
+                return None  # `frames[t]` after `frames[t] = frames[t].to(device)`
             return self.host_tensor(expr.value, depth + 1)
         if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
             operands = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) \
@@ -91,6 +95,8 @@ class Devices:
                 return fresh
         if isinstance(expr, cst.Name):
             return self._host_name(expr, depth)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return self._host_self_attr(expr, depth)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
             # `sample = batch.to_data_list()[0].cpu()`: the fields of a host copy live on the host too
             found = self._host_name(expr.value, depth + 1) or self._host_object(expr.value)
@@ -281,7 +287,76 @@ class Devices:
             if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "tolist" \
                     and not iterable.args:
                 return index is None  # Python numbers (or lists of them): no tensor to read
+        if isinstance(iterable, cst.Name) and self._items_moved(iterable):
+            return False
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args \
+                and (iterable.func.attr.value, index) in (("items", 1), ("values", None)) \
+                and isinstance(iterable.func.value, cst.Attribute) and isinstance(iterable.func.value.value, cst.Name) \
+                and iterable.func.value.value.value == "self":
+            return self._host_self_attr(iterable.func.value, depth + 1) is not None  # a dict of host buffers
         return index is None and self.host_tensor(iterable, depth + 1) is not None
+
+    def _host_self_attr(self, expr: cst.Attribute, depth: int) -> Optional[str]:
+        """``self.coords`` when every ``self.coords = ...`` of the class builds a host buffer
+        (``torch.zeros(n, 3)`` without ``device=``) or stores None: item writes into it
+        (``self.coords[i] = x``) keep it on the host, so reading it syncs nothing."""
+        from gnnlint.semantic.flow import _index
+
+        cls = self.enclosing_class(expr)
+        if cls is None or depth > 8:
+            return None
+        found = None
+        for other in _index(self)["attrs"].get(expr.attr.value, ()):
+            if not (isinstance(other.value, cst.Name) and other.value.value == "self"):
+                continue
+            parent = self.parent.get(other)
+            if isinstance(parent, cst.AssignTarget):
+                value = self.parent.get(parent).value
+            elif isinstance(parent, cst.AnnAssign) and parent.target is other:
+                value = parent.value
+            elif isinstance(parent, cst.Element) or isinstance(parent, (cst.For, cst.AugAssign, cst.WithItem)) \
+                    and getattr(parent, "target", None) is other or isinstance(parent, cst.AsName):
+                return None  # unpacked into, a loop target, `+=` (a device tensor may replace it): unknown
+            else:
+                continue  # a read, an item write (`self.coords[i] = x`), a method call
+            if self.enclosing_class(other) is not cls:
+                return None
+            values = [e.value for e in value.elements if isinstance(e, cst.DictElement)] \
+                if isinstance(value, cst.Dict) else [value.value] if isinstance(value, cst.DictComp) else [value]
+            if isinstance(value, cst.Dict) and len(values) != len(value.elements):
+                return None  # `{**other}`
+            for item in values:  # a dict of buffers (`{key: torch.zeros(n) for key in names}`): its values
+                if item is None or isinstance(item, cst.Name) and item.value == "None" or self._returns_numpy(item):
+                    continue  # (`self.coords = self._export(self.coords)` returning `t.cpu().numpy()`: no tensor)
+                found = self.host_tensor(item, depth + 1)
+                if found is None:
+                    return None
+        return f"`self.{expr.attr.value}`, {found}" if found is not None else None
+
+    def _returns_numpy(self, value: cst.BaseExpression) -> bool:
+        """A call of a local function every ``return`` of which is a ``.numpy()`` / ``.tolist()``."""
+        callee = self.local_callee(value) if isinstance(value, cst.Call) else None
+        return isinstance(callee, FuncInfo) and bool(callee.returns) and all(
+            isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Attribute)
+            and r.value.func.attr.value in ("numpy", "tolist") for r in callee.returns)
+
+    def _items_moved(self, name: cst.Name) -> bool:
+        """``graphs[t] = graphs[t].to(device)`` earlier in the function: the list's items were
+        replaced by device copies, so iterating it after that yields no host value."""
+        from gnnlint.semantic.flow import _index
+
+        func, at = self.enclosing_function(name), self.order.get(name, 0)
+        for other in _index(self)["names"].get(name.value, ()):
+            sub = self.parent.get(other)
+            target = self.parent.get(sub)
+            assign = self.parent.get(target)
+            if isinstance(sub, cst.Subscript) and sub.value is other and isinstance(target, cst.AssignTarget) \
+                    and isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call) \
+                    and isinstance(assign.value.func, cst.Attribute) and assign.value.func.attr.value in _MOVED \
+                    and self.order.get(other, at) < at and self.enclosing_function(other) is func \
+                    and self._host_call(assign.value, 1) is None:  # not `.to("cpu")`
+                return True
+        return False
 
     def _host_elements(self, iterable: Optional[cst.BaseExpression], depth: int) -> bool:
         """Iterating ``iterable`` yields CPU tensors: a ``.cpu()`` result, whatever it copied (a

@@ -18,6 +18,7 @@ from gnnlint.facts import ImportRef
 from gnnlint.semantic import batch_loops, dispatch
 from gnnlint.semantic.callback_hooks import self_overrides
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
+from gnnlint.semantic.compiled_overrides import _abstract
 from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
@@ -107,6 +108,30 @@ class HotLoops:
             return set(StepAnalysis(self)._compiled_calls())
         return id(call) in self._memoised(("element_calls",), compute, set())
 
+    def _abstract_step(self, info: FuncInfo) -> bool:
+        """``self.timestep(data, forces)`` with ``def timestep(self): raise NotImplementedError``
+        in a class that compiles its own model (``self.model = torch.compile(self.model)``): the
+        subclasses' overrides (here or in other files, stepped_overrides.py) take the step with the
+        compiled model, so a loop calling it once per iteration runs a step every iteration."""
+        cls = info.cls
+        return cls is not None and info.parent is None and not info.name.startswith("__") \
+            and bool(self.compile_calls) and _abstract(info) and bool(self.compiled_self_attrs(cls))
+
+    def compiled_self_attrs(self, cls: ClassInfo) -> list:
+        """``self.model = torch.compile(self.model)`` / ``self.policy = torch.compile(policy)`` in a
+        method of ``cls``: the attributes its methods run compiled."""
+        def compute():
+            out = list(held_compiled_attrs(self, cls))
+            for call in self.compile_calls:
+                stmt, func = self.parent.get(call), self.enclosing_function(call)
+                if func is None or func.cls is not cls or not isinstance(stmt, cst.Assign):
+                    continue
+                out += [t.target.attr.value for t in stmt.targets if isinstance(t.target, cst.Attribute)
+                        and isinstance(t.target.value, cst.Name) and t.target.value.value == "self"
+                        and t.target.attr.value not in out]
+            return out
+        return self._memoised(("compiled_self_attrs", id(cls.node)), compute, [])
+
     def _runs_held_compiled(self, call: cst.Call) -> bool:
         """``self.gnn(batch)`` where a method of the class re-binds ``self.gnn`` to its
         compiled self (compiled_holders.py): a forward that runs it chunk by chunk is an
@@ -157,8 +182,8 @@ class HotLoops:
                 return steps_when_called[info]
             if info in stack:
                 return False
-            result = False
-            for call in self._direct_triggers(info.node.body, info):
+            result = self._abstract_step(info)
+            for call in () if result else self._direct_triggers(info.node.body, info):
                 if self._is_step_trigger(call):
                     result = True
                     break

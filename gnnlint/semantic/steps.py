@@ -264,6 +264,14 @@ class StepAnalysis:
         self._driving = driving
         return driving
 
+    def _abstract_step_drives(self, func: "FuncInfo") -> str:
+        """What an abstract per-step method's overrides run: what its class's methods run
+        (``calculate_potential_and_forces`` calling the compiled ``self.model``), else the
+        compiled attribute itself."""
+        driving = self._driving_funcs()
+        found = next((what for method, what in driving.items() if method.cls is func.cls), None)
+        return found or f"compiled `self.{self.ctx.compiled_self_attrs(func.cls)[0]}`"
+
     def _block_drives(self, block: cst.CSTNode) -> Optional[str]:
         """What compiled code the statements under ``block`` run, if any."""
         key = ("block", id(block))
@@ -276,6 +284,8 @@ class StepAnalysis:
             if what is None:
                 callee = self._callee(call)
                 what = driving.get(callee) if callee is not None else None
+                if what is None and callee is not None and self.ctx._abstract_step(callee):
+                    what = self._abstract_step_drives(callee)  # `self.timestep(...)`: the overrides step
             if what is not None:
                 found = what
                 break
@@ -312,8 +322,8 @@ class StepAnalysis:
             if what is None:
                 return None
             role = self._role_of_block(root.body)
-            if role == "evaluation" and self._inside_training_loop(root):
-                role = "training"  # `for t, graph in enumerate(seq):` inside a training step: part of that step
+            if role == "evaluation" and (self._inside_training_loop(root) or self._inside_training_iteration(root)):
+                role = "training"  # a timestep / rollout loop inside the training batch loop or step
             outer = self._stepped_training(ctx.enclosing_function(root)) if role == "evaluation" else None
             return outer or StepDrive(what, root, role, self._per(root))
         return self._drive_function(root, library)
@@ -327,6 +337,20 @@ class StepAnalysis:
             if anc in self.ctx.hot_loops and child is getattr(anc, "body", None):
                 return self._role_of_block(anc.body) == "training"
             child = anc
+        return False
+
+    def _inside_training_iteration(self, loop: cst.CSTNode) -> bool:
+        """``for t, g in enumerate(frames):`` inside ``for batch in loader:`` whose
+        iteration steps the optimizer after it: the inner loop runs the steps of one
+        training step (an autoregressive rollout, a loss summed over timesteps),
+        training, not evaluation."""
+        func = self.ctx.enclosing_function(loop)
+        for anc in self.ctx.ancestors(loop):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(anc, (cst.For, cst.While)) and anc is not loop \
+                    and self.ctx.enclosing_function(anc) is func and self._role_of_block(anc.body) == "training":
+                return True
         return False
 
     def _stepped_training(self, func: Optional["FuncInfo"]) -> Optional[StepDrive]:
@@ -424,8 +448,9 @@ class StepAnalysis:
         for loop in ctx.hot_loops:
             what = self._loop_drives(loop)
             if what is not None:
-                self._export_calls(calls_under(loop.body),  # type: ignore[attr-defined]
-                                   f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}", "", loop=loop)
+                payload = f"{self._per(loop)}|{self._role_of_block(loop.body)}|{what}"
+                self._export_calls(calls_under(loop.body), payload, "", loop=loop)  # type: ignore[attr-defined]
+                self._export_abstract_steps(loop, payload)
         for func in ctx.hot_funcs:
             drive = self._drive_function(func)
             if drive is None:
@@ -471,6 +496,19 @@ class StepAnalysis:
             ctx.exported.stepped.append(
                 (ref, f"{drive.per}|{drive.role}|{drive.compiled}|{func.name}(\"{name}\"), from {origin}"))
             ctx.exported.stepped_args.append((ref, "*"))
+
+    def _export_abstract_steps(self, loop: cst.CSTNode, payload: str) -> None:
+        """``self.timestep(data, f)`` of an abstract method, every iteration: the subclasses
+        in other files take the step (told as ``stepped_overrides``, stepped_overrides.py)."""
+        from gnnlint.facts import ImportRef
+
+        ctx = self.ctx
+        for call in calls_under(loop.body):  # type: ignore[attr-defined]
+            callee = self._callee(call)
+            if callee is not None and ctx._abstract_step(callee) and ctx.classes.get(callee.cls.name) is callee.cls \
+                    and not ctx.step_unreached(call):
+                ctx.exported.stepped_overrides.append(
+                    (ImportRef("", f"{callee.cls.name}.{callee.name}"), f"{payload}|self.{callee.name}"))
 
     def _export_calls(self, calls, payload: str, tail: str, entry: str = "", loop=None) -> None:
         from gnnlint.facts import HOOK_METHOD, ImportRef
