@@ -50,6 +50,13 @@ def _forced(call: cst.Call) -> bool:
         and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True"
 
 
+def _mapping_view(expr: cst.BaseExpression) -> bool:
+    """``out.keys()`` / ``out.items()``: a Tensor has neither, so the receiver is a dict (of outputs)
+    whatever its kind says, and ``k in out.keys()`` reads no tensor."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+        and expr.func.attr.value in ("keys", "items")
+
+
 def _operands(expr: cst.BaseExpression) -> list:
     """``a``, ``b``, ``c`` of ``a or b and c``: the operands of nested boolean operations, in order."""
     if isinstance(expr, cst.BooleanOperation):
@@ -191,14 +198,11 @@ class SyncRule(Rule):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         # `x in t`: `Tensor.__contains__` is `(t == x).any()` read as a Python bool
         for target in node.comparisons:
-            if type(target.operator) in (cst.In, cst.NotIn) and self._device_tensor(target.comparator) \
-                    and not self._string_operand(node.left):
+            if type(target.operator) in (cst.In, cst.NotIn) and not _mapping_view(target.comparator) \
+                    and self._device_tensor(target.comparator) and not self.context.is_string(node.left):
                 self._flag(node, f"`{'not in' if type(target.operator) is cst.NotIn else 'in'}` on a tensor "
                                  f"(its truth value)")
                 return
-
-    def _string_operand(self, expr: cst.BaseExpression) -> bool:
-        return self.context.is_string(expr)
 
     def _to_host(self, call: cst.Call) -> bool:
         """``.to("cpu")`` (positional or ``device=``, a string or ``torch.device("cpu")``), not
