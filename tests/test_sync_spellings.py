@@ -6,7 +6,7 @@
   under compile (no break, like a bare f-string, e28), so GNN013 only;
 - ``self.print(loss)`` in a LightningModule is Lightning's print, reported like ``print(loss)``.
 Look-alikes stay quiet: ``"%d" % len(x)``, ``f"{epoch:03d}"``, ``max(a, b)`` of Python numbers,
-``k in dict`` / ``k not in out.keys()`` of a model's dict output, ``loss % 2`` (a tensor modulo, no string)."""
+``k in dict`` / ``k not in out`` / ``k not in out.keys()`` of a model's (dict) output, ``loss % 2`` (a tensor modulo, no string)."""
 from __future__ import annotations
 
 from gnnlint.engine import LintOptions, lint_bytes
@@ -66,6 +66,9 @@ def train(model, loader, optimizer, pbar):
                 pass
             out = model(batch)
             extra = {k: v for k, v in batch.items() if k not in out.keys()}
+            for k, v in batch.items():
+                if k not in out:
+                    out[k] = v
             tag = f"{epoch:03d}"
             k = "%d" % len(batch)
             big = max(i, 3)

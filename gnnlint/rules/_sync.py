@@ -195,10 +195,27 @@ class SyncRule(Rule):
         if type(node.operator) is cst.Modulo and self._formats_tensor(node) and not self._printed(node):
             self._flag(node, "`%`-formatting a tensor")
 
+    def _computed_tensor(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` (or every assignment that reaches the name) is not a model's output nor a dict view:
+        ``k in out`` is the idiom of a dict of outputs (``if "loss" in out``), rare on a tensor."""
+        values = [expr]
+        if isinstance(expr, cst.Name):
+            reaching = self.context.reaching(expr.value, expr)
+            if not all(b.how == "assign" for b, _ in reaching):
+                return all(b.how in ("assign", "param") for b, _ in reaching) and all(
+                    self._not_model_output(b.value) for b, _ in reaching if b.how == "assign")
+            values = [b.value for b, _ in reaching]
+        return all(self._not_model_output(v) for v in values)
+
+    def _not_model_output(self, value: Optional[cst.BaseExpression]) -> bool:
+        if _mapping_view(value) or isinstance(value, (cst.Dict, cst.DictComp)):
+            return False
+        return not (isinstance(value, cst.Call) and self.context.kind(value.func) == MODEL)
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         # `x in t`: `Tensor.__contains__` is `(t == x).any()` read as a Python bool
         for target in node.comparisons:
-            if type(target.operator) in (cst.In, cst.NotIn) and not _mapping_view(target.comparator) \
+            if type(target.operator) in (cst.In, cst.NotIn) and self._computed_tensor(target.comparator) \
                     and self._device_tensor(target.comparator) and not self.context.is_string(node.left):
                 self._flag(node, f"`{'not in' if type(target.operator) is cst.NotIn else 'in'}` on a tensor "
                                  f"(its truth value)")
