@@ -28,7 +28,7 @@ class Net(torch.nn.Module):
         header = "%d nodes, %s" % (x.size(0), s)
         text = "sum {:.3f}".format(s)
         m = max(s, 0.5)
-        if 3 in ids:
+        if 3 in x.argmax(dim=1):
             x = x + 1
         n = "%d" % len(x)
         k = max(x.size(0), 2)
@@ -36,6 +36,7 @@ class Net(torch.nn.Module):
         if "a" in d:
             x = x * 2
         r = x % 2
+        assert 3 in ids, "a parameter: a dict as often as a tensor"
         return x * m
 model = torch.compile(Net())
 """

@@ -196,14 +196,14 @@ class SyncRule(Rule):
             self._flag(node, "`%`-formatting a tensor")
 
     def _computed_tensor(self, expr: cst.BaseExpression) -> bool:
-        """``expr`` (or every assignment that reaches the name) is not a model's output nor a dict view:
+        """``expr`` (or every assignment that reaches the name; a parameter does not count) is not a
+        model's output nor a dict view:
         ``k in out`` is the idiom of a dict of outputs (``if "loss" in out``), rare on a tensor."""
         values = [expr]
         if isinstance(expr, cst.Name):
             reaching = self.context.reaching(expr.value, expr)
-            if not all(b.how == "assign" for b, _ in reaching):
-                return all(b.how in ("assign", "param") for b, _ in reaching) and all(
-                    self._not_model_output(b.value) for b, _ in reaching if b.how == "assign")
+            if not reaching or not all(b.how == "assign" for b, _ in reaching):
+                return False  # a parameter (`idx in output_shapes`, heldout3): a dict as often as a tensor
             values = [b.value for b, _ in reaching]
         return all(self._not_model_output(v) for v in values)
 
