@@ -2,7 +2,7 @@
 from gnnlint.rules import RuleInfo
 
 RULES = (
-    RuleInfo('GNN001', 'host-sync', 'gnn001_host_sync', (b'item(', b'tolist(', b'cpu(', b'numpy(', b'float(', b'int(', b'bool(', b'if ', b'while ', b'assert ', b'print(', b'f"', b"f'", b'allclose(', b'equal(', b'"cpu")', b"'cpu')", b']:', b']]', b'not ', b' or ', b' and '), 'compiled', '', ''),
+    RuleInfo('GNN001', 'host-sync', 'gnn001_host_sync', (b'item(', b'tolist(', b'cpu(', b'numpy(', b'float(', b'int(', b'bool(', b'if ', b'while ', b'assert ', b'print(', b'f"', b"f'", b'allclose(', b'equal(', b'"cpu")', b"'cpu')", b']:', b']]', b'not ', b' or ', b' and ', b'%', b'.format(', b'min(', b'max(', b' in '), 'compiled', '', ''),
     RuleInfo('GNN002', 'float-lr', 'gnn002_float_lr', (b'compile',), 'compiled', '>=2.3', ''),
     RuleInfo('GNN003', 'tuple-moduledict-key', 'gnn003_tuple_moduledict_key', (b'ModuleDict', b'ParameterDict', b'HeteroConv', b'convs'), 'compiled', '<2.5', ''),
     RuleInfo('GNN004', 'repeat-interleave-size', 'gnn004_repeat_interleave_size', (b'repeat_interleave',), None, '', ''),
@@ -14,7 +14,7 @@ RULES = (
     RuleInfo('GNN010', 'compile-result-discarded', 'gnn010_compile_result_discarded', (b'compile',), 'compiled', '', ''),
     RuleInfo('GNN011', 'hidden-compile-errors', 'gnn011_hidden_compile_errors', (b'suppress_errors', b'cache_size_limit', b'recompile_limit', b'SUPPRESS_ERRORS'), None, '', ''),
     RuleInfo('GNN012', 'lazy-module-compiled', 'gnn012_lazy_module_compiled', (b'compile',), 'compiled', '', ''),
-    RuleInfo('GNN013', 'step-host-sync', 'gnn013_step_host_sync', (b'item(', b'tolist(', b'cpu(', b'numpy(', b'float(', b'int(', b'bool(', b'if ', b'while ', b'assert ', b'print(', b'f"', b"f'", b'allclose(', b'equal(', b'"cpu")', b"'cpu')", b']:', b']]', b'not ', b' or ', b' and '), 'compiled_or_hot', '', ''),
+    RuleInfo('GNN013', 'step-host-sync', 'gnn013_step_host_sync', (b'item(', b'tolist(', b'cpu(', b'numpy(', b'float(', b'int(', b'bool(', b'if ', b'while ', b'assert ', b'print(', b'f"', b"f'", b'allclose(', b'equal(', b'"cpu")', b"'cpu')", b']:', b']]', b'not ', b' or ', b' and ', b'%', b'.format(', b'min(', b'max(', b' in '), 'compiled_or_hot', '', ''),
     RuleInfo('GNN014', 'layer-graph-break', 'gnn014_layer_graph_break', (b'APPNP', b'ChebConv', b'EdgeCNN', b'EdgePooling', b'GAT', b'GATConv', b'GATv2Conv', b'GCN', b'GCN2Conv', b'GCNConv', b'GIN', b'GraphSAGE', b'HGTConv', b'JumpingKnowledge', b'MFConv', b'PNA', b'PointNetConv', b'RGCNConv', b'SAGEConv', b'SAGPooling', b'SGConv', b'Set2Set', b'SortAggregation', b'TopKPooling', b'add_remaining_self_loops', b'coalesce', b'contains_self_loops', b'dropout_edge', b'dropout_node', b'is_undirected', b'k_hop_subgraph', b'negative_sampling', b'remove_self_loops', b'subgraph', b'to_undirected'), 'compiled', '>=2.0', '>=2.3'),
     RuleInfo('GNN015', 'recompile-limit-eager', 'gnn015_recompile_limit_eager', (b'compile', b'+=', b'append', b'extend', b'insert', b'dropout'), 'compiled', '>=2.0', ''),
     RuleInfo('GNN016', 'data-size-in-compiled', 'gnn016_data_size_in_compiled', (b'num_nodes', b'size('), 'compiled', '', ''),

@@ -16,6 +16,8 @@ from gnnlint.rules.base import Rule
 _SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
 _CASTS = {"float", "int", "bool"}
 _LOGGING_FUNCS = {"print"}
+# builtin min()/max(): compare their operands (or the elements of one iterable) with `>`, read as a bool
+_BUILTIN_EXTREMA = {"min", "max"}
 # PyG Data attributes that are tensors by convention
 _DATA_TENSOR_ATTRS = {"x", "y", "edge_index", "edge_attr", "edge_weight", "batch", "ptr", "pos",
                       "n_id", "e_id", "train_mask", "val_mask", "test_mask", "edge_label", "edge_label_index"}
@@ -24,7 +26,8 @@ _BOOL_COMPARISONS = {"allclose", "equal"}
 SYNC_TRIGGERS = (b"item(", b"tolist(", b"cpu(", b"numpy(", b"float(", b"int(", b"bool(",
                  b"if ", b"while ", b"assert ", b"print(", b'f"', b"f'", b"allclose(", b"equal(",
                  b"\"cpu\")", b"'cpu')", b"]:", b"]]",  # these two: `x[ptr[i]:ptr[i + 1]]`
-                 b"not ", b" or ", b" and ")  # truth values outside an `if`
+                 b"not ", b" or ", b" and ",  # truth values outside an `if`
+                 b"%", b".format(", b"min(", b"max(", b" in ")  # other spellings (evidence e29)
 
 
 def _copying_method(receiver: cst.BaseExpression) -> Optional[str]:
@@ -56,6 +59,13 @@ def _forced(call: cst.Call) -> bool:
         and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True"
 
 
+def _mapping_view(expr: cst.BaseExpression) -> bool:
+    """``out.keys()`` / ``out.items()``: a Tensor has neither, so the receiver is a dict (of outputs)
+    whatever its kind says, and ``k in out.keys()`` reads no tensor."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+        and expr.func.attr.value in ("keys", "items")
+
+
 def _operands(expr: cst.BaseExpression) -> list:
     """``a``, ``b``, ``c`` of ``a or b and c``: the operands of nested boolean operations, in order."""
     if isinstance(expr, cst.BooleanOperation):
@@ -75,6 +85,10 @@ class SyncRule(Rule):
     # graph (torch 2.13: no graph break, `fullgraph=True` compiles; bench/evidence/e28_fstring_tensor.py),
     # so it breaks nothing in compiled code (GNN001); in per-step eager code it is a sync (GNN013).
     bare_fstring_syncs = True
+    # `"{:.3f}".format(t)` (deferred like an f-string) and builtin `max(t, 0.5)` / `min(a, b)` / `max(t)`
+    # (dynamo traces them) break no graph (e29); in per-step eager code each reads the value on the host.
+    # `"%.3f" % t` and `x in t` are syncs in both: dynamo gives up on the whole frame (e29).
+    traced_syncs = True
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:
         raise NotImplementedError
@@ -148,13 +162,75 @@ class SyncRule(Rule):
             if self._device_tensor(node.args[0].value):
                 self._flag(node, f"`{resolved}()` of a tensor")
             return
-        if resolved in _LOGGING_FUNCS:
+        if resolved in _LOGGING_FUNCS or self._lightning_print(func):
             for arg in node.args:
                 if arg.keyword is not None:
                     continue
                 if self._device_tensor(arg.value) or self._formats_tensor(arg.value):
                     self._flag(node, "printing a tensor")
                     return
+            return
+        if self.traced_syncs and resolved in _BUILTIN_EXTREMA and self._compares_tensor(node):
+            self._flag(node, f"builtin `{resolved}()` of a tensor (a comparison read as a bool)")
+            return
+        if self.traced_syncs and isinstance(func, cst.Attribute) and func.attr.value == "format" \
+                and self._formats_tensor(node) and not self._printed(node):
+            self._flag(node, "formatting a tensor with `str.format`")
+
+    def _lightning_print(self, func: cst.BaseExpression) -> bool:
+        """``self.print(...)`` in a LightningModule: Lightning's print (rank 0), which formats its arguments."""
+        return isinstance(func, cst.Attribute) and func.attr.value == "print" and isinstance(func.value, cst.Name) \
+            and func.value.value == "self" and self.context.lightning_method(self.context.enclosing_function(func))
+
+    def _compares_tensor(self, call: cst.Call) -> bool:
+        """``max(t, 0.5)`` / ``min(a, b)`` with a device tensor operand, or ``max(t)`` over one (its
+        elements compared); not ``max(a, b)`` of numbers nor ``max(losses, key=...)`` of a list."""
+        args = [a for a in call.args if a.keyword is None]
+        if not args or any(a.star for a in args) or any(a.keyword is not None for a in call.args):
+            return False
+        return any(self._device_tensor(a.value) for a in args)
+
+    def _printed(self, node: cst.CSTNode) -> bool:
+        """``node`` (a formatted string) is an argument of ``print``: reported once, as printing."""
+        parent = self.context.parent.get(node)
+        while isinstance(parent, cst.ConcatenatedString):
+            parent = self.context.parent.get(parent)
+        if isinstance(parent, cst.Arg):
+            call = self.context.parent.get(parent)
+            return isinstance(call, cst.Call) and (self.context.resolve(call.func) in _LOGGING_FUNCS
+                                                   or self._lightning_print(call.func))
+        return False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # `"%.3f" % loss`, `fmt % (step, loss)`: `%`-formatting reads each value on the host
+        if type(node.operator) is cst.Modulo and self._formats_tensor(node) and not self._printed(node):
+            self._flag(node, "`%`-formatting a tensor")
+
+    def _computed_tensor(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` (or every assignment that reaches the name; a parameter does not count) is not a
+        model's output nor a dict view:
+        ``k in out`` is the idiom of a dict of outputs (``if "loss" in out``), rare on a tensor."""
+        values = [expr]
+        if isinstance(expr, cst.Name):
+            reaching = self.context.reaching(expr.value, expr)
+            if not reaching or not all(b.how == "assign" for b, _ in reaching):
+                return False  # a parameter (`idx in output_shapes`, heldout3): a dict as often as a tensor
+            values = [b.value for b, _ in reaching]
+        return all(self._not_model_output(v) for v in values)
+
+    def _not_model_output(self, value: Optional[cst.BaseExpression]) -> bool:
+        if _mapping_view(value) or isinstance(value, (cst.Dict, cst.DictComp)):
+            return False
+        return not (isinstance(value, cst.Call) and self.context.kind(value.func) == MODEL)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # `x in t`: `Tensor.__contains__` is `(t == x).any()` read as a Python bool
+        for target in node.comparisons:
+            if type(target.operator) in (cst.In, cst.NotIn) and self._computed_tensor(target.comparator) \
+                    and self._device_tensor(target.comparator) and not self.context.is_string(node.left):
+                self._flag(node, f"`{'not in' if type(target.operator) is cst.NotIn else 'in'}` on a tensor "
+                                 f"(its truth value)")
+                return
 
     def _to_host(self, call: cst.Call) -> bool:
         """``.to("cpu")`` (positional or ``device=``, a string or ``torch.device("cpu")``), not
@@ -169,13 +245,8 @@ class SyncRule(Rule):
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         # f"{loss:.4f}" reads the value back like .item() does; print(f"...")
         # is reported once, as printing
-        parent = self.context.parent.get(node)
-        while isinstance(parent, cst.ConcatenatedString):
-            parent = self.context.parent.get(parent)
-        if isinstance(parent, cst.Arg):
-            call = self.context.parent.get(parent)
-            if isinstance(call, cst.Call) and self.context.resolve(call.func) in _LOGGING_FUNCS:
-                return
+        if self._printed(node):
+            return
         if self.bare_fstring_syncs and self._formats_tensor(node):
             self._flag(node, "formatting a tensor in an f-string")
 
@@ -217,6 +288,15 @@ class SyncRule(Rule):
                        and self._formats_as_tensor(part.expression) for part in expr.parts)
         if isinstance(expr, cst.ConcatenatedString):
             return self._formats_tensor(expr.left) or self._formats_tensor(expr.right)
+        if isinstance(expr, cst.BinaryOperation):  # `"%.3f" % loss`, `fmt % (step, loss)`
+            if type(expr.operator) is not cst.Modulo or not self.context.is_string(expr.left):
+                return False
+            values = [e.value for e in expr.right.elements] if isinstance(expr.right, cst.Tuple) else [expr.right]
+            return any(not isinstance(v, cst.StarredElement) and self._formats_as_tensor(v) for v in values)
+        if isinstance(expr, cst.Call):  # `"{:.3f}".format(loss)`
+            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "format" \
+                and self.context.is_string(expr.func.value) \
+                and any(not a.star and self._formats_as_tensor(a.value) for a in expr.args)
         return False
 
     # tensor truthiness --------------------------------------------------------------

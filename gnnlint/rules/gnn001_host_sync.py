@@ -135,6 +135,7 @@ class HostSync(SyncRule):
     summary = "Device-to-host sync (`.item()`, `float(t)`, tensor truthiness…) in a compiled region"
     region = "compiled"
     bare_fstring_syncs = False  # dynamo formats it after the graph: no break (e28)
+    traced_syncs = False  # `str.format` and builtin min/max of a tensor: traced, no break (e29)
 
     VALID = (
         # an f-string of a tensor (not printed) is formatted after the graph: no break (evidence e28)

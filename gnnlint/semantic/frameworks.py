@@ -88,6 +88,16 @@ class Frameworks:
         told = told_step_entry(self, func)  # an imported base's per-step hook calls `self.<name>`
         return StepEntry("lightning", told[0], told[1], False) if told is not None else None
 
+    def lightning_method(self, func: Optional["FuncInfo"]) -> bool:
+        """``func`` is a method of a LightningModule (a local base derives from one) or a Lightning
+        per-step hook an imported base declares: its ``self.print`` / ``self.log`` are Lightning's."""
+        if func is None or func.cls is None:
+            return False
+        if self._derives_from(func.cls, _LIGHTNING_PACKAGES, "LightningModule"):
+            return True
+        entry = self.framework_step_entry(func)
+        return entry is not None and entry.framework == "lightning"
+
     def framework_host_param(self, func: "FuncInfo", name: str) -> bool:
         """``data`` of LAMMPS's ``compute_forces(self, data)``, ``atoms`` of ASE's
         ``calculate``: what the simulation engine hands the step is a host object

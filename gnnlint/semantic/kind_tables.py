@@ -140,6 +140,7 @@ _TORCH_UTILS_RETURNING_TENSORS = {
 }
 
 
+_STRING_NODES = frozenset((cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 _SCALAR_NODES = frozenset((cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                            cst.FormattedString, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
                            cst.SetComp, cst.GeneratorExp, cst.Lambda, cst.Tuple))

@@ -35,6 +35,7 @@ from gnnlint.semantic.kind_tables import (  # noqa: F401 - re-exported: importer
     _SCALAR_ANNOTATIONS,
     _SCALAR_NODES,
     _SCALAR_PARAM_NAMES,
+    _STRING_NODES,
     _TENSOR_ANNOTATIONS,
     _TENSOR_ATTRS_NON_TENSOR,
     _TENSOR_METHODS_NON_TENSOR,
@@ -80,6 +81,16 @@ class Kinds:
     def is_tensor(self, expr: Optional[cst.CSTNode]) -> bool:
         return self.kind(expr) == TENSOR
 
+    def is_string(self, expr: Optional[cst.CSTNode]) -> bool:
+        """A str literal, or a name every reaching assignment binds to one (``fmt = "%11.2e"``):
+        the format of ``fmt % value`` / ``fmt.format(value)``, which formats ``value``."""
+        if type(expr) in _STRING_NODES:
+            return True
+        if type(expr) is not cst.Name:
+            return False
+        reaching = self.reaching(expr.value, expr)
+        return bool(reaching) and all(b.how == "assign" and type(b.value) in _STRING_NODES for b, _ in reaching)
+
     def _kind(self, expr: cst.CSTNode) -> str:
         t = type(expr)  # exact types first (libcst's node classes are leaves): no ABCMeta check per class
         if t in _SCALAR_NODES:
@@ -103,6 +114,8 @@ class Kinds:
                 return TENSOR if not name.startswith(("num_", "metadata")) else UNKNOWN
             return UNKNOWN
         if isinstance(expr, cst.BinaryOperation):
+            if type(expr.operator) is cst.Modulo and self.is_string(expr.left):
+                return SCALAR  # `"%.3f" % loss`: a str, whatever it formats
             left, right = self.kind(expr.left), self.kind(expr.right)
             if TENSOR in (left, right):
                 return TENSOR
