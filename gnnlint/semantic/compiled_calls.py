@@ -127,7 +127,7 @@ def _call_of(ctx: "FileContext", node: cst.CSTNode) -> Optional[cst.Call]:
 def _harmless(ctx: "FileContext", node: cst.CSTNode) -> bool:
     """An attribute access on the compiled wrapper other than ``forward`` (``m.parameters()``; a
     ``m.to(device)`` / ``m.eval()`` returning the wrapper only as a statement or back into the holder),
-    or a store into the holder."""
+    a truth or identity test of it, or a store into the holder."""
     parent = ctx.parent.get(node)
     if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value != "forward":
         call = ctx.parent.get(parent)
@@ -138,6 +138,11 @@ def _harmless(ctx: "FileContext", node: cst.CSTNode) -> bool:
             return True
         return isinstance(holder, cst.Assign) and len(holder.targets) == 1 \
             and ctx.module.code_for_node(holder.targets[0].target) == ctx.module.code_for_node(node)
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not) \
+            or isinstance(parent, (cst.If, cst.While)) and parent.test is node \
+            or isinstance(parent, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot))
+                                                          for c in parent.comparisons):
+        return True  # `if not self.net:` / `net is None`: a module's truth or identity runs no forward
     if isinstance(parent, cst.Arg) and parent.value is node:  # wandb.watch(model): hooks, no forward
         call = ctx.parent.get(parent)
         return isinstance(call, cst.Call) and (ctx.resolve(call.func) or "") in _NOT_RUNNING
@@ -194,8 +199,9 @@ def _attr_calls(ctx: "FileContext", attr: str, site: cst.Call, cls, inst: Option
         if isinstance(owner, cst.Name) and owner.value == "self":
             if ctx.enclosing_class(node) is not cls:
                 return None  # another class's (or a subclass's) `self.<attr>`: not followed
-        elif not (inst is not None and isinstance(owner, cst.Name) and owner.value == inst):
-            return None  # `other.<attr>`: the same object, maybe
+        elif not (inst is not None and isinstance(owner, cst.Name) and owner.value == inst) \
+                and not (inst is None and isinstance(owner, cst.Name) and ctx.class_of(owner, node) is cls):
+            return None  # `other.<attr>`: the same object, maybe (another instance of this class: the same)
         if not _after_compile_counted(ctx, node, site, calls):
             return None
     return calls
