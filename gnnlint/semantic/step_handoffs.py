@@ -45,7 +45,7 @@ def compiled_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode
     on it; a parameter every local caller passes such a wrapper): what
     ``model.train_step(...)`` on the wrapper reaches (the wrapper forwards
     attribute reads to the model). ``class_of`` itself does not see through
-    ``torch.compile``; asked by ``_imported_method`` and steps' ``_imported_target``."""
+    ``torch.compile``; asked by ``_imported_method`` and step_targets' ``imported_target``."""
     if depth > 6 or not isinstance(expr, cst.Name):
         return None
     return ctx._memoised(("compiled_class", id(expr), id(at)), lambda: _compiled_class(ctx, expr, at, depth), None)
