@@ -114,3 +114,30 @@ def test_an_early_exit_on_a_step_test_is_a_guard(tmp_path):
     assert "on the steps where `self.log_now(step)` holds, in a training loop" in messages[8], messages[8]
     assert "on the steps where `step % log_every == 0` holds, in a training loop" in messages[19], messages[19]
     assert "on every batch of a training loop" in messages[26], messages[26]  # not a step test
+
+
+VAL_AFTER_TRAIN = """\
+import torch
+def run(model, train_loader, val_loader, opt, epochs):
+    step = torch.compile(model)
+    for epoch in range(epochs):
+        for batch in train_loader:
+            loss = step(batch).sum()
+            loss.backward()
+            opt.step()
+        scores = []
+        with torch.no_grad():
+            for batch in val_loader:
+                scores.append(step(batch).cpu())
+            for batch in val_loader:
+                for t in range(3):
+                    scores.append(step(batch[t]).cpu())
+"""
+
+
+def test_a_validation_loop_beside_the_training_loop_is_evaluation(tmp_path):
+    # the epoch loop's body trains (its inner loop steps the optimizer), but the validation
+    # loops and the timestep loop inside one are not part of a training step (labelled-g tgn)
+    messages = _messages(tmp_path, VAL_AFTER_TRAIN)
+    assert set(messages) == {12, 15}, messages
+    assert "evaluation loop" in messages[12] and not any("training" in m for m in messages.values()), messages

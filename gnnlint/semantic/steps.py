@@ -322,7 +322,7 @@ class StepAnalysis:
             if what is None:
                 return None
             role = self._role_of_block(root.body)
-            if role == "evaluation" and (self._inside_training_loop(root) or self._inside_training_iteration(root)):
+            if role == "evaluation" and self._inside_training_loop(root):
                 role = "training"  # a timestep / rollout loop inside the training batch loop or step
             outer = self._stepped_training(ctx.enclosing_function(root)) if role == "evaluation" else None
             return outer or StepDrive(what, root, role, self._per(root))
@@ -337,20 +337,6 @@ class StepAnalysis:
             if anc in self.ctx.hot_loops and child is getattr(anc, "body", None):
                 return self._role_of_block(anc.body) == "training"
             child = anc
-        return False
-
-    def _inside_training_iteration(self, loop: cst.CSTNode) -> bool:
-        """``for t, g in enumerate(frames):`` inside ``for batch in loader:`` whose
-        iteration steps the optimizer after it: the inner loop runs the steps of one
-        training step (an autoregressive rollout, a loss summed over timesteps),
-        training, not evaluation."""
-        func = self.ctx.enclosing_function(loop)
-        for anc in self.ctx.ancestors(loop):
-            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False
-            if isinstance(anc, (cst.For, cst.While)) and anc is not loop \
-                    and self.ctx.enclosing_function(anc) is func and self._role_of_block(anc.body) == "training":
-                return True
         return False
 
     def _stepped_training(self, func: Optional["FuncInfo"]) -> Optional[StepDrive]:
