@@ -42,18 +42,23 @@ def delivered(importer: str, kind: str, facts: list, every, read: Callable[[str]
     return out
 
 
+def _files_naming(name: str, every, read):
+    """``(path, bytes)`` of the project's Python files whose bytes contain ``name``."""
+    word = name.encode()
+    for path in every:
+        if path.endswith(".py"):
+            data = read(path)
+            if data is not None and word in data:
+                yield path, data
+
+
 def defining_files(name: str, keywords: list, every, read) -> list:
     """The project's Python files defining ``def <name>(...)`` at the top level,
     importing torch, whose parameters take ``keywords`` ("*": a positional or
     unpacked argument; then the function must take at least as many)."""
     head = re.compile(rb"^def[ \t]+%s[ \t]*\(" % re.escape(name.encode()), re.M)
     found = []
-    for path in every:
-        if not path.endswith(".py"):
-            continue
-        data = read(path)
-        if data is None or name.encode() not in data:
-            continue
+    for path, data in _files_naming(name, every, read):
         match = head.search(data)
         if match is None or not _TORCH_IMPORT.search(data):
             continue
@@ -75,12 +80,7 @@ def hook_classes(name: str, count: int, every, read) -> list:
     ``self`` (-1: any) -- the hooks a trainer runs by that name."""
     head = re.compile(rb"^[ \t]+def[ \t]+%s[ \t]*\(" % re.escape(name.encode()), re.M)
     found = []
-    for path in every:
-        if not path.endswith(".py"):
-            continue
-        data = read(path)
-        if data is None or name.encode() not in data:
-            continue
+    for path, data in _files_naming(name, every, read):
         classes = [(m.start(), m.group(1).decode()) for m in _CLASS.finditer(data)]
         for match in head.finditer(data):
             owner = _owner(data, match.start(), classes)

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 
 # facts also told to a file importing the defining module itself (`import collate as C`, `C.collate_graphs`)
 _MODULE_IMPORTED = ("fed_args", "graph_collates", "returned_args")
+# the facts a file tells the files importing the name they are about (in this order: the first
+# told wins a key)
+_PULLED_BY_IMPORTERS = ("compiled_params", "compiled_instances", "graph_steps", "compiled_hooks", "step_hooks",
+                        "returns", "compiled_returns", "synced_params", "returned_tensors", "graph_collates",
+                        "returned_args", "fed_args", "stepped_overrides", "compiled_overrides")
 _FUNCTION_KEYED = ("compiled_params", "returns", "compiled_returns", "fed_args", "synced_params",
                    "returned_tensors", "graph_collates", "returned_args")  # "<stem>.<function>:..." keys
 
@@ -41,20 +46,7 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
     the class, the registry its decorator fills or the base class holding it
     in an import line are told (semantic/instances.py), and the ``graph_steps``
     of a LightningModule taking PyG batches (semantic/lightning_feeds.py)."""
-    params = [("compiled_params", ref, why) for ref, why in result.exported.compiled_params] + \
-        [("compiled_instances", ref, why) for ref, why in result.exported.compiled_instances] + \
-        [("graph_steps", ref, why) for ref, why in result.exported.graph_steps] + \
-        [("compiled_hooks", ref, why) for ref, why in result.exported.compiled_hooks] + \
-        [("step_hooks", ref, why) for ref, why in result.exported.step_hooks] + \
-        [("returns", ref, why) for ref, why in result.exported.returns] + \
-        [("compiled_returns", ref, why) for ref, why in result.exported.compiled_returns] + \
-        [("synced_params", ref, why) for ref, why in result.exported.synced_params] + \
-        [("returned_tensors", ref, why) for ref, why in result.exported.returned_tensors] + \
-        [("graph_collates", ref, why) for ref, why in result.exported.graph_collates] + \
-        [("returned_args", ref, why) for ref, why in result.exported.returned_args] + \
-        [("fed_args", ref, why) for ref, why in result.exported.fed_args] + \
-        [("stepped_overrides", ref, why) for ref, why in result.exported.stepped_overrides] + \
-        [("compiled_overrides", ref, why) for ref, why in result.exported.compiled_overrides]
+    params = [(kind, ref, why) for kind in _PULLED_BY_IMPORTERS for ref, why in getattr(result.exported, kind)]
     if not params:
         return
     stem = Path(result.path).stem
@@ -394,12 +386,9 @@ def _joined(kind: str, known: Optional[str], why: str) -> Optional[str]:
 
 
 # about the file's own functions: pulled by their importers (or joined) in check_files, not delivered
-_PULLED_KINDS = frozenset(("compiled_params", "compiled_instances", "framework_compiled", "graph_steps",
-                           "compiled_hooks", "step_hooks", "returns", "compiled_returns", "fed_args",
-                           "stepped_overrides", "compiled_overrides",
-                           "compile_flags", "compile_switches", "synced_params", "returned_tensors",
-                           "ctor_switches", "graph_collates", "imported_constants",
-                           "returned_args"))
+# not delivered by import resolution: pulled by their importers, broadcast, or joined project-wide
+_PULLED_KINDS = frozenset(_PULLED_BY_IMPORTERS + ("framework_compiled", "compile_flags", "compile_switches",
+                                                  "ctor_switches", "imported_constants"))
 
 
 def deliver_facts(result, every, contents, compiling, modules, incoming: dict, changed: set) -> None:

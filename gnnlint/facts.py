@@ -377,17 +377,6 @@ class ExportedFacts:
     def is_empty(self) -> bool:
         return not any(getattr(self, kind) for kind in FACT_KINDS)
 
-    def needs_parse(self, data: bytes, assume_compiled: str) -> bool:
-        """These facts can change this file's findings whatever the byte prefilter says: any fact
-        that makes a region, or value facts in a file whose bytes can hold a region (a library
-        file importing ``softmax`` and compiling nothing is told it returns a tensor, and that
-        cannot matter there)."""
-        if self.is_empty():
-            return False
-        if any(getattr(self, kind) for kind in FACT_KINDS if kind not in VALUE_FACT_KINDS):
-            return True
-        return bool(possible_regions(data, assume_compiled))
-
 
 @dataclass(frozen=True)
 class ContextOptions:
