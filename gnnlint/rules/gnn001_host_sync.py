@@ -100,7 +100,12 @@ class HostSync(SyncRule):
     2.13, `bench/evidence/e17_assert.py`); `assert not x.any()` still breaks
     and is flagged. Nor is an f-string of a tensor that is not printed
     (`msg = f"{(~mask).sum()} atoms"`): dynamo formats it after the graph, no
-    break (torch 2.13, `bench/evidence/e28_fstring_tensor.py`). The same syncs
+    break (torch 2.13, `bench/evidence/e28_fstring_tensor.py`). `"%.3f" % t`
+    and `k in t` are flagged: dynamo gives up the whole frame and runs it
+    eagerly (0 graphs; `fullgraph=True` fails), while `"{:.3f}".format(t)`
+    and builtin `min`/`max` of a tensor are traced with no break (torch 2.13,
+    `bench/evidence/e29_sync_spellings.py`) and are reported only as GNN013
+    when they run once per step. The same syncs
     once per step in a training or evaluation loop that runs compiled code
     are GNN013 (step-host-sync).
 
@@ -138,6 +143,16 @@ class HostSync(SyncRule):
     traced_syncs = False  # `str.format` and builtin min/max of a tensor: traced, no break (e29)
 
     VALID = (
+        # `str.format` and builtin `max` of a tensor are traced: no break (bench/evidence/e29_sync_spellings.py);
+        # `%` of a Python number is no tensor at all
+        Valid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x, n: int):
+        note = "{:.3f}".format(x.sum()) + "%d rows" % n
+        return max(x, x * 0.5), note
+model = torch.compile(Net())
+"""),
         # an f-string of a tensor (not printed) is formatted after the graph: no break (evidence e28)
         Valid("""
 import torch
@@ -326,6 +341,18 @@ def scatter(src, index, dim_size=None):
         Valid(_ARM_COMPILED.format(first="            " + _COMPILE_GNN, second="")),
     )
     INVALID = (
+        # `"%.3f" % t` and `k in t` make dynamo give up the frame (bench/evidence/e29_sync_spellings.py)
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        total = x.sum()
+        note = "sum %.3f" % total
+        if 3 in x.argmax(dim=1):
+            return x, note
+        return -x, note
+model = torch.compile(Net())
+""", lines=(6, 7)),
         # printing an f-string of a tensor still breaks the graph (print), unlike building one (VALID)
         Invalid("""
 import torch

@@ -85,7 +85,8 @@ class StepHostSync(SyncRule):
     ## What it does
     Flags device-to-host synchronisations — `.item()`, `.tolist()`, `.cpu()`,
     `.numpy()`, `float(t)` / `int(t)` / `bool(t)`, using a tensor as a
-    condition, `print(t)` and f-strings of a tensor — that run once per step
+    condition, `print(t)`, f-strings, `%`- and `str.format`-formatting of a
+    tensor, `k in t`, and builtin `min`/`max` over tensors — that run once per step
     of a training or evaluation loop **that drives compiled code**: the model
     it runs or the step it takes is compiled (`torch.compile(model)`,
     `model.compile()`, an `@torch.compile` train step, a class compiled in
@@ -204,6 +205,16 @@ class StepHostSync(SyncRule):
     bare_numpy_syncs = False  # `t.numpy()` works only on a CPU tensor: no device sync
 
     VALID = (
+        # the same spellings of Python numbers read nothing from the device
+        Valid("""
+import torch
+model = torch.compile(model)
+for step, (x, y) in enumerate(loader):
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+    log.append("step {:05d}".format(step) + " of %d" % len(loader) + str(max(step, 1)))
+"""),
         # a CPU benchmark script: its device is the CPU and nothing else, so reading a loss waits for nothing
         # `.to("cpu", non_blocking=True)`: an asynchronous copy, the host does not wait for it
         Valid("""
@@ -546,6 +557,18 @@ class Trainer:
 """),
     )
     INVALID = (
+        # `str.format`, `%` and builtin `max` of a tensor each read it (bench/evidence/e29_sync_spellings.py)
+        Invalid("""
+import torch
+model = torch.compile(model)
+for x, y in loader:
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+    log.append("{:.3f}".format(loss))
+    log.append("%.3f" % loss)
+    best = max(loss, best)
+""", lines=(8, 9, 10)),
         # `.numpy(force=True)` copies a device tensor to the host (a bare `.numpy()` would raise on it)
         Invalid("""
 import torch
