@@ -5,6 +5,7 @@ installs gnnlint in its own environment (libcst, click, rich; no torch), as a
 user's pre-commit does."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -45,7 +46,7 @@ def hook_repo(tmp_path_factory) -> tuple[Path, dict]:
 
 
 def _run_hook(repo: Path, env: dict, filename: str, source: str) -> subprocess.CompletedProcess:
-    for old in repo.glob("*.py"):
+    for old in [*repo.glob("*.py"), *repo.glob("*.ipynb")]:
         old.unlink()
     (repo / filename).write_text(source)
     _git("add", "-A", cwd=repo)
@@ -58,6 +59,18 @@ def test_hook_fails_on_hazard(hook_repo):
     result = _run_hook(repo, env, "train.py", "import torch\nmodel = object()\ntorch.compile(model)\n")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "GNN010" in result.stdout and "is never compiled" in result.stdout
+
+
+def test_hook_checks_staged_notebooks(hook_repo):
+    """Like ruff's hook (>= 0.6), ours takes notebooks (pre-commit's ``jupyter`` type)."""
+    repo, env = hook_repo
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": ["import torch\n", "model = object()\n", "torch.compile(model)\n"]}
+    notebook = {"cells": [cell], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                "nbformat_minor": 5}
+    result = _run_hook(repo, env, "explore.ipynb", json.dumps(notebook))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "explore.ipynb:cell 1:3:" in result.stdout and "GNN010" in result.stdout, result.stdout
 
 
 def test_hook_passes_on_clean_code(hook_repo):

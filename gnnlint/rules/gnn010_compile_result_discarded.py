@@ -45,7 +45,10 @@ class CompileResultDiscarded(Rule):
     Safe: assigning the result back to the name that was passed
     (`model = torch.compile(model)`) makes later uses of `model` run the
     compiled module, which is what the statement meant. Only offered when the
-    argument is a plain name or `self.<attr>`. Replacing `torch_geometric.compile(`
+    argument is a plain name or `self.<attr>`, and not when the same function
+    compiles that model again later (`torch.compile(model)` then
+    `m = torch.compile(model, dynamic=True)`): assigning the first back would
+    make the second compile the wrapper; delete the dead statement instead. Replacing `torch_geometric.compile(`
     by `torch.compile(` is safe (same arguments, same behaviour) when `torch` is
     imported under that name.
 
@@ -95,6 +98,22 @@ import torch as T
 class M:
     def setup(self):
         self.encoder = T.compile(self.encoder)
+"""),
+        # compiled again below: assigning this one back would compile the wrapper, so no fix
+        Invalid("""
+import torch
+def run(model, loader):
+    torch.compile(model)
+    m = torch.compile(model, dynamic=True)
+    for d in loader:
+        m(d.x, d.edge_index)
+""", lines=(4,), expected_fix="""
+import torch
+def run(model, loader):
+    torch.compile(model)
+    m = torch.compile(model, dynamic=True)
+    for d in loader:
+        m(d.x, d.edge_index)
 """),
         # not deprecated before PyG 2.5: nothing to report
         Invalid("""
@@ -159,13 +178,23 @@ else:
         fix = None
         new_call = self._torch_compile_call(call) or call
         assignment = f"{text} = {self.context.module.code_for_node(new_call)}"
-        if isinstance(target, cst.Name) or (
+        if (isinstance(target, cst.Name) or (
                 isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value == "self"):
+                and target.value.value == "self")) and not self._compiled_again(call, text):
             replacement = cst.Assign(targets=[cst.AssignTarget(target=target)], value=new_call)
             fix = FixSpec("safe", f"Assign the result: `{assignment}`", (NodeEdit(node, replacement),))
         self.report(call, f"The result of `{self.context.module.code_for_node(call.func)}({text})` is "
                           f"discarded, so `{text}` is never compiled. Assign it: `{assignment}`.", fix)
+
+    def _compiled_again(self, call: cst.Call, text: str) -> bool:
+        """A later compile of the same model in the same function (``torch.compile(model)`` then
+        ``m = torch.compile(model, dynamic=True)``): assigning the first back would make the second
+        compile the wrapper. The statement is dead, not misplaced: no fix."""
+        ctx = self.context
+        scope = ctx.enclosing_function(call)
+        return any(node is not call and site.target == text and ctx.enclosing_function(node) is scope
+                   and ctx.order.get(node, 0) > ctx.order.get(call, 0)
+                   for node, site in ctx.compile_sites)
 
     def _deprecated(self) -> bool:
         return matches(_DEPRECATED_SINCE, self.context.options.pyg_version)

@@ -94,6 +94,31 @@ def train(model, loader):
     plain = build_model()
     plain.load_state_dict(model.state_dict())
 """, lines=(6, 9)),
+        # the code already unwraps: the else path holds the plain model, `._orig_mod` would break it
+        Invalid("""
+import torch
+def save(model):
+    model = torch.compile(model)
+    if hasattr(model, "_orig_mod"):
+        save_model = model._orig_mod
+    else:
+        save_model = model
+    torch.save(save_model.state_dict(), "m.pt")
+""", lines=()),
+        Invalid("""
+import torch
+def save(model):
+    model = torch.compile(model)
+    sd = model._orig_mod.state_dict() if hasattr(model, "_orig_mod") else model.state_dict()
+    torch.save(sd, "m.pt")
+""", lines=()),
+        Invalid("""
+import torch
+def save(model):
+    model = torch.compile(model)
+    plain = getattr(model, "_orig_mod", model)
+    torch.save(plain.state_dict(), "m.pt")
+""", lines=()),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -124,7 +149,26 @@ def train(model, loader):
         if found is None or "function" in found:
             return False
         text = ctx.module.code_for_node(expr)
-        return not any(site.api == "Module.compile" and site.target == text for _n, site in ctx.compile_sites)
+        if any(site.api == "Module.compile" and site.target == text for _n, site in ctx.compile_sites):
+            return False
+        return not self._unwrapped(expr, at)
+
+    def _unwrapped(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """The code already tells the wrapper from the model (``if hasattr(model, "_orig_mod"):
+        save_model = model._orig_mod else: save_model = model``; ``getattr(m, "_orig_mod", m)``):
+        ``expr`` is then not a wrapper on every path, and adding ``._orig_mod`` would break the
+        uncompiled one."""
+        ctx = self.context
+        if isinstance(expr, cst.Name):
+            for binding, _scope in ctx.reaching(expr.value, at):
+                value = getattr(binding, "value", None)
+                if value is not None and "_orig_mod" in ctx.module.code_for_node(value):
+                    return True
+        for anc in ctx.ancestors(at):
+            test = anc.test if isinstance(anc, (cst.If, cst.IfExp, cst.While)) else None
+            if test is not None and "_orig_mod" in ctx.module.code_for_node(test):
+                return True
+        return False
 
     def _escapes(self, node: cst.Call, receiver: cst.BaseExpression) -> Optional[str]:
         """How the state dict leaves the wrapper: "the saved checkpoint" or

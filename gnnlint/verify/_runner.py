@@ -146,14 +146,39 @@ def default_max_memory(jobs: int = 1) -> int | None:
     return max(2 * 2**30, total // 2 // max(1, jobs))
 
 
+# Logs kept in log_dir(): the newest ones, none older than a week (a log is for the run that printed its path).
+KEEP_LOGS = 50
+KEEP_LOG_SECONDS = 7 * 24 * 3600
+
+
 def log_dir() -> Path:
     d = Path(tempfile.gettempdir()) / f"gnnlint-verify-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
     d.mkdir(mode=0o700, parents=True, exist_ok=True)
     return d
 
 
+def prune_logs(d: Path, keep: int = KEEP_LOGS, max_age: float = KEEP_LOG_SECONDS) -> None:
+    """Delete the logs of earlier runs beyond the newest ``keep`` and older than ``max_age`` seconds;
+    a log another run is writing is among the newest. Errors (a file gone, no permission) are ignored."""
+    logs = []
+    for p in d.glob("*.log"):
+        try:
+            logs.append((p.stat().st_mtime, p))
+        except OSError:
+            continue
+    logs.sort(reverse=True)
+    now = time.time()
+    for i, (mtime, p) in enumerate(logs):
+        if i >= keep or now - mtime > max_age:
+            try:
+                p.unlink()
+            except OSError:
+                pass
+
+
 def new_log_path(target: Target) -> str:
     stem = re.sub(r"[^\w.-]+", "_", Path(target.path or target.module or "target").stem)[:40] or "target"
+    prune_logs(log_dir())
     fd, path = tempfile.mkstemp(prefix=f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".log",
                                 dir=str(log_dir()))
     os.close(fd)
