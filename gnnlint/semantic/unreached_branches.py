@@ -19,7 +19,9 @@ module; the order is the old ``compiled_region`` test's, cheapest and most commo
 - ``default-off switch``: ``if self.debug and ...`` with a default-``False`` ``__init__`` switch in a
   class compiled only from another file (``default_off_branch``, default_off_flags.py);
 - ``compile switch off``: a parameter every compiled call passes false whenever the compile happens
-  (``compile_switch_off``, compile_switches.py).
+  (``compile_switch_off``, compile_switches.py);
+- ``constant off``: ``if DEBUG:`` with a module constant ``DEBUG = False``, here or imported
+  (``constant_off``, constant_branches.py).
 
 ``_none_test`` and ``_never_none`` (moved here from regions.py with ``_none_branch_unreached``) are
 shared by optional_inputs.py, none_filled.py and containers.py through ``self``, and so is
@@ -33,6 +35,7 @@ import libcst as cst
 
 from gnnlint.semantic import unpassed_inputs
 from gnnlint.semantic.compiled_overrides import default_branch_unreached
+from gnnlint.semantic.constant_branches import constant_off
 from gnnlint.semantic.default_off_flags import default_off_branch
 from gnnlint.semantic.model import FuncInfo
 
@@ -59,6 +62,8 @@ class UnreachedBranches:
             return "default-off switch"
         if self.compile_switch_off(node):
             return "compile switch off"
+        if constant_off(self, node):
+            return "constant off"
         return None
 
     def _none_branch_unreached(self, node: cst.CSTNode) -> bool:
