@@ -263,3 +263,38 @@ def test_dynamo_config_named_as_spelled():
     src = "import torch._dynamo.config as dcfg\ndcfg.cache_size_limit = 64\n"
     [f] = _lint(src, {"GNN011"})
     assert "`dcfg.cache_size_limit`" in f.message
+
+
+_PLAIN_COUNTER = """
+import torch
+
+class Normalizer:
+    def __init__(self):
+        self.num_rec = 0
+
+    def record(self, x):
+        self.num_rec += 1
+        return x / self.num_rec
+
+class Counted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.norm = Normalizer()
+
+    def forward(self, x):
+        self.calls += 1
+        return self.norm.record(x)
+
+model = torch.compile(Counted())
+"""
+
+
+def test_gnn015_offers_module_remedies_only_to_modules():
+    """A plain object's int counter recompiles like a module's (e30), but neither a registered buffer
+    nor allow_unspec_int_on_nn_module applies to it."""
+    found = {f.line: f.message for f in _lint(_PLAIN_COUNTER, {"GNN015"})}
+    assert sorted(found) == [9, 19], found
+    assert "allow_unspec_int_on_nn_module" not in found[9] and "0-d tensor" in found[9]
+    assert "`Normalizer` objects" in found[9]
+    assert "allow_unspec_int_on_nn_module" in found[19]
