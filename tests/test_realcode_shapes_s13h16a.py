@@ -9,7 +9,8 @@
 - ``train_fn(model=model, dataset=dataset)`` with ``dataset = Dataset(...)``: the training file imports no
   ``Dataset``, yet calls ``dataset.compute_metrics(preds)`` every step; the calling file tells it the class
   of the other arguments (``arg_classes`` facts, semantic/arg_classes.py), so the metric method's syncs are
-  per-step syncs (GNN013) in the dataset's file.
+  per-step syncs (GNN013) in the dataset's file; also when a class built with both stores it
+  (``Trainer(model, data)``, ``self.data.compute_metrics(out)``).
 Each shape is tested in two spellings, each INVALID with a VALID twin."""
 from __future__ import annotations
 
@@ -55,12 +56,12 @@ def test_a_registered_buffer_of_a_parameter_is_a_tensor_mask(tmp_path):
     assert "model.py:15:21: GNN008" in keys and "model.py:16:35: GNN008" in keys, keys
 
 
-def test_a_buffer_registered_from_a_call_in_another_method(tmp_path):
-    # another spelling: registered in a helper method, from a conversion call, the compile by torch.compile
+def test_a_buffer_registered_in_another_method(tmp_path):
+    # another spelling: registered in a helper method from its parameter, the compile by torch.compile
     model = BUFFER_MODEL.replace('                self.register_buffer("numerical_mask", REGISTERED)\n',
                                  "                self._keep(numerical_mask)\n") \
         .replace("        def forward(", "        def _keep(self, cols):\n"
-                 "            self.register_buffer(\"numerical_mask\", torch.as_tensor(cols))\n\n"
+                 "            self.register_buffer(\"numerical_mask\", cols)\n\n"
                  "        def forward(") \
         .replace("            model.compile(dynamic=False)", "            model = torch.compile(model)")
     keys = _keys(tmp_path, {"model.py": model})
@@ -213,3 +214,54 @@ def test_nothing_compiled_nothing_per_step(tmp_path):
     keys = finding_keys(_project(tmp_path, model=MODEL.replace("        if args.compile:\n"
                                                                "            model.compile(mode=\"default\")\n", "")))
     assert not [k for k in keys if k.startswith("dataset.py")], keys
+
+
+TRAINER = """\
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, data, args):
+            self.model = model
+            self.data = data
+            self.optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+            self.steps = args.steps
+
+        def fit(self):
+            for step in range(self.steps):
+                out = self.model(self.data.graph, self.data.features)
+                loss = self.data.loss(out)
+                loss.backward()
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+                scores = self.data.compute_metrics(out.detach())
+            return scores
+"""
+
+TRAINER_MAIN = """\
+    import torch
+    from dataset import Dataset
+    from trainer import Trainer
+
+
+    def main(args):
+        data = Dataset(args.name, args.device)
+        model = torch.compile(torch.nn.Linear(4, 2), dynamic=False)
+        Trainer(model, data, args).fit()
+"""
+
+
+def test_a_trainer_class_storing_the_handed_dataset(tmp_path):
+    # another file: a class built with the compiled model and the dataset, calling the metric every step
+    root = write_project(tmp_path, {"pyproject.toml": PYPROJECT, "trainer.py": TRAINER, "main.py": TRAINER_MAIN,
+                                    "dataset.py": DATASET})
+    keys = finding_keys(root)
+    assert "dataset.py:13:17: GNN013" in keys, keys
+
+
+def test_a_trainer_class_of_an_uncompiled_model_tells_nothing(tmp_path):
+    # VALID: the same classes, the model never compiled
+    root = write_project(tmp_path, {"pyproject.toml": PYPROJECT, "trainer.py": TRAINER, "dataset.py": DATASET,
+                                    "main.py": TRAINER_MAIN.replace("torch.compile(torch.nn.Linear(4, 2), dynamic=False)",
+                                                                    "torch.nn.Linear(4, 2)")})
+    assert not [k for k in finding_keys(root) if k.startswith("dataset.py")]

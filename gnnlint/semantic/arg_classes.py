@@ -63,16 +63,32 @@ def told_param_class(ctx, expr: cst.BaseExpression, at: cst.CSTNode, depth: int 
     """``dataset`` a parameter of a top-level function another file calls with a compiled model and a
     ``Dataset`` for it (``arg_classes`` fact), or of a local function every local caller hands such a
     parameter to: that class (an absolute ImportRef)."""
-    if not ctx.project.arg_classes or not isinstance(expr, cst.Name) or depth > _MAX_DEPTH:
+    if not ctx.project.arg_classes or depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        # `self.dataset.compute_metrics(...)` in a class another file builds with the compiled model
+        # and the dataset (`Trainer(model, dataset)`): what its `__init__` stored there
+        cls = ctx.enclosing_class(at)
+        values = ctx.class_attr_values(cls, expr.attr.value) if cls is not None else []
+        owners = {told_param_class(ctx, v, v, depth + 1) for v in values}
+        return owners.pop() if len(owners) == 1 else None
+    if not isinstance(expr, cst.Name):
         return None
     binding, func = ctx.lookup(expr.value, at)
     if binding is None or binding.how != "param" or not isinstance(func, FuncInfo) \
             or not isinstance(binding.node, cst.Param):
         return None
     name = expr.value
+    params = [p.name.value for p in func.node.params.params]
+    owner = None
     if func.parent is None and func.name in ctx.functions:
-        params = [p.name.value for p in func.node.params.params]
-        keys = [f"{func.name}:{name}"] + ([f"{func.name}:{params.index(name)}"] if name in params else [])
+        owner = func.name
+    elif func.name == "__init__" and params[:1] == ["self"]:
+        cls = ctx.enclosing_class(func.node)
+        if cls is not None and ctx.classes.get(cls.name) is cls:
+            owner, params = cls.name, params[1:]  # `Trainer(model, dataset)`: positions after self
+    if owner is not None:
+        keys = [f"{owner}:{name}"] + ([f"{owner}:{params.index(name)}"] if name in params else [])
         for key in keys:
             told = ctx.project.arg_classes.get(key)
             if told:
