@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 # facts also told to a file importing the defining module itself (`import collate as C`, `C.collate_graphs`)
-_MODULE_IMPORTED = ("fed_args", "graph_collates", "returned_args")
+_MODULE_IMPORTED = ("fed_args", "graph_collates", "returned_args", "returns")
 # the facts a file tells the files importing the name they are about (in this order: the first
 # told wins a key)
 _PULLED_BY_IMPORTERS = ("compiled_params", "compiled_instances", "graph_steps", "compiled_hooks", "step_hooks",

@@ -22,6 +22,7 @@ from gnnlint.semantic.model import FuncInfo
 _LIBRARY_ROOTS = ("torch", "torch_geometric", "torch_scatter", "torch_cluster", "torch_sparse")
 _EXPORTED_ROOTS = ("torch_geometric", "torch_scatter")  # told across files: PyG's pools and scatters
 _MAX_DEPTH = 3
+LOCAL_MARK = "="  # a `returns` entry naming a top-level function of the told file, not a library one
 
 
 class Callables:
@@ -56,7 +57,8 @@ class Callables:
             ref: ImportRef = self.imports[value.func.value]
             stem = (ref.module or "").split(".")[-1]
             told = self.project.returns.get(f"{stem}.{ref.name}")
-            return told.split(",") if told else []
+            # (`=train_a`: a project function of the factory's file, returned_functions.py)
+            return [d for d in told.split(",") if not d.startswith(LOCAL_MARK)] if told else []
         return []
 
     def export_returned_functions(self) -> None:
@@ -76,3 +78,30 @@ class Callables:
                 dotted += found
             if dotted and all(d.split(".")[0] in _EXPORTED_ROOTS for d in dotted):
                 self.exported.returns.append((ImportRef("", name), ",".join(sorted(set(dotted)))))
+                continue
+            local = self._returned_local_functions(func)
+            if local:
+                self.exported.returns.append((ImportRef("", name), ",".join(LOCAL_MARK + n for n in local)))
+
+    def _returned_local_functions(self, func: FuncInfo) -> list[str]:
+        """The top-level functions of this file a top-level ``func`` picks and returns
+        (``def get_train_fn(regime): if regime == "full": return train_full ... return train_mini``,
+        ``return train_a if x else train_b``): every ``return`` names one, [] otherwise.
+        The importer calling what it got runs one of them (returned_functions.py)."""
+        out: list[str] = []
+        for ret in func.returns:
+            values = [ret.value]
+            while values:
+                value = values.pop()
+                if isinstance(value, cst.IfExp):
+                    values += [value.body, value.orelse]
+                    continue
+                if not isinstance(value, cst.Name) or value.value == func.name:
+                    return []
+                binding, _scope = self.lookup(value.value, ret)
+                target = self.functions.get(value.value)
+                if target is None or target.parent is not None or binding is not None and binding.how != "def":
+                    return []
+                if value.value not in out:
+                    out.append(value.value)
+        return out

@@ -18,6 +18,7 @@ import libcst as cst
 
 from gnnlint.config_targets import group_ref
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.arg_classes import export_arg_classes
 from gnnlint.semantic.containers import ELEMENTS, refuses_compiled
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 from gnnlint.semantic.forwarded_args import forwarded_spec, star_forward, strip_mark
@@ -47,14 +48,19 @@ class Handoffs:
                         or self._imported_class(call) \
                         or self._imported_methods(call) \
                         or self._instantiated_classes(call)  # hydra.utils.instantiate(cfg.trainer, models=...)
+                    specs = set()
                     for target in targets:
                         for spec in self._specs_passing(call, ref):
+                            specs.add(spec)
                             key = (target, spec)
                             if key in seen:
                                 continue
                             seen.add(key)
                             self.exported.compiled_args.append(
                                 (ImportRef(target.module, f"{target.name}:{spec}", target.level), what))
+                    if specs and ("classes", call) not in seen:
+                        seen.add(("classes", call))  # the other arguments' classes (arg_classes.py)
+                        export_arg_classes(self, call, targets, specs)
         # instances of a class holding compiled submodules (compiled_holders.py): `ppo.train(agent)`
         if self._has_self_compiled() or self.project.compiled_instances:
             for call in self.all_calls():

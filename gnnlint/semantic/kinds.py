@@ -417,6 +417,9 @@ class Kinds:
             return UNKNOWN
         values = self.class_attr_values(cls, expr.attr.value)
         kinds = {self.kind(v) for v in values}
+        if expr.attr.value in cls.registered:
+            kinds.add(TENSOR)  # a registered buffer / parameter: torch accepts only a tensor for it
+            kinds.discard(UNKNOWN)
         for value in values:
             if isinstance(value, cst.Call):
                 resolved = self.resolve(value.func) or ""

@@ -61,6 +61,9 @@ class ClassInfo:
     methods: dict[str, FuncInfo] = field(default_factory=dict)
     # self.<attr> = value, from any method.
     attrs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    # names given a non-None value by `self.register_buffer(name, v)` / `register_parameter`: torch takes
+    # only a tensor there, so `self.<name>` is one whatever `v` is spelled as (a parameter, a call)
+    registered: set = field(default_factory=set)
 
 
 # Fields that hold only whitespace and punctuation: never worth a visit.
@@ -445,6 +448,7 @@ class _Collector:
                 if cls is not None and isinstance(name, str) and name.isidentifier() \
                         and not (type(value) is cst.Name and value.value == "None"):  # (a placeholder)
                     cls.attrs.setdefault(name, []).append(value)
+                    cls.registered.add(name)
         else:
             self.ctx.module_calls.append(node)
         dotted = self.ctx.resolve(node.func)

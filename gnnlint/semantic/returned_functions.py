@@ -24,6 +24,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.callables import LOCAL_MARK
 from gnnlint.semantic.model import FuncInfo, iter_children
 
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "tqdm", "lightning", "pytorch_lightning")
@@ -55,6 +56,9 @@ class ReturnedFunctions:
             if binding.how not in ("assign", "unpack") or not isinstance(binding.value, cst.Call):
                 continue
             helper = self.local_callee(binding.value)
+            if helper is None and binding.how == "assign":
+                out += [ref for ref in self._told_picks(binding.value) if ref not in out]
+                continue
             if not isinstance(helper, FuncInfo) or helper.is_async:
                 continue
             for ret in helper.returns:
@@ -62,6 +66,16 @@ class ReturnedFunctions:
                 if isinstance(value, cst.Name):
                     out += [ref for ref in self._function_imports(helper, value.value) if ref not in out]
         return out
+
+    def _told_picks(self, call: cst.Call) -> list[ImportRef]:
+        """``train_fn = get_train_fn(regime)`` with ``get_train_fn`` imported from another project
+        file that returns one of that file's functions (its ``returns`` fact, callables.py): each of them."""
+        factory = self._imported_function(call)
+        if factory is None:
+            return []
+        told = self.project.returns.get(f"{(factory.module or '').split('.')[-1]}.{factory.name}") or ""
+        return [ImportRef(factory.module, entry[len(LOCAL_MARK):], factory.level)
+                for entry in told.split(",") if entry.startswith(LOCAL_MARK)]
 
     def _imported_alternatives(self, value: cst.BaseExpression, at: Optional[cst.CSTNode]) -> list[ImportRef]:
         """The project functions imported at module level that ``a if c else b``

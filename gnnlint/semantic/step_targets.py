@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gnnlint.semantic.arg_classes import told_param_class
 from gnnlint.semantic.passed_functions import passed_function
 from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 
@@ -47,7 +48,8 @@ def imported_target(ctx, call: cst.Call, import_ref, alongside=()):
                 return None  # `model.encode(x)` on the compiled wrapper runs eagerly, outside what is compiled
             owner = compiled_class(ctx, func.value, call)  # `model.train_step(model, ...)`: the model's class
         else:
-            owner = ctx.class_of(func.value, call) or _annotated_import(ctx, func.value, call, import_ref)
+            owner = ctx.class_of(func.value, call) or _annotated_import(ctx, func.value, call, import_ref) \
+                or told_param_class(ctx, func.value, call)  # handed in by the file calling with the model
         if isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name:
             return import_ref(owner.module, f"{owner.name}.{func.attr.value}", owner.level)
     return None
