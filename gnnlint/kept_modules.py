@@ -7,10 +7,12 @@ need not be parsed twice: the libcst module depends on the bytes only, never on 
 each module it parses, up to ``KEEP_SOURCE_BYTES`` of source (a module holds ~30-100
 bytes per source byte); after each round of fact joins the engine keeps only the modules
 of the files it will lint again (``retain``). Only the process running the check keeps
-modules: a file parsed in a worker process is parsed again.
+modules: a worker process (forked inside ``keeping()``) keeps none, and a file it parsed is
+parsed again.
 """
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from typing import Iterable, Optional
@@ -23,18 +25,18 @@ _run = threading.local()  # per thread: the language server may run two checks a
 @contextmanager
 def keeping():
     """Within this block, ``keep`` remembers parsed modules and ``take`` hands them back."""
-    outer = getattr(_run, "kept", None), getattr(_run, "room", 0)
-    _run.kept, _run.room = {}, KEEP_SOURCE_BYTES
+    outer = getattr(_run, "kept", None), getattr(_run, "room", 0), getattr(_run, "pid", None)
+    _run.kept, _run.room, _run.pid = {}, KEEP_SOURCE_BYTES, os.getpid()
     try:
         yield
     finally:
-        _run.kept, _run.room = outer
+        _run.kept, _run.room, _run.pid = outer
 
 
 def keep(path: str, source: bytes, parsed: bytes, module) -> None:
     """Remember ``module``, parsed from ``parsed`` (``source`` with its constant tables elided)."""
     kept = getattr(_run, "kept", None)
-    if kept is None or path in kept or len(source) > _run.room:
+    if kept is None or path in kept or len(source) > _run.room or _run.pid != os.getpid():
         return
     kept[path] = (source, parsed, module)
     _run.room -= len(source)

@@ -281,3 +281,24 @@ def test_collate_and_wrapper_exports_need_a_top_level_function_and_a_wrapper_cal
         """,
     }
     assert _parsed_count(write_project(tmp_path / "telling", telling)) == 2
+
+
+def test_a_worker_process_keeps_no_module():
+    """Workers are forked inside ``keeping()``: they would hold modules nobody takes back."""
+    import multiprocessing
+
+    from gnnlint import kept_modules
+
+    def child(queue):
+        kept_modules.keep("w.py", b"w", b"w", "module w")
+        queue.put(kept_modules.take("w.py", b"w") is None)
+
+    if not hasattr(os, "fork"):
+        return
+    context = multiprocessing.get_context("fork")
+    with kept_modules.keeping():
+        queue = context.Queue()
+        process = context.Process(target=child, args=(queue,))
+        process.start()
+        assert queue.get(timeout=60) is True
+        process.join(60)
