@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from typing import TYPE_CHECKING
 
-from gnnlint import elide
+from gnnlint import elide, kept_modules
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.fact_joins import (broadcast_framework_facts, bytes_of, deliver_facts, join_compile_switches,
                                 join_ctor_switches, join_imported_constants, pull_compiled_params, reads_once)
@@ -124,14 +124,14 @@ def rule_classes(rules: Sequence) -> list["type[Rule]"]:
 
 def _may_fire(rule, data: bytes, options: LintOptions, regions: Optional[frozenset] = None) -> bool:
     """The byte prefilter: the rule's trigger tokens, and for rules limited to
-    compiled regions or hot loops, the tokens such a region needs."""
-    if not any(t in data for t in rule.triggers):
-        return False
-    if rule.region is None:
-        return True
-    if regions is None:
-        regions = possible_regions(data, options.assume_compiled)
-    return rule.region in regions
+    compiled regions or hot loops, the tokens such a region needs (asked first: most files hold no
+    region, and some rules have a hundred trigger tokens, each a scan of the file)."""
+    if rule.region is not None:
+        if regions is None:
+            regions = possible_regions(data, options.assume_compiled)
+        if rule.region not in regions:
+            return False
+    return any(t in data for t in rule.triggers)
 
 
 def prefilter(data: bytes, options: LintOptions, compiles=None) -> tuple[list[RuleInfo], bool]:
@@ -141,8 +141,8 @@ def prefilter(data: bytes, options: LintOptions, compiles=None) -> tuple[list[Ru
     of a function imported from a file that ``compiles(module, level, name)``."""
     regions = possible_regions(data, options.assume_compiled)
     rules = [r for r in active_rules(options) if _may_fire(r, data, options, regions)]
-    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_sweep(data, compiles) \
-        or may_export_collate(data) or may_export_wrapper(data)
+    exports = ("compiled_or_hot" in regions and b"import" in data) or may_export_collate(data) \
+        or may_export_wrapper(data) or may_export_sweep(data, compiles)  # the costliest test last
     return rules, exports
 
 
@@ -173,7 +173,6 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     (``gnnlint.parsing``): what it rejects is GNN000 and goes no further."""
     import libcst as cst
 
-    from gnnlint.context import FileContext
     from gnnlint.parsing import newer_syntax, parse_module, python_verdict
 
     result = FileResult(path)
@@ -182,6 +181,11 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
     limit = options.max_parse_bytes
     if limit and len(source) > limit:
         return FileResult(path, error=too_big_message(path, len(source), len(source), limit), too_big=len(source))
+    kept = kept_modules.take(path, source)  # parsed by this run already: these bytes passed both parsers
+    if kept is not None:
+        data, module = kept
+        result.parsed_bytes = len(data)
+        return _lint_module(result, path, data, module, options, facts, rules)
     # one C-parser pass serves both the syntax check and the elision
     verdict = python_verdict(source, path, want_ast=len(source) >= elide.MIN_FILE_BYTES)
     python_error = None
@@ -211,6 +215,15 @@ def lint_bytes(path: str, data: bytes, options: LintOptions,
                                       f"(e.g. over 3,000 adjacent string literals): {reason[:200]}")
     except (RecursionError, MemoryError) as exc:
         return FileResult(path, error=f"{path}: skipped: too deeply nested for libcst ({type(exc).__name__})")
+    kept_modules.keep(path, source, data, module)
+    return _lint_module(result, path, data, module, options, facts, rules)
+
+
+def _lint_module(result: FileResult, path: str, data: bytes, module: "cst.Module", options: LintOptions,
+                 facts: Optional[ProjectFacts], rules: list) -> FileResult:
+    """``lint_bytes`` from the parsed module on: the file's context, the rules, the findings."""
+    from gnnlint.context import FileContext
+
     result.parsed = True
     context = FileContext(module, path, facts, ContextOptions(
         options.assume_compiled,
@@ -454,7 +467,12 @@ def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[Proje
     """Lint one file: the byte prefilter (``prefiltered``: its answer, when the
     caller already has it), then libcst only if some rule may fire."""
     rules = active_rules(options)
-    if not force and (facts is None or not facts.needs_parse(data, options.assume_compiled)):
+    if force and facts is not None and not facts.needs_parse(data, options.assume_compiled):
+        # re-linted for value facts in a file whose bytes hold no region (``_facts_can_matter``): they
+        # judge only the patterns of the rules whose tokens are here, as ``gnnlint fix`` lints it
+        regions = possible_regions(data, options.assume_compiled)
+        rules = [r for r in rules if _may_fire(r, data, options, regions)]
+    elif not force and (facts is None or not facts.needs_parse(data, options.assume_compiled)):
         rules, exports = prefiltered or prefilter(data, options)
         if not rules and exports:
             # Nothing to report here, but this file may tell others that it
@@ -673,7 +691,7 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     cross-file facts they give ``files`` (not reported; the cache and the byte
     prefilter keep them cheap). ``contents``: path -> bytes replacing a file's
     contents on disk (stdin, an editor's buffer)."""
-    with reads_once():
+    with reads_once(), kept_modules.keeping():
         return _check_files(files, options_for, jobs, cache, progress, index, contents)
 
 
@@ -711,6 +729,7 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
             broadcast_framework_facts(result, every, contents, incoming, changed)
             deliver_facts(result, every, contents, compiling, modules, incoming, changed)
         changed = {p for p in changed if _facts_can_matter(p, incoming[p], options_for(p), contents)}
+        kept_modules.retain(changed)
         if not changed:
             break
         again = _run(jobs, [(p, options_for(p), incoming[p], True) for p in sorted(changed)], cache,

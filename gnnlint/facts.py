@@ -93,7 +93,13 @@ def sweep_modules(data: bytes) -> tuple[tuple[str, int, str], ...]:
     out: list[tuple[str, int, str]] = []
     for header in _FOR_RE.finditer(data):
         targets = set(re.findall(rb"\w+", header.group(1)))
-        body = data[header.end():].split(b"\n", _SWEEP_LINES + 1)[1:_SWEEP_LINES + 1]
+        start = end = header.end()  # the header line's rest and the next lines (not the file's whole tail)
+        for _ in range(_SWEEP_LINES + 1):
+            end = data.find(b"\n", end) + 1
+            if not end:
+                end = len(data)
+                break
+        body = data[start:end].split(b"\n", _SWEEP_LINES + 1)[1:_SWEEP_LINES + 1]
         for line in body:
             for call in _CALL_RE.finditer(line):
                 module = imported.get(call.group(1))
@@ -111,17 +117,36 @@ def may_export_sweep(data: bytes, compiles=None) -> bool:
     return any(compiles is None or compiles(*ref) for ref in sweep_modules(data))
 
 
+# A module-level line that may start a top-level function, or a compound statement that may hold one
+# (`if TYPE_CHECKING:` / `try:` ... `def f():`). A module-level statement starts in column 0 (after a
+# BOM or form feeds; a line may end in \r alone); a method is indented under its `class`. Lines of
+# strings only add candidates.
+_TOP_LEVEL_DEF_RE = re.compile(rb"(?:^|\r)(?:\xef\xbb\xbf)?\f*(?:def|async|if|try|with|for|while|match)\b", re.M)
+# a call of a wrapper by its last name part (returned_args._WRAPPERS: `nn.DataParallel(m)`, `DDP (m)`,
+# `(FSDP)(m)`, the parenthesis on the next line of a bracket, after a comment or a backslash)
+_WRAPPER_CALL_RE = re.compile(rb"(?<!\w)(?:DataParallel|DistributedDataParallel|DDP|FullyShardedDataParallel|FSDP)"
+                              rb"(?:\s|\\|\)|#[^\n]*)*\(")
+
+
+def may_define_top_level_function(data: bytes) -> bool:
+    """Cheap byte test: a function here may be defined outside every class and function (what the
+    ``graph_collates`` and ``returned_args`` facts are told about; methods are not)."""
+    return _TOP_LEVEL_DEF_RE.search(data) is not None
+
+
 def may_export_collate(data: bytes) -> bool:
-    """Cheap byte test: a function here may batch graphs (``Batch.from_data_list``, PyG's ``Collater``,
-    ``dgl.batch``): a ``collate_fn`` another file's loader names (semantic/graph_collates.py)."""
+    """Cheap byte test: a top-level function here may batch graphs (``Batch.from_data_list``, PyG's
+    ``Collater``, ``dgl.batch``): a ``collate_fn`` another file's loader names (semantic/graph_collates.py)."""
     return b"def " in data and (b"from_data_list" in data or b"Collater" in data
-                                or (b"dgl" in data and b".batch(" in data))
+                                or (b"dgl" in data and b".batch(" in data)) and may_define_top_level_function(data)
 
 
 def may_export_wrapper(data: bytes) -> bool:
-    """Cheap byte test: a function here may return a model it wraps in ``DataParallel`` / DDP / FSDP
-    (semantic/returned_args.py)."""
-    return b"return" in data and (b"DataParallel" in data or b"DDP" in data or b"FSDP" in data)
+    """Cheap byte test: a top-level function here may return a model it wraps in ``DataParallel`` / DDP /
+    FSDP (semantic/returned_args.py): it calls one (a class deriving from it, a docstring naming it, a
+    `DDPStrategy` tell nothing)."""
+    return b"return" in data and (b"DataParallel" in data or b"DDP" in data or b"FSDP" in data) \
+        and _WRAPPER_CALL_RE.search(data) is not None and may_define_top_level_function(data)
 
 
 def compiles_anything(data: bytes) -> bool:

@@ -13,6 +13,8 @@
 """
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 
 from gnnlint.semantic import batch_loops
@@ -143,3 +145,160 @@ def test_a_value_fact_does_not_parse_a_file_without_regions_or_rule_tokens(tmp_p
     checked = [line for line in out.splitlines() if "files checked" in line]
     # utils.py exports the fact, model.py compiles; __init__.py and library.py are not parsed
     assert checked and " 2 parsed" in checked[0], checked
+
+
+_VALUE_FACT_PROJECT = {
+    "pyproject.toml": "[project]\nname = 'demo'\n", "demo/__init__.py": "",
+    "demo/utils.py": """\
+        import torch as th
+
+
+        def scatter_count(index: th.Tensor, dim_size: int) -> th.Tensor:
+            out = th.zeros(dim_size, dtype=th.long, device=index.device)
+            return out.scatter_add_(0, index, th.ones_like(index))
+
+
+        def spread(x: th.Tensor, index: th.Tensor) -> th.Tensor:  # GNN004's tokens: parsed, and tells
+            return x.repeat_interleave(scatter_count(index, x.size(0)), dim=0, output_size=index.numel())
+    """,
+    # GNN004's tokens and no region: parsed in the first pass, linted again when told that
+    # `scatter_count` returns a tensor
+    "demo/ops.py": """\
+        import torch
+        from demo.utils import scatter_count
+
+
+        def expand(x, index, n: int):
+            return torch.repeat_interleave(x, scatter_count(index, n), dim=0)
+    """,
+}
+
+
+def test_a_file_linted_again_for_facts_is_parsed_once_and_runs_only_its_rules(tmp_path, monkeypatch):
+    """A file parsed in the first pass and linted again with value facts reuses its parsed module
+    (gnnlint/kept_modules.py), and with no region in its bytes runs only the rules whose tokens it
+    holds (as ``gnnlint fix`` lints it): PyG's edge_index.py, sparse.py, collate.py."""
+    from gnnlint import engine, parsing
+    from tests.project_files import finding_lines, run, write_project
+
+    root = write_project(tmp_path, _VALUE_FACT_PROJECT)
+    parses, lints = [], []
+    parse, lint = parsing.parse_module, engine.lint_bytes
+
+    def counting_parse(data):
+        parses.append(data)
+        return parse(data)
+
+    def recording_lint(path, data, options, facts=None, rules=None):
+        lints.append((os.path.basename(path), facts is not None and not facts.is_empty(),
+                      None if rules is None else sorted(r.code for r in rules)))
+        return lint(path, data, options, facts, rules)
+
+    monkeypatch.setattr(parsing, "parse_module", counting_parse)
+    monkeypatch.setattr(engine, "lint_bytes", recording_lint)
+    out = run(["check", ".", "--no-cache", "-j", "1", "--output-format", "concise"], root).output
+    assert [line.split(":")[0] for line in finding_lines(out)] == ["demo/ops.py"], out  # the fact is used
+    assert [entry for entry in lints if entry[0] == "ops.py"] == [("ops.py", False, ["GNN004"]),
+                                                                   ("ops.py", True, ["GNN004"])]
+    assert len(parses) == len({name for name, _, _ in lints}) == 2  # utils.py and ops.py, once each
+
+
+def test_kept_modules_are_only_the_relinted_files_and_fit_the_budget(monkeypatch):
+    from gnnlint import kept_modules
+
+    monkeypatch.setattr(kept_modules, "KEEP_SOURCE_BYTES", 10)
+    with kept_modules.keeping():
+        kept_modules.keep("a.py", b"aaaa", b"aaaa", "module a")
+        kept_modules.keep("b.py", b"bbbbbbb", b"bbbbbbb", "module b")  # over the budget: not kept
+        assert kept_modules.take("b.py", b"bbbbbbb") is None
+        assert kept_modules.take("a.py", b"aaab") is None  # other bytes: parsed again
+        assert kept_modules.take("a.py", b"aaaa") == (b"aaaa", "module a")
+        kept_modules.retain({"b.py"})
+        assert kept_modules.take("a.py", b"aaaa") is None
+        kept_modules.keep("b.py", b"bbbbbbb", b"bbbbbbb", "module b")  # room again
+        assert kept_modules.take("b.py", b"bbbbbbb") == (b"bbbbbbb", "module b")
+    kept_modules.keep("c.py", b"c", b"c", "module c")  # outside a check: nothing is kept
+    assert kept_modules.take("c.py", b"c") is None
+
+
+def _parsed_count(root) -> int:
+    from tests.project_files import run
+
+    out = run(["check", ".", "--no-cache", "--verbose", "-j", "1"], root).output
+    checked = [line for line in out.splitlines() if "files checked" in line]
+    assert checked, out
+    return int(checked[0].split(" parsed")[0].rsplit(",", 1)[1])
+
+
+def test_collate_and_wrapper_exports_need_a_top_level_function_and_a_wrapper_call(tmp_path):
+    """``graph_collates`` / ``returned_args`` are told about top-level functions only: a file whose
+    ``Batch.from_data_list`` or ``DataParallel(...)`` sits in methods, or names a wrapper without
+    calling it (a subclass, a docstring, ``DDPStrategy``), tells nobody, and is not parsed for it (PyG's
+    batch.py, dataloader.py, data_parallel.py, lightning/datamodule.py). Top-level functions under
+    ``if``/``try`` and wrappers called through an attribute or after a line break still are."""
+    from tests.project_files import write_project
+
+    quiet = {
+        "pyproject.toml": "[project]\nname = 'demo'\n", "demo/__init__.py": "",
+        "demo/batching.py": """\
+            from torch_geometric.data import Batch
+
+
+            class Collater:
+                def __call__(self, items):
+                    return Batch.from_data_list(items)
+        """,
+        "demo/parallel.py": '''\
+            import torch
+
+
+            class DataParallel(torch.nn.DataParallel):
+                """Like :class:`torch.nn.DataParallel`; use `DDPStrategy` under Lightning."""
+
+                def scatter(self, model):
+                    return model
+        ''',
+    }
+    assert _parsed_count(write_project(tmp_path / "quiet", quiet)) == 0
+    telling = {
+        "pyproject.toml": "[project]\nname = 'demo'\n", "demo/__init__.py": "",
+        "demo/batching.py": """\
+            from torch_geometric.data import Batch
+
+            try:
+                import dgl
+            except ImportError:
+                def collate_graphs(items):
+                    return Batch.from_data_list(items)
+        """,
+        "demo/parallel.py": """\
+            import torch
+
+
+            def wrap(model):
+                return torch.nn.parallel.DistributedDataParallel(  # one process per device
+                    model)
+        """,
+    }
+    assert _parsed_count(write_project(tmp_path / "telling", telling)) == 2
+
+
+def test_a_worker_process_keeps_no_module():
+    """Workers are forked inside ``keeping()``: they would hold modules nobody takes back."""
+    import multiprocessing
+
+    from gnnlint import kept_modules
+
+    def child(queue):
+        kept_modules.keep("w.py", b"w", b"w", "module w")
+        queue.put(kept_modules.take("w.py", b"w") is None)
+
+    if not hasattr(os, "fork"):
+        return
+    context = multiprocessing.get_context("fork")
+    with kept_modules.keeping():
+        queue = context.Queue()
+        process = context.Process(target=child, args=(queue,))
+        process.start()
+        assert queue.get(timeout=60) is True
+        process.join(60)
