@@ -43,9 +43,14 @@ def python_files(repo_dir: str) -> list:
 
 
 def summary_of(path: str) -> dict | None:
-    from gnnlint.context import FileContext
+    from gnnlint.facts import ContextOptions, ProjectFacts
     from gnnlint.positions import finder_for
+    from gnnlint.semantic.model import SemanticModel
+    from gnnlint.semantic.names import Names
     from gnnlint.semantic.summaries import summarize
+
+    class Model(SemanticModel, Names):  # the summary asks only the model and its names (no regions)
+        pass
 
     try:
         data = open(path, "rb").read()
@@ -53,7 +58,7 @@ def summary_of(path: str) -> dict | None:
             return None
         text = data.decode("utf-8", errors="replace")
         module = cst.parse_module(data)
-        ctx = FileContext(module, path)
+        ctx = Model(module, path, ProjectFacts(), ContextOptions())
         finder = finder_for(module, data, text, ctx.parent)
     except Exception:
         return None

@@ -36,11 +36,15 @@ class CallGraph:
         self.funcs: dict = {}
         self.classes: dict = {}
         self.by_method: dict = {}
+        self.by_keyword: dict = {}  # an __init__ parameter name -> the __init__s taking it
         for path, summary in summaries.items():
             for qual, func in summary["funcs"].items():
                 self.funcs[(path, qual)] = func
                 if func["cls"] is not None and qual.count(".") == 1:
                     self.by_method.setdefault(qual.split(".")[1], []).append((path, qual))
+                    if qual.endswith(".__init__"):
+                        for param in func["params"][1:]:
+                            self.by_keyword.setdefault(param, []).append((path, qual))
             for name, cls in summary["classes"].items():
                 self.classes[(path, name)] = cls
         self._resolved: dict = {}
@@ -210,6 +214,9 @@ class CallGraph:
             return hit, targets, False
         if kind == "poss" and self.possible:
             return False, list(self.by_method.get(method, ())), True
+        if kind == "cfg" and self.possible:
+            flows = call[-1] if isinstance(call[-1], dict) else {}
+            return False, [t for key in flows if not key.isdigit() for t in self.by_keyword.get(key, ())], True
         return False, [], False
 
     # -- solving ---------------------------------------------------------------------------
@@ -232,7 +239,7 @@ class CallGraph:
                 flows = call[-1] if isinstance(call[-1], dict) else {}
                 if flows:
                     for target in targets:
-                        self._pass_args(fkey, target, flows, call[0][0])
+                        self._pass_args(fkey, target, flows, "ref" if call[0][0] == "cfg" else call[0][0])
             if (len(self.reaches), len(self.holds), len(self.held_attrs)) == before:
                 break
 
@@ -304,8 +311,8 @@ class CallGraph:
             driving = set()
             for call in func["calls"]:
                 hit, targets, _ = self.call_targets(fkey, call)
-                if hit or any(t in self.reaches for t in targets):
-                    driving.update(_chain(loops, call[-2]))
+                if call[-2] >= 0 and (hit or any(t in self.reaches for t in targets)):
+                    driving.add(call[-2])  # the innermost loop is the step (an epoch loop around it is not)
             if not driving:
                 continue
             self.driving[fkey] = driving

@@ -304,3 +304,61 @@ def test_summary_is_json_and_independent_of_the_project(tmp_path):
     one = CallGraph(sums, ModuleMap(paths))
     other = CallGraph(dict(reversed(list(sums.items()))), ModuleMap(list(reversed(paths))))
     assert one.driving == other.driving == {(path, "M.run"): {0}}
+
+
+def test_config_built_trainer_gets_the_compiled_models_as_a_possible_callee(tmp_path):
+    # models[i] / a comprehension of compiles, handed to a Hydra-instantiated trainer by keyword
+    files = {
+        "utils.py": """
+            import torch
+            import hydra
+            def prepare(cfg, n, compile_model=False):
+                models = [hydra.utils.instantiate(cfg.model) for _ in range(n)]
+                if compile_model:
+                    models = [torch.compile(m) for m in models]
+                return models
+        """,
+        "run.py": """
+            from hydra.utils import instantiate
+            from utils import prepare
+            def main(cfg):
+                models = prepare(cfg, 2, True)
+                trainer = instantiate(cfg.trainer, models=models, device="cuda")
+                trainer.train()
+        """,
+        "trainer.py": """
+            class Ensemble:
+                def __init__(self, models, device):
+                    self.models = models
+                def validate(self, loader):
+                    for x in loader:
+                        preds = [model(x) for model in self.models]
+            class Other:
+                def __init__(self, device):
+                    self.device = device
+                def fit(self, loader):
+                    for x in loader:
+                        print(x)
+        """,
+    }
+    strict, _ = graph_of(tmp_path, files)
+    loose, _ = graph_of(tmp_path, files, possible=True)
+    assert driving(strict, tmp_path) == set()
+    assert driving(loose, tmp_path) == {"trainer.py:Ensemble.validate"}
+
+
+def test_only_the_innermost_loop_is_the_step(tmp_path):
+    graph, _ = graph_of(tmp_path, {
+        "train.py": """
+            import torch
+            def fit(net, loader, epochs):
+                model = torch.compile(net)
+                for epoch in range(epochs):
+                    for batch in loader:
+                        model(batch)
+                    print(epoch)
+        """,
+    })
+    fit = graph.funcs[(str(tmp_path / "train.py"), "fit")]
+    (index,) = graph.driving[(str(tmp_path / "train.py"), "fit")]
+    assert fit["loops"][index][2] == 0  # the batch loop, inside the epoch loop

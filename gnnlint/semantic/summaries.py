@@ -30,7 +30,8 @@ the result of calling ``ref`` (an instance when ``ref`` is a class), ``["t", ref
 annotated with ``ref``, ``["p", name]`` a parameter. Callees: ``["ref", ref]``,
 ``["val", value]``, ``["self", cls]`` (a method of the enclosing class), ``["sa", cls, attr]``
 (``self.attr``), ``["poss"]`` (receiver unknown: every project method of that name is a
-*possible* callee).
+*possible* callee), ``["cfg"]`` (``hydra.utils.instantiate(cfg.trainer, models=models)``: the
+``__init__`` of every project class taking those keywords is a *possible* callee).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ import libcst as cst
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 
 _LOOPS = (cst.For, cst.While)
+_CONFIG_BUILDERS = ("hydra.utils.instantiate", "hydra.utils.call", ".instantiate_from_config")
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # builtins / container methods whose name says nothing about a project method
 _NOT_PROJECT = frozenset({
@@ -222,6 +224,8 @@ class _Summarizer:
         func = call.func
         if ctx.compile_api(func) is not None:
             return None
+        if (ctx.resolve(func) or "").endswith(_CONFIG_BUILDERS):
+            return [["cfg"], None]  # a config-chosen class: its keyword arguments go to some __init__
         if isinstance(func, cst.Name):
             if func.value == "self" and info.cls is not None:
                 return [["self", info.cls.name], "__call__"]
