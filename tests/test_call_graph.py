@@ -362,3 +362,36 @@ def test_only_the_innermost_loop_is_the_step(tmp_path):
     fit = graph.funcs[(str(tmp_path / "train.py"), "fit")]
     (index,) = graph.driving[(str(tmp_path / "train.py"), "fit")]
     assert fit["loops"][index][2] == 0  # the batch loop, inside the epoch loop
+
+
+def test_the_flagged_dump_writes_the_summary_and_todays_regions(tmp_path, monkeypatch):
+    from gnnlint import engine
+
+    source = (
+        "import torch\n"
+        "def train(net, loader, opt):\n"
+        "    model = torch.compile(net)\n"
+        "    for batch in loader:\n"
+        "        loss = model(batch)\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+        "        print(loss.item())\n"
+    )
+    folder = tmp_path / "dump"
+    folder.mkdir()
+    monkeypatch.setattr(engine, "_GRAPH_DUMP", str(folder))
+    engine.lint_bytes("train.py", source.encode(), engine.LintOptions(frozenset({"GNN001", "GNN013"})))
+    (written,) = list(folder.iterdir())
+    entry = json.loads(written.read_text())
+    assert entry["summary"]["funcs"]["train"]["span"] == [2, 8]
+    assert entry["summary"]["funcs"]["train"]["loops"] == [[4, 8, -1]]
+    assert 8 in entry["today"]["d"] and 8 not in entry["today"]["c"]
+
+
+def test_no_dump_without_the_flag(tmp_path, monkeypatch):
+    from gnnlint import engine
+
+    monkeypatch.setattr(engine, "_GRAPH_DUMP", None)
+    monkeypatch.chdir(tmp_path)
+    engine.lint_bytes("a.py", b"import torch\nm = torch.compile(f)\n", engine.LintOptions(frozenset({"GNN001", "GNN013"})))
+    assert list(tmp_path.iterdir()) == []
