@@ -152,7 +152,7 @@ def main() -> None:
             if summary is not None:
                 summaries[path] = summary
         modules = ModuleMap(list(summaries))
-        graphs = {mode: CallGraph(summaries, modules, possible=mode) for mode in (False, True)}
+        graphs = {mode: CallGraph(summaries, modules, possible=mode) for mode in (False, True, ("cfg",))}
         for label in labels:
             rule = label.get("rule")
             if rule not in ("GNN001", "GNN013") and rule not in _COMPILED_RULES:
@@ -168,18 +168,18 @@ def main() -> None:
                 status[mode] = (g_c, g_h, qual)
             if rule in ("GNN001", "GNN013"):
                 today_in = t_c or t_d
-                strict = status[False][0] or status[False][1]
-                loose = status[True][0] or status[True][1]
+                strict, loose, cfg = (status[m][0] or status[m][1] for m in (False, True, ("cfg",)))
             else:
                 today_in = t_c
-                strict, loose = status[False][0], status[True][0]
+                strict, loose, cfg = (status[m][0] for m in (False, True, ("cfg",)))
             kind = "miss" if label.get("hazard") and key in misses else ("hit" if label.get("hazard") else "false")
             rows.append([args.set, repo, label["file"], line, rule, kind, int(today_in), int(strict), int(loose),
-                         status[True][2] or "", int(t_c), int(t_d), int(status[False][0]), int(status[False][1])])
+                         status[True][2] or "", int(t_c), int(t_d), int(status[False][0]), int(status[False][1]),
+                         int(cfg)])
         print(f"{repo}: {len(summaries)} files, reaches {len(graphs[False].reaches)} / {len(graphs[True].reaches)}",
               file=sys.stderr)
     header = ["set", "repo", "file", "line", "rule", "kind", "today", "graph", "graph_possible", "function",
-              "today_compiled", "today_drive", "graph_compiled", "graph_step"]
+              "today_compiled", "today_drive", "graph_compiled", "graph_step", "graph_cfg"]
     if args.out:
         with open(args.out, "w") as handle:
             handle.write("\t".join(header) + "\n")

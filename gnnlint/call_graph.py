@@ -28,11 +28,13 @@ _CALL = ("__call__", "forward")
 
 
 class CallGraph:
-    def __init__(self, summaries: dict, modules, possible: bool = False) -> None:
-        """``summaries``: path -> summary (the paths as ``modules`` names them)."""
+    def __init__(self, summaries: dict, modules, possible=False) -> None:
+        """``summaries``: path -> summary (the paths as ``modules`` names them). ``possible``:
+        True (all), False (none) or the kinds of possible callees followed: "poss" (by method
+        name), "cfg" (the ``__init__`` a config-built class's keywords name)."""
         self.summaries = summaries
         self.modules = modules
-        self.possible = possible
+        self.possible = frozenset(("poss", "cfg") if possible is True else possible or ())
         self.funcs: dict = {}
         self.classes: dict = {}
         self.by_method: dict = {}
@@ -212,9 +214,9 @@ class CallGraph:
         if kind == "val":
             hit, targets = self.value_targets(path, callee[1], method, fkey)
             return hit, targets, False
-        if kind == "poss" and self.possible:
+        if kind == "poss" and "poss" in self.possible:
             return False, list(self.by_method.get(method, ())), True
-        if kind == "cfg" and self.possible:
+        if kind == "cfg" and "cfg" in self.possible:
             flows = call[-1] if isinstance(call[-1], dict) else {}
             return False, [t for key in flows if not key.isdigit() for t in self.by_keyword.get(key, ())], True
         return False, [], False
