@@ -163,6 +163,9 @@ def _syntax_error(path: str, exc: BaseException) -> Finding:
     return Finding(path, line, col, line, col + 1, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message)
 
 
+_GRAPH_DUMP = os.environ.get("GNNLINT_CALLGRAPH_DUMP")  # a folder: dump each file's call-graph summary
+
+
 def lint_bytes(path: str, data: bytes, options: LintOptions,
                facts: Optional[ProjectFacts] = None,
                rules: Optional[Sequence] = None) -> FileResult:
@@ -231,6 +234,9 @@ def _lint_module(result: FileResult, path: str, data: bytes, module: "cst.Module
         options.pyg_version or installed_version("torch_geometric"),
     ))
     result.exported = context.exported_facts()
+    if _GRAPH_DUMP:  # measuring the call graph (bench/callgraph_diff.py); default off
+        from gnnlint.call_graph_dump import dump_file
+        dump_file(_GRAPH_DUMP, path, module, data, context)
     result.unread_options = len(context.unreadable_compile_options()) if context.compile_sites else 0
     visitors = [rule(context) for rule in rules]
     if visitors:
