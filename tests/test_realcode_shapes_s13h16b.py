@@ -1,0 +1,191 @@
+"""heldout16 spatial-omics-gfm: compiled lines that never run for what the project passes.
+
+1. A helper called from compiled code with a value that is always None there returns early under
+   ``if pos is None:``; the code after it (and under ``if pos is not None:``) never runs compiled
+   (unreached_branches.py, "None argument"). The value is None because the caller's own optional input
+   is never given (``self.pool(x, batch)`` without ``pos``; a local call leaving it out), or ``None`` is
+   passed outright, or through a second helper.
+2. A constructor parameter with a literal default that no construction in the project passes keeps it
+   (``HierarchicalPooling(hidden_dim=64)``, never ``pooling_method=``): the ``elif mode == "gated":``
+   submodule is never built, the ``else:`` helper never runs (default_off_flags.py, constructions.py).
+   An ``__all__`` entry and an unrelated class of the same name elsewhere do not turn it on; a
+   construction passing the keyword does.
+"""
+from __future__ import annotations
+
+from tests.project_files import finding_keys, write_project
+
+POOL = """\
+    import torch
+    from torch_scatter import scatter_mean
+
+
+    class Pool(torch.nn.Module):
+        def __init__(self, hidden, mode="attention", hops: int = 1):
+            super().__init__()
+            self.mode = mode
+            self.hops = hops
+            if mode == "attention":
+                self.att = torch.nn.Linear(hidden, 1)
+            elif mode == "gated":
+                self.gated = Gated(hidden)
+
+        def forward(self, x, batch, pos=None):
+            clusters = self._clusters(pos, batch)
+            if self.mode == "attention":
+                out = x * self.att(x).sigmoid()
+            elif self.mode == "gated":
+                out = self.gated(x, clusters)
+            else:
+                out = self._simple(x, clusters)
+            if self.hops > 1:
+                out = out[out.sum(-1) > 0]
+            return out
+
+        def _clusters(self, pos, batch):
+            if pos is None:
+                return batch
+            out = torch.full_like(batch, -1)
+            for b in batch.unique():
+                mask = batch == b
+                out[mask] = pos[mask].argmin()
+            return out
+
+        def _simple(self, x, clusters):
+            return scatter_mean(x, clusters, dim=0)
+
+
+    class Gated(torch.nn.Module):
+        def __init__(self, hidden):
+            super().__init__()
+            self.gate = torch.nn.Linear(hidden, hidden)
+
+        def forward(self, x, clusters):
+            return scatter_mean(self.gate(x) * x, clusters, dim=0)
+"""
+MODEL = """\
+    import torch
+    from demo.pool import Pool
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pool = POOL_CTOR
+            self.lin = torch.nn.Linear(8, 8)
+
+        def forward(self, x, batch, pos):
+            return self.lin(CALL)
+"""
+TRAIN = """\
+    import torch
+    from demo.model import Net
+
+
+    def main(loader):
+        model = torch.compile(Net(), dynamic=True)
+        for x, batch, pos in loader:
+            model(x, batch, pos).sum().backward()
+"""
+INIT = """\
+    from demo.pool import Pool
+
+    __all__ = [
+        "Pool",
+    ]
+"""
+OTHER = """\
+    import torch
+
+
+    class Pool(torch.nn.Module):
+        def __init__(self, size, kind, depth):
+            super().__init__()
+
+
+    LAYER = Pool(8, "gated", 3)
+"""
+CLUSTERS = ["demo/pool.py:33:25: GNN008"]
+GATED = ["demo/pool.py:46:16: GNN009"]
+SIMPLE = ["demo/pool.py:37:16: GNN009"]
+HOPS = ["demo/pool.py:24:19: GNN008"]
+
+
+def _findings(tmp_path, ctor="Pool(8)", call="self.pool(x, batch)", extra=None) -> list:
+    root = write_project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+        "demo/__init__.py": INIT,
+        "demo/pool.py": POOL,
+        "demo/other.py": OTHER,
+        "demo/model.py": MODEL.replace("POOL_CTOR", ctor).replace("CALL", call),
+        "demo/train.py": TRAIN,
+        **(extra or {}),
+    })
+    return finding_keys(root, containing="pool.py")
+
+
+def test_nothing_runs_for_what_the_project_passes(tmp_path):
+    assert _findings(tmp_path) == []
+
+
+def test_positions_are_passed_the_clusters_run(tmp_path):
+    assert _findings(tmp_path, call="self.pool(x, batch, pos)") == CLUSTERS
+    assert _findings(tmp_path / "kw", call="self.pool(x, batch, pos=pos)") == CLUSTERS
+
+
+def test_a_construction_passing_the_mode_keeps_its_branches(tmp_path):
+    # any construction passing the mode makes it unknown: every branch on it may run
+    assert _findings(tmp_path, ctor='Pool(8, mode="gated")') == sorted(GATED + SIMPLE)
+    assert _findings(tmp_path / "hops", ctor='Pool(8, hops=2)') == sorted(HOPS)
+
+
+def test_positional_mode_or_a_subclass_keep_the_branches(tmp_path):
+    assert _findings(tmp_path, ctor='Pool(8, "mean")') == sorted(GATED + SIMPLE)
+    sub = {"demo/sub.py": "from demo.pool import Pool\n\n\nclass Big(Pool):\n    pass\n"}
+    assert _findings(tmp_path / "sub", extra=sub) == sorted(GATED + SIMPLE + HOPS)
+
+
+HELPERS = """\
+    import torch
+
+
+    def radius_groups(pos, batch, r):
+        if pos is not None:
+            keep = torch.nonzero(pos.norm(dim=-1) < r)
+            return keep
+        return batch
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 8)
+
+        def forward(self, x, batch, pos=None):
+            groups = self._group(batch, None)
+            more = self._group(batch, pos)
+            return self.lin(x) + groups.sum() + more.sum()
+
+        def _group(self, batch, pos):
+            return radius_groups(pos, batch, 1.0)
+"""
+RUN = """\
+    import torch
+    from helpers import Net
+
+
+    def main(loader):
+        model = torch.compile(Net(), dynamic=True)
+        for x, batch in loader:
+            CALL.sum().backward()
+"""
+
+
+def test_an_input_the_compiled_calls_never_give_reaches_a_module_function_through_a_method(tmp_path):
+    """Other names, a module-level helper, ``if pos is not None:`` rather than a guard clause, ``None``
+    passed outright and a parameter passed through a second function."""
+    root = write_project(tmp_path, {"helpers.py": HELPERS, "run.py": RUN.replace("CALL", "model(x, batch)")})
+    assert finding_keys(root) == []
+    root = write_project(tmp_path / "given", {"helpers.py": HELPERS,
+                                              "run.py": RUN.replace("CALL", "model(x, batch, x[:, :3])")})
+    assert finding_keys(root) == ["helpers.py:6:16: GNN008"]
