@@ -189,3 +189,132 @@ def test_an_input_the_compiled_calls_never_give_reaches_a_module_function_throug
     root = write_project(tmp_path / "given", {"helpers.py": HELPERS,
                                               "run.py": RUN.replace("CALL", "model(x, batch, x[:, :3])")})
     assert finding_keys(root) == ["helpers.py:6:16: GNN008"]
+
+
+# heldout16 MeshGraphNet-Correct-in-Python: misses -----------------------------------------------------------------
+
+NOISE = """\
+    import torch
+
+
+    def node_mask(data, node_types):
+        if isinstance(node_types, list):
+            mask = torch.zeros_like(data.node_type, dtype=torch.bool)
+            for t in node_types:
+                mask |= data.node_type == t
+        else:
+            mask = data.node_type == node_types
+        return mask.squeeze()
+
+
+    def add_noise_(data, fields, std):
+        for attr in fields:
+            mask = node_mask(data, 0)
+            noise = torch.randn_like(data[attr][mask]) * std
+            data[attr][mask] += noise
+            data[f"target_{attr}"][mask] -= noise
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+
+        def _fluid(self, batch):
+            return (batch.node_type == 0) & (batch.pos[:, 0] > 0)
+
+        def forward(self, data):
+            if self.training:
+                add_noise_(data, ["velocity"], 0.01)
+            keep = self._fluid(data)
+            return self.lin(data["velocity"][keep])
+
+
+    model = torch.compile(Net(), dynamic=True)
+"""
+
+
+def test_a_mask_a_local_helper_returns_selects_from_a_field_read_by_key(tmp_path):
+    """A module function returning a mask built in branches, and a method returning a combined mask; the
+    masked value is a field of a PyG data object read by key (a name, an f-string, a string)."""
+    root = write_project(tmp_path, {"noise.py": NOISE})
+    assert finding_keys(root, containing="GNN008") == [
+        "noise.py:17:34: GNN008", "noise.py:18:9: GNN008", "noise.py:19:9: GNN008", "noise.py:34:25: GNN008"]
+
+
+def test_a_key_read_without_a_mask_is_no_finding(tmp_path):
+    source = NOISE.replace("return mask.squeeze()", "return data.node_index") \
+        .replace("mask = node_mask(data, 0)", "picked = node_mask(data, 0)").replace("[mask]", "[picked]") \
+        .replace("return (batch.node_type == 0) & (batch.pos[:, 0] > 0)", "return batch.idx")
+    root = write_project(tmp_path, {"noise.py": source})
+    assert finding_keys(root, containing="GNN008") == []
+
+
+SETUP = """\
+    import torch
+    from steps import training_step
+    from nets import Net
+
+
+    def setup_experiment(cfg):
+        model = Net()
+        model = model.to(cfg["device"])
+        model = torch.compile(model)
+        optimizer = torch.optim.Adam(model.parameters())
+        return model, optimizer, cfg["loader"]
+
+
+    def train_model(model, loader, optimizer):
+        for batch in loader:
+            losses = training_step(model, batch, optimizer)
+
+
+    def main(cfg):
+        model, optimizer, loader = setup_experiment(cfg)
+        train_model(model, loader, optimizer)
+"""
+STEPS = """\
+    import torch
+
+
+    def training_step(model, data, optimizer):
+        optimizer.zero_grad()
+        losses = {"total": 0}
+        losses["mse"] = torch.nn.functional.mse_loss(model(data), data.y)
+        losses["total"] += losses["mse"]
+        losses["total"].backward()
+        optimizer.step()
+        return {key: losses[key].item() for key in losses}
+"""
+NETS = """\
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 1)
+
+        def forward(self, data):
+            return self.lin(data.x)
+"""
+
+
+def test_a_model_a_local_setup_function_compiles_and_returns_in_a_tuple_reaches_the_step(tmp_path):
+    root = write_project(tmp_path, {"train.py": SETUP, "steps.py": STEPS, "nets.py": NETS})
+    assert finding_keys(root, containing="steps.py") == ["steps.py:11:18: GNN013"]
+
+
+def test_the_same_setup_returning_the_plain_model_is_no_step_of_compiled_code(tmp_path):
+    root = write_project(tmp_path, {"train.py": SETUP.replace("model = torch.compile(model)", "pass"),
+                                    "steps.py": STEPS, "nets.py": NETS})
+    assert finding_keys(root, containing="steps.py") == []
+
+
+def test_a_builder_method_returning_the_compiled_model_alone(tmp_path):
+    """Another spelling: a builder returning only the compiled model, the loop in a method of a trainer."""
+    source = SETUP.replace("return model, optimizer, cfg[\"loader\"]", "return model") \
+        .replace("model, optimizer, loader = setup_experiment(cfg)",
+                 "model = setup_experiment(cfg)\n        optimizer, loader = cfg['opt'], cfg['loader']")
+    root = write_project(tmp_path, {"train.py": source, "steps.py": STEPS, "nets.py": NETS})
+    assert finding_keys(root, containing="steps.py") == ["steps.py:11:18: GNN013"]

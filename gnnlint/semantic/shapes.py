@@ -98,6 +98,10 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             return _dtype_is_bool(ctx, expr)
         if parts[0] == "torch_geometric" and parts[-1] in _PYG_MASK_FUNCS:
             return True
+        if (isinstance(expr.func, cst.Name) or isinstance(expr.func, cst.Attribute)
+                and isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self") \
+                and _returns_mask(ctx, expr, -1, depth):
+            return True  # `mask = create_node_mask(data, types)`, `self._fluid(batch)`: every return is a mask
         if isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
             receiver = expr.func.value
@@ -157,13 +161,17 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
 
 
 def _returns_mask(ctx: FileContext, call: cst.Call, index: int, depth: int) -> bool:
-    """Every ``return a, b`` of the local function ``call`` runs gives a boolean mask at ``index``."""
+    """Every ``return a, b`` of the local function ``call`` runs gives a boolean mask at ``index``
+    (``-1``: every ``return mask`` gives one)."""
     func = ctx.local_callee(call)
-    if not isinstance(func, FuncInfo) or not func.returns:
+    if not isinstance(func, FuncInfo) or not func.returns or depth > 3:
         return False
     for ret in func.returns:
         value = ret.value
-        if not (isinstance(value, cst.Tuple) and index < len(value.elements)) \
+        if index < 0:
+            if value is None or not is_bool_mask(ctx, value, depth + 1):
+                return False
+        elif not (isinstance(value, cst.Tuple) and index < len(value.elements)) \
                 or not is_bool_mask(ctx, value.elements[index].value, depth + 1):
             return False
     return True
