@@ -91,11 +91,10 @@ class UnreachedBranches:
         func = self.enclosing_function(node)
         if func is None or func in self._compiled_roots or func not in self._compiled_via:
             return False
-        needed = [param for param, needs_none in self._none_conditions(node, func) if not needs_none]
-        if not needed:
-            return False
         unset = self._memoised((func, "unset_params"), lambda: self._unset_params(func, 0), frozenset())
-        return not unset.isdisjoint(needed)
+        if not unset:
+            return False  # (memoised per function: most helpers get every argument; no walk per line then)
+        return any(param in unset for param, needs_none in self._none_conditions(node, func) if not needs_none)
 
     def _unset_params(self, func: FuncInfo, depth: int) -> frozenset:
         """The parameters of ``func`` (compiled only through calls from compiled code) that every
