@@ -34,6 +34,9 @@ def switch_maybe_on(data: bytes, cls: str, flag: str, position: int) -> bool:
     if name not in data:
         return False
     imports = [m.span() for m in _IMPORT_LINE.finditer(data)]
+    # a class of its own of the same name, ours never imported: its bare calls build that one
+    own = re.search(rb"\bclass[ \t]+%s\b" % re.escape(name), data) is not None \
+        and not any(re.search(rb"\b%s\b" % re.escape(name), data[a:b]) for a, b in imports)
     for match in re.finditer(rb"\b%s\b" % re.escape(name), data):
         start, end = match.span()
         if any(a <= start < b for a, b in imports):
@@ -42,11 +45,15 @@ def switch_maybe_on(data: bytes, cls: str, flag: str, position: int) -> bool:
         if data[line_start:start].lstrip().startswith(b"#"):
             continue  # a comment
         head = data[line_start:start]
+        if _in_all_list(data, start):
+            continue  # `__all__ = ["Normalizer", ...]`: an export list names it, builds nothing
         if head.count(b'"') % 2 or head.count(b"'") % 2:
             opened = head[max(head.rfind(b'"'), head.rfind(b"'")) + 1:]
             if data[end:end + 1] in _QUOTES and re.fullmatch(rb"[\w.]*", opened):
                 return True  # a string naming it (a registry key, a config target `pkg.nets.Normalizer`)
             continue  # a word of a message (`print("Node Normalizer", ...)`)
+        if own and not head.endswith(b"."):
+            continue  # the file's own class (`pkg.models.Normalizer(...)` still names ours)
         if re.search(rb"\b(?:class|def)[ \t]+$", head):
             return True  # another definition of the name
         rest = data[end:end + 200].lstrip(b" \t")
@@ -62,6 +69,18 @@ def switch_maybe_on(data: bytes, cls: str, flag: str, position: int) -> bool:
             if not re.match(rb"[A-Za-z_]\w*[ \t\r\n]*=(?!=)", arg):
                 positional += 1
         if position >= 0 and positional > position:
+            return True
+    return False
+
+
+_ALL_LIST = re.compile(rb"^__all__[ \t]*\+?=[ \t]*[\[(]", re.M)
+
+
+def _in_all_list(data: bytes, at: int) -> bool:
+    """``at`` lies inside the brackets of a module-level ``__all__ = [...]`` (or ``+=``, a tuple)."""
+    for match in _ALL_LIST.finditer(data, 0, at):
+        close = data.find(b")" if data[match.end() - 1:match.end()] == b"(" else b"]", match.end())
+        if close < 0 or at < close:
             return True
     return False
 

@@ -16,6 +16,8 @@ from gnnlint.rules.base import Rule
 _SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
 _CASTS = {"float", "int", "bool"}
 _LOGGING_FUNCS = {"print"}
+# metric loggers taking a dict of values (`wandb.log({"loss": loss})`), which read each value on the host
+_METRIC_LOGGERS = {"wandb.log"}
 # builtin min()/max(): compare their operands (or the elements of one iterable) with `>`, read as a bool
 _BUILTIN_EXTREMA = {"min", "max"}
 # PyG Data attributes that are tensors by convention
@@ -161,6 +163,14 @@ class SyncRule(Rule):
         if resolved in _CASTS and len(node.args) == 1 and node.args[0].keyword is None:
             if self._device_tensor(node.args[0].value):
                 self._flag(node, f"`{resolved}()` of a tensor")
+            return
+        if resolved in _METRIC_LOGGERS and node.args and isinstance(node.args[0].value, cst.Dict) \
+                and node.args[0].keyword is None:
+            # wandb converts each tensor value to a Python number (`.item()` / `.tolist()`) as it logs
+            for element in node.args[0].value.elements:
+                if isinstance(element, cst.DictElement) and self._formats_as_tensor(element.value):
+                    self._flag(node, "logging a tensor to wandb")
+                    return
             return
         if resolved in _LOGGING_FUNCS or self._lightning_print(func):
             for arg in node.args:

@@ -299,13 +299,20 @@ model = torch.compile(Norm())
         if isinstance(parent, cst.Del):
             return False
         base_kind = ctx.kind(node.value)
-        if base_kind in (SCALAR, MODEL, BATCH):
-            return False
+        if base_kind in (SCALAR, MODEL) or base_kind == BATCH and not _keyed_field(node.value):
+            return False  # (`data[attr][mask]`: a field read by key out of a batch is a tensor a mask selects from)
         for element in node.slice:
             index = element.slice
             if isinstance(index, cst.Index) and ctx.is_bool_mask(index.value):
                 return True
         return False
+
+
+def _keyed_field(expr: cst.BaseExpression) -> bool:
+    """``data[attr]`` / ``data["pos"]`` / ``data[f"target_{k}"]``: one field of a batch read by its key."""
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return False
+    return isinstance(expr.slice[0].slice.value, (cst.Name, cst.SimpleString, cst.FormattedString))
 
 
 def _short(text: str, limit: int = 50) -> str:

@@ -25,6 +25,21 @@ The same holds wherever the class is compiled when no construction in the projec
 names the switches this file never turns on (no call here passes the keyword, no construction passes
 ``*args`` or enough positional arguments, the class name is read only as a call), the engine reads the
 other files' bytes (gnnlint/constructions.py) and tells back ``ctor_switches`` "off".
+
+"Off" means "left at its default", and a default need not be ``False``: a mode string keeps its
+default the same way (``HierarchicalPooling(hidden_dim=64)``, never ``pooling_method=``)::
+
+    def __init__(self, hidden_dim, pooling_method="attention"):
+        if pooling_method == "gated":                   # never built
+            self.gated = GatedPooling(hidden_dim)
+    def forward(self, x, cluster):
+        if self.pooling_method == "attention": ...
+        else:
+            return self._simple_pooling(x, cluster)     # never runs
+so ``at_default_branch`` reads the tests of a told class (``==`` / ``!=`` / ``in`` a literal, ``not``,
+``and`` / ``or``, plain truth) with every told parameter at its literal default, and a branch whose test
+then fails (or an ``else`` whose test then holds) never runs. Only the told fact answers this (no gate:
+a mode string is no debugging switch), and only a compiled class's parameters are candidates.
 """
 from __future__ import annotations
 
@@ -89,10 +104,129 @@ def _default_off(ctx: "FileContext", cls, flag: str) -> bool:
     return True
 
 
+_NO = object()  # not a constant
+
+
+def _literal(expr: cst.BaseExpression):
+    """The value of a literal (a string, a number, ``True`` / ``False`` / ``None``, a tuple / list / set of
+    them), else ``_NO``."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[expr.value]
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)):
+        try:
+            return expr.evaluated_value
+        except (ValueError, SyntaxError):
+            return _NO
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _literal(expr.expression)
+        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else _NO
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        items = [_literal(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+        return tuple(items) if len(items) == len(expr.elements) and _NO not in items else _NO
+    return _NO
+
+
+def _default_value(ctx: "FileContext", cls, flag: str):
+    """The literal default of ``__init__``'s ``flag`` when ``self.<flag>`` holds only that parameter, else ``_NO``."""
+    init = ctx.method_of(cls, "__init__")
+    param = init.params.get(flag) if init is not None else None
+    if not isinstance(param, cst.Param) or param.default is None:
+        return _NO
+    value = _literal(param.default)
+    if value is _NO or isinstance(value, tuple):
+        return _NO
+    for current in ctx.local_lineage(cls):
+        for held in current.attrs.get(flag, ()):
+            if not (isinstance(held, cst.Name) and held.value == flag):
+                return _NO
+    return value
+
+
+def _param_default_value(init, name: str):
+    """The literal default of ``init``'s parameter ``name``, never rebound there, else ``_NO``."""
+    param = init.params.get(name)
+    if not isinstance(param, cst.Param) or param.default is None \
+            or not all(b.how == "param" for b in init.bindings.get(name, ())):
+        return _NO
+    value = _literal(param.default)
+    return _NO if isinstance(value, tuple) else value
+
+
+_COMPARE = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b,
+            cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+            cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
+            cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b}
+
+
+def _truth(test: cst.BaseExpression, value_of) -> Optional[bool]:
+    """``test``'s truth when ``value_of(expr)`` knows some operands' values (else ``_NO``); None: unknown."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _truth(test.expression, value_of)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _truth(test.left, value_of), _truth(test.right, value_of)
+        if isinstance(test.operator, cst.And):
+            return False if False in (left, right) else (True if left and right else None)
+        return True if True in (left, right) else (False if left is False and right is False else None)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        left, right = value_of(test.left), _literal(target.comparator)
+        if left is _NO or right is _NO:
+            return None
+        if isinstance(target.operator, (cst.Is, cst.IsNot)) and (right is None or isinstance(right, bool)):
+            return (left is right) == isinstance(target.operator, cst.Is)
+        compare = _COMPARE.get(type(target.operator))
+        if compare is None or isinstance(target.operator, (cst.In, cst.NotIn)) and not isinstance(right, tuple):
+            return None
+        try:
+            return bool(compare(left, right))
+        except TypeError:
+            return None
+    value = value_of(test)
+    return None if value is _NO else bool(value)
+
+
+def _fails_on_the_way(ctx: "FileContext", node: cst.CSTNode, stop: cst.CSTNode, value_of) -> bool:
+    """Some test on the way from ``node`` up to ``stop`` must fail for ``node`` to run (an ``if`` / ``elif`` /
+    conditional expression whose test is then false, an ``else`` whose test is then true, the right operand of
+    an ``and`` whose left is false / of an ``or`` whose left is true)."""
+    child = node
+    for parent in ctx.ancestors(node):
+        if parent is stop:
+            return False
+        if isinstance(parent, (cst.If, cst.IfExp)) and child in (parent.body, parent.orelse):
+            if _truth(parent.test, value_of) is (child is not parent.body):
+                return True
+        elif isinstance(parent, cst.BooleanOperation) and child is parent.right:
+            if _truth(parent.left, value_of) is isinstance(parent.operator, cst.Or):
+                return True
+        child = parent
+    return False
+
+
+def at_default_branch(ctx: "FileContext", node: cst.CSTNode) -> bool:
+    """``node`` runs only when a test of ``self.<param>`` fails for a constructor parameter no construction in
+    the project passes (a ``ctor_switches`` fact), the parameter at its literal default."""
+    told = ctx.project.ctor_switches
+    func = ctx.enclosing_function(node) if told else None
+    if func is None or func.cls is None:
+        return False
+    cls = func.cls
+
+    def value_of(expr):
+        flag = _self_flag(expr)
+        if flag is None or told.get(f"{cls.name}:{flag}") != "off":
+            return _NO
+        return _default_value(ctx, cls, flag)
+    return _fails_on_the_way(ctx, node, func.node, value_of)
+
+
 def default_off_branch(ctx: "FileContext", node: cst.CSTNode) -> bool:
     told = ctx.project.ctor_switches
     if not told and not _gate(ctx):
         return False
+    if at_default_branch(ctx, node):
+        return True
     func = ctx.enclosing_function(node)
     if func is None or func.cls is None:
         return False
@@ -111,7 +245,7 @@ def switched_off(ctx: "FileContext", node: cst.CSTNode) -> bool:
     if func is None or func.cls is None:
         return False
     return any(told.get(f"{func.cls.name}:{flag}") == "off" and _default_off(ctx, func.cls, flag)
-               for flag in _guard_flags(ctx, node))
+               for flag in _guard_flags(ctx, node)) or at_default_branch(ctx, node)
 
 
 def built_only_when_on(ctx: "FileContext", cls, value: cst.CSTNode) -> bool:
@@ -124,7 +258,14 @@ def built_only_when_on(ctx: "FileContext", cls, value: cst.CSTNode) -> bool:
     init = ctx.method_of(cls, "__init__")
     if init is None or ctx.enclosing_function(value) is not init:
         return False
-    return any(told.get(f"{cls.name}:{flag}") == "off" for flag in _init_guard_params(ctx, value, init))
+    if any(told.get(f"{cls.name}:{flag}") == "off" for flag in _init_guard_params(ctx, value, init)):
+        return True
+
+    def value_of(expr):  # `elif pooling_method == "gated":` with the default "attention"
+        if not isinstance(expr, cst.Name) or told.get(f"{cls.name}:{expr.value}") != "off":
+            return _NO
+        return _param_default_value(init, expr.value)
+    return _fails_on_the_way(ctx, value, init.node, value_of)
 
 
 def never_built(ctx: "FileContext", func: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -166,6 +307,7 @@ class _SwitchReads(cst.CSTVisitor):
 
     def __init__(self, names: set) -> None:
         self.tested: set = set()
+        self.valued: set = set()
         self.names = names
         self.reads: list = []
 
@@ -175,10 +317,27 @@ class _SwitchReads(cst.CSTVisitor):
                 self.tested.add(flag)
             elif isinstance(sub, cst.Name):
                 self.tested.add("=" + sub.value)  # `if magnitude_zscore:` in __init__
+        for sub in _compared(node.test):  # `self.mode == "gated"`, `mode in ("a", "b")` (literal defaults)
+            if (flag := _self_flag(sub)) is not None:
+                self.valued.add(flag)
+            elif isinstance(sub, cst.Name):
+                self.valued.add("=" + sub.value)
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names:
             self.reads.append(node)
+
+
+def _compared(test: cst.BaseExpression):
+    """The left operands of the comparisons with a literal a test makes (through ``not`` / ``and`` / ``or``)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from _compared(test.expression)
+    elif isinstance(test, cst.BooleanOperation):
+        yield from _compared(test.left)
+        yield from _compared(test.right)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and _literal(test.comparisons[0].comparator) is not _NO:
+        yield test.left
 
 
 def _operands(test: cst.BaseExpression):
@@ -194,17 +353,22 @@ def export_ctor_switches(ctx: "FileContext") -> None:
     if not (ctx.project.compiled or ctx.compile_calls) or not ctx.classes:
         return
     candidates = []
+    compiled = {func.cls.name for func in ctx.compiled_funcs if func.cls is not None}
     for cls in ctx.classes.values():
         init = ctx.method_of(cls, "__init__")
         if init is None or not any(isinstance(p.default, cst.Name) and p.default.value == "False"
+                                   or cls.name in compiled and p.default is not None
                                    for p in init.params.values() if isinstance(p, cst.Param)):
             continue
         tests = _SwitchReads(set())
         for method in cls.methods.values():
             method.node.visit(tests)
-        for flag in sorted(tests.tested):
+        valued = tests.valued if cls.name in compiled else set()  # mode strings: only compiled classes
+        for flag in sorted(tests.tested | valued):
             if flag.startswith("=") and _param_off_by_default(init, flag[1:]) \
-                    or not flag.startswith("=") and _default_off(ctx, cls, flag):
+                    or not flag.startswith("=") and _default_off(ctx, cls, flag) \
+                    or flag in valued and (_param_default_value(init, flag[1:]) if flag.startswith("=")
+                                           else _default_value(ctx, cls, flag)) is not _NO:
                 candidates.append((cls, init, flag.lstrip("=")))
     if not candidates:
         return

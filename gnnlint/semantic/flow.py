@@ -196,8 +196,30 @@ def _compiled_name(ctx: FileContext, name: str, at: cst.CSTNode, depth: int) -> 
                 if arg is not None else None  # (read before the statement binds the name again)
             if found:
                 return found
+            found = _returned_compiled(ctx, spot[0], spot[1], depth)
+            if found:  # `model, loader = setup_experiment(cfg)` whose `return model, ...` gives its compiled model
+                return found
         if b.how in ("assign", "unpack", "with", "iter", "iter_unpack") and not _conditional(ctx, b.node, scope_node):
             return None  # an unconditional rebinding to something else
+    return None
+
+
+def _returned_compiled(ctx: FileContext, call: cst.Call, index: int, depth: int) -> Optional[str]:
+    """A local function ``call`` runs whose ``return`` gives a compiled object at ``index`` (-1: the whole
+    result): ``def setup(cfg): ... model = torch.compile(model); return model, loader``."""
+    func = ctx.local_callee(call)
+    if not isinstance(func, FuncInfo) or not func.returns or depth > 2:
+        return None
+    for ret in func.returns:
+        value = ret.value
+        if index >= 0:
+            if not isinstance(value, cst.Tuple) or index >= len(value.elements):
+                continue
+            value = value.elements[index].value
+        if value is not None and not isinstance(value, cst.Tuple):
+            found = compiled_value(ctx, value, ret, depth + 1)
+            if found:
+                return found
     return None
 
 

@@ -32,7 +32,7 @@ from gnnlint.semantic.callback_hooks import export_step_hooks
 from gnnlint.semantic.compiled_overrides import (OVERRIDES, export_abstract_forward, mark_compiled_overrides,
                                                   with_passed)
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
-from gnnlint.semantic.default_off_flags import built_only_when_on, export_ctor_switches, never_built
+from gnnlint.semantic.default_off_flags import built_only_when_on, export_ctor_switches, never_built, switched_off
 from gnnlint.semantic.annotated_calls import annotated_methods, inherited_self_method
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
@@ -483,8 +483,9 @@ class Regions(HotLoops):
         for call in info.calls:
             if self.enclosing_function(call) is not info:
                 continue  # calls inside nested defs belong to them
-            if self.is_eager_only(call) or self.optional_input_unreached(call):
-                continue  # `if not is_compiling(): helper(x)`, a call in a torch.compiler.disable function
+            if self.is_eager_only(call) or self.optional_input_unreached(call) or switched_off(self, call):
+                continue  # `if not is_compiling(): helper(x)`, a call in a torch.compiler.disable function,
+                # `else: self._simple_pooling(x)` of a mode no construction changes (default_off_flags.py)
             local = self.local_callee(call) or library_steps.super_method(self, call)
             if isinstance(local, FuncInfo):
                 yield local, call

@@ -89,30 +89,7 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
         return is_bool_mask(ctx, expr.left, depth + 1) or is_bool_mask(ctx, expr.right, depth + 1)
     if isinstance(expr, cst.Call):
-        resolved = ctx.resolve(expr.func) or ""
-        parts = resolved.split(".")
-        if parts[0] == "torch" and len(parts) == 2 and parts[1] in _MASK_FUNCS:
-            return True
-        if parts[0] == "torch" and len(parts) == 2 and parts[1] in (
-                "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like", "empty_like", "rand"):
-            return _dtype_is_bool(ctx, expr)
-        if parts[0] == "torch_geometric" and parts[-1] in _PYG_MASK_FUNCS:
-            return True
-        if isinstance(expr.func, cst.Attribute):
-            method = expr.func.attr.value
-            receiver = expr.func.value
-            if method in _MASK_METHODS and ctx.kind(receiver) != SCALAR and not (
-                    isinstance(receiver, cst.Name) and receiver.value in ctx.aliases):
-                return True
-            if method in ("to", "type") and expr.args and ctx.resolve(expr.args[0].value) in _BOOL_DTYPES:
-                return True
-            if method in ("new_ones", "new_zeros", "new_full", "new_empty") and _dtype_is_bool(ctx, expr):
-                return True
-            if method in ("any", "all") and expr.args and ctx.kind(receiver) == TENSOR:
-                return True
-            if method in _LAYOUT_METHODS and not _casts(ctx, expr) and is_bool_mask(ctx, receiver, depth + 1):
-                return True  # `(a > b).squeeze(0)`, `mask.view(-1)`: the same booleans, another layout
-        return False
+        return _call_is_mask(ctx, expr, depth)
     if isinstance(expr, cst.Subscript):
         if annotated_dtype(ctx, expr.value) == "Bool":
             return True  # `node_mask[row]` of `node_mask: Bool[Tensor, "n"]`: a gather of booleans
@@ -156,14 +133,51 @@ def is_bool_mask(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
     return False
 
 
+def _call_is_mask(ctx: FileContext, expr: cst.Call, depth: int) -> bool:
+    """A call whose result is a boolean mask (``torch.isin``, ``x.isnan()``, ``zeros(..., dtype=bool)``,
+    ``(a > b).squeeze(0)``, a local helper returning one)."""
+    resolved = ctx.resolve(expr.func) or ""
+    parts = resolved.split(".")
+    if parts[0] == "torch" and len(parts) == 2 and parts[1] in _MASK_FUNCS:
+        return True
+    if parts[0] == "torch" and len(parts) == 2 and parts[1] in (
+            "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like", "empty_like", "rand"):
+        return _dtype_is_bool(ctx, expr)
+    if parts[0] == "torch_geometric" and parts[-1] in _PYG_MASK_FUNCS:
+        return True
+    if (isinstance(expr.func, cst.Name) or isinstance(expr.func, cst.Attribute)
+            and isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self") \
+            and _returns_mask(ctx, expr, -1, depth):
+        return True  # `mask = create_node_mask(data, types)`, `self._fluid(batch)`: every return is a mask
+    if isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        receiver = expr.func.value
+        if method in _MASK_METHODS and ctx.kind(receiver) != SCALAR and not (
+                isinstance(receiver, cst.Name) and receiver.value in ctx.aliases):
+            return True
+        if method in ("to", "type") and expr.args and ctx.resolve(expr.args[0].value) in _BOOL_DTYPES:
+            return True
+        if method in ("new_ones", "new_zeros", "new_full", "new_empty") and _dtype_is_bool(ctx, expr):
+            return True
+        if method in ("any", "all") and expr.args and ctx.kind(receiver) == TENSOR:
+            return True
+        if method in _LAYOUT_METHODS and not _casts(ctx, expr) and is_bool_mask(ctx, receiver, depth + 1):
+            return True  # `(a > b).squeeze(0)`, `mask.view(-1)`: the same booleans, another layout
+    return False
+
+
 def _returns_mask(ctx: FileContext, call: cst.Call, index: int, depth: int) -> bool:
-    """Every ``return a, b`` of the local function ``call`` runs gives a boolean mask at ``index``."""
+    """Every ``return a, b`` of the local function ``call`` runs gives a boolean mask at ``index``
+    (``-1``: every ``return mask`` gives one)."""
     func = ctx.local_callee(call)
-    if not isinstance(func, FuncInfo) or not func.returns:
+    if not isinstance(func, FuncInfo) or not func.returns or depth > 3:
         return False
     for ret in func.returns:
         value = ret.value
-        if not (isinstance(value, cst.Tuple) and index < len(value.elements)) \
+        if index < 0:
+            if value is None or not is_bool_mask(ctx, value, depth + 1):
+                return False
+        elif not (isinstance(value, cst.Tuple) and index < len(value.elements)) \
                 or not is_bool_mask(ctx, value.elements[index].value, depth + 1):
             return False
     return True

@@ -8,6 +8,11 @@ module; the order is the old ``compiled_region`` test's, cheapest and most commo
   eager code calls (``is_eager_only``, eager.py);
 - ``None branch``: ``if dim_size is None:`` in a helper compiled only through calls from compiled
   code, every one passing a value that is never None (``_none_branch_unreached``, here);
+- ``None argument``: a line that needs a parameter set (``if pos is None: return ...`` before it) in a
+  helper compiled only through calls from compiled code, every one passing a value that is always None
+  there: ``None``, or the caller's own optional input no compiled call gives
+  (``self._clusters(pos, batch)`` in a ``forward(self, x, batch, pos=None)`` called without ``pos``)
+  (``_unset_branch_unreached``, here);
 - ``optional input``: a branch on an input no compiled call of another file gives
   (``optional_input_unreached``, optional_inputs.py);
 - ``None filled``: a branch needing a name None after the function filled it
@@ -50,6 +55,8 @@ class UnreachedBranches:
             return "eager-only"
         if self._none_branch_unreached(node):
             return "None branch"
+        if self._unset_branch_unreached(node):
+            return "None argument"
         if self.optional_input_unreached(node):
             return "optional input"
         if self.none_filled_unreached(node):
@@ -81,6 +88,61 @@ class UnreachedBranches:
         # one parameter the branch needs None that no compiled call leaves None
         return any(all(self._never_none(self.arg_for_param(func, call, param), call, 0) for call in calls)
                    for param in self._none_params_required(node, func))
+
+    def _unset_branch_unreached(self, node: cst.CSTNode) -> bool:
+        """``node`` needs a parameter not None (the body of ``if P is not None:``, after a guard clause
+        ``if P is None: return ...``) of a function compiled only through calls from compiled code,
+        and every such call passes a value that is always None there (``_always_none``)."""
+        func = self.enclosing_function(node)
+        if func is None or func in self._compiled_roots or func not in self._compiled_via:
+            return False
+        unset = self._memoised((func, "unset_params"), lambda: self._unset_params(func, 0), frozenset())
+        if not unset:
+            return False  # (memoised per function: most helpers get every argument; no walk per line then)
+        return any(param in unset for param, needs_none in self._none_conditions(node, func) if not needs_none)
+
+    def _unset_params(self, func: FuncInfo, depth: int) -> frozenset:
+        """The parameters of ``func`` (compiled only through calls from compiled code) that every
+        such call leaves None."""
+        calls = self._compiled_via.get(func, ())
+        if not calls or func in self._compiled_roots or depth > 3 \
+                or any(arg.star for call in calls for arg in call.args):
+            return frozenset()
+        out = set()
+        for param in func.params:
+            node = func.params[param]
+            default_none = isinstance(node, cst.Param) and isinstance(node.default, cst.Name) \
+                and node.default.value == "None"
+            if all(self._always_none(self.arg_for_param(func, call, param), default_none, call, depth)
+                   for call in calls):
+                out.add(param)
+        return frozenset(out)
+
+    def _always_none(self, expr: Optional[cst.BaseExpression], default_none: bool, at: cst.CSTNode,
+                     depth: int) -> bool:
+        """The value a compiled call passes is None in every compiled run: left out with a None default,
+        ``None``, or a parameter of the calling function that is itself never given under compile (an
+        optional ``forward`` input no call gives: unpassed_inputs.py, optional_inputs.py; a helper's
+        parameter its own compiled calls leave None)."""
+        if expr is None:
+            return default_none
+        if isinstance(expr, cst.Name) and expr.value == "None":
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = self.reaching(expr.value, at)
+        if not reaching or not all(b.how == "param" for b, _f in reaching):
+            return False
+        caller = self.enclosing_function(at)
+        if caller is None or expr.value not in caller.params:
+            return False
+        if unpassed_inputs.unpassed_input(self, expr):
+            return True
+        if caller in self._fact_roots and caller not in self._compiled_via:
+            calls = self._passed_calls(caller)  # what other files' compiled calls give (optional_inputs.py)
+            return bool(calls) and self._defaults_to_none(caller, expr.value) \
+                and not any(expr.value in call for call in calls)
+        return expr.value in self._unset_params(caller, depth + 1)
 
     def _none_params_required(self, node: cst.CSTNode, func: FuncInfo) -> list:
         return [name for name, must_be_none, _if in self.enclosing_none_tests(node, func)
