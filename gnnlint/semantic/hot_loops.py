@@ -44,11 +44,21 @@ class HotLoops:
     def _holder_calls(self) -> set:
         """Calls of a running method of an object another file hands over,
         whose class compiles its submodules (compiled_holders.py)."""
+        return self._memoised(("holder_calls",), lambda: {
+            key for key, what in self._handed_calls().items() if HANDED_HOLDER in what}, set())
+
+    def _handed_calls(self) -> dict:
+        """{id(call): what} of the calls running compiled code (asked only when another file hands one here)."""
         def compute():
             from gnnlint.semantic.steps import StepAnalysis  # a throwaway analysis: hot regions are not known yet
 
-            return {key for key, what in StepAnalysis(self)._compiled_calls().items() if HANDED_HOLDER in what}
-        return self._memoised(("holder_calls",), compute, set())
+            return StepAnalysis(self)._compiled_calls()
+        return self._memoised(("handed_calls",), compute, {})
+
+    def _runs_handed(self, call: cst.Call) -> bool:
+        """``self.student(x)`` with ``self.student = models[0]`` of a list another file
+        hands ``__init__``: the call runs the compiled model (whatever the name's kind)."""
+        return " (passed in " in self._handed_calls().get(id(call), "")
 
     def _is_step_trigger(self, call: cst.Call) -> bool:
         func = call.func
@@ -88,6 +98,8 @@ class HotLoops:
             return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
         if isinstance(func, cst.Attribute) and self.project.compiled_args and id(call) in self._holder_calls():
             return True  # `agent.get_action(obs)`: a handed object's method runs the submodules it compiled
+        if self.project.compiled_args and isinstance(func, cst.Attribute) and self._runs_handed(call):
+            return True  # `self.student(x)`: an item of a list of compiled models another file hands over
         if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
