@@ -25,7 +25,7 @@ class Containers:
     def element_refs(self, comp: cst.ListComp, site: cst.Call) -> list[tuple]:
         """Refs for the loop names bound to the elements of the list ``comp``
         builds (its ``elt`` is the compile call), when the list is assigned to
-        a name or a ``self`` attribute."""
+        a name or a ``self`` attribute, and the list itself (``("elements", holder)``)."""
         parent = self.parent.get(comp)
         if not isinstance(parent, (cst.Assign, cst.AnnAssign)) or parent.value is not comp:
             return []
@@ -33,19 +33,9 @@ class Containers:
             return []
         targets = assigned_targets(parent)
         holders = [ref for ref in (self._ref_for_target(t, site) for t in targets) if ref is not None]
-        refs: list[tuple] = []
-        for loop in self.loops:
-            if not isinstance(loop, cst.For):
-                continue
-            name = self._element_name(loop)
-            if name is None:
-                continue
-            iterable = loop.iter
-            if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
-                iterable = iterable.args[0].value
-            if any(self.is_ref_expr(iterable, holder, iterable) for holder in holders):
-                refs.append(("name", name.value, self.enclosing_function(loop), self.order.get(loop, 0), loop.iter))
-        return refs
+        # the loops and comprehensions over it; where the list goes (`Trainer(models=self.models)`)
+        return [element for holder in holders for element in self.holder_element_refs(holder)] \
+            + [("elements", holder) for holder in holders]
 
     def item_store_refs(self, target: cst.CSTNode, site: cst.CSTNode) -> list[tuple]:
         """``models[i] = torch.compile(model)`` (a loop re-binding each item of a list,
