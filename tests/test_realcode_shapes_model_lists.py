@@ -253,3 +253,129 @@ def test_compiled_copies_kept_apart_from_the_list_the_loop_runs(tmp_path):
     found = _lines(tmp_path, {"demo/__init__.py": "", "demo/ens.py": ENSEMBLE.replace(
         "STORE", "self.fast[i] = torch.compile(self.models[i])")})
     assert "demo/ens.py:40 GNN013" not in found, found
+
+
+# -- what a project factory returns, called every step (BoevaLab/spatial-augmentations) ----------
+AUGMENT = """\
+    import torch
+    from torch_geometric.transforms import Compose
+
+
+    def remove_directed(edge_index):
+        ids = (edge_index[0] * 1000 + edge_index[1]).tolist()
+        return set(ids)
+
+
+    class DropEdges:
+        def __init__(self, p):
+            self.p = p
+
+        def __call__(self, data):
+            remove_directed(data.edge_index)
+            return data
+
+
+    class Unused:
+        def __call__(self, data):
+            print(data.edge_index.tolist())
+            return data
+
+
+    def build_augmentation(p, extra=()):
+        transforms = list()
+        if p > 0:
+            transforms.append(DropEdges(p))
+        return Compose(transforms)
+
+
+    def build_one(p):
+        return DropEdges(p)
+"""
+# AUGMENT: remove_directed's .tolist() is line 6, Unused's line 21
+LOOP_RUN = """\
+    import torch
+    from demo.augment import build_augmentation
+
+
+    def train(model, loader, opt):
+        model = torch.compile(model)
+        transform = build_augmentation(0.2)
+        for batch in loader:
+            batch = batch.to("cuda")
+            view = TRANSFORM
+            loss = model(view.x, view.edge_index).sum()
+            loss.backward()
+            opt.step()
+"""
+TRAINER_RUN = """\
+    import torch
+    from demo import augment
+
+
+    class Trainer:
+        def __init__(self, model, loader):
+            self.model = torch.compile(model)
+            self.loader = loader
+            self.augment = augment.build_one(0.2)
+            self.opt = torch.optim.Adam(model.parameters())
+
+        def fit(self):
+            for batch in self.loader:
+                view = self.augment(batch.to("cuda"))
+                loss = self.model(view.x, view.edge_index).sum()
+                loss.backward()
+                self.opt.step()
+"""
+
+
+def test_a_factory_result_called_every_step(tmp_path):
+    # a Compose of the factory's transforms, called per batch
+    found = _lines(tmp_path / "a", {"demo/__init__.py": "", "demo/augment.py": AUGMENT,
+                                    "demo/run.py": LOOP_RUN.replace("TRANSFORM", "transform(batch)")})
+    assert "demo/augment.py:6 GNN013" in found, found
+    assert "demo/augment.py:21 GNN013" not in found, found  # a transform the factory never builds
+    # a module's factory returning one transform, stored on self and called per batch
+    found = _lines(tmp_path / "b", {"demo/__init__.py": "", "demo/augment.py": AUGMENT, "demo/trainer.py": TRAINER_RUN})
+    assert "demo/augment.py:6 GNN013" in found, found
+
+
+def test_a_factory_result_called_once_is_no_step(tmp_path):
+    # VALID twin: the transform runs once, before the loop (the loop runs the model on the raw batches)
+    run_py = LOOP_RUN.replace("            view = TRANSFORM\n", "            view = batch\n").replace(
+        "        for batch in loader:\n", "        transform(next(iter(loader)).to('cuda'))\n        for batch in loader:\n")
+    found = _lines(tmp_path, {"demo/__init__.py": "", "demo/augment.py": AUGMENT, "demo/run.py": run_py})
+    assert not any(line.startswith("demo/augment.py:") for line in found), found
+
+
+# -- a pooling function or module chosen by config, held in an attribute --------------------
+POOLED = """\
+    import torch
+    from torch_geometric.nn import GlobalAttention, global_max_pool, global_mean_pool
+
+
+    class Net(torch.nn.Module):
+        def __init__(self, pooling="max"):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            if pooling == "max":
+                self.pool = global_max_pool
+            elif pooling == "mean":
+                self.pool = global_mean_pool
+            else:
+                self.pool = GlobalAttention(gate_nn=torch.nn.Linear(4, 1))
+
+        def forward(self, x, batch):
+            return self.pool(self.lin(x), batch)
+
+
+    model = torch.compile(Net())
+"""
+
+
+def test_a_pooling_function_or_module_held_in_an_attribute(tmp_path):
+    found = _lines(tmp_path / "a", {"demo/__init__.py": "", "demo/net.py": POOLED})
+    assert "demo/net.py:17 GNN009" in found, found
+    # VALID twin: every pooling it may hold is given the size
+    fixed = POOLED.replace("self.pool(self.lin(x), batch)", "self.pool(self.lin(x), batch, 8)")
+    found = _lines(tmp_path / "b", {"demo/__init__.py": "", "demo/net.py": fixed})
+    assert "demo/net.py:17 GNN009" not in found, found

@@ -498,8 +498,10 @@ model = torch.compile(Knn())
             cls = ctx.class_name(func, node)
             if cls and "." not in cls:
                 cls = ctx.resolve_dotted(cls)
-            if cls:
-                return pyg_sizes.lookup(cls, module=True)
+            entry = pyg_sizes.lookup(cls, module=True) if cls else None
+            if entry is not None:
+                return entry
+        # else the functions it may hold (`self.pool = global_max_pool` or `GlobalAttention(...)` by config)
         targets = ctx.callable_targets(func, node)  # self.readout = get_aggregation(name)
         for dotted in targets:
             entry = pyg_sizes.lookup(dotted)

@@ -21,6 +21,7 @@ from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
 from gnnlint.semantic.compiled_overrides import _abstract
 from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
+from gnnlint.semantic.returned_callables import factory_name
 from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -254,9 +255,9 @@ class HotLoops:
                     self._mark_hot_func(forward, why)
         # Functions another file calls on every step of a loop that drives compiled code.
         for key, why in stepped_items(self).items():  # with the overrides of per-step base methods
-            func = self.stepped_function(key)
-            if func is not None and not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
-                self._mark_hot_func(func, f"called every step from {origin_file(why)}")
+            for func in self.stepped_functions(key):
+                if not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
+                    self._mark_hot_func(func, f"called every step from {origin_file(why)}")
         # Functions called from hot loops are hot.
         for loop, why in list(self.hot_loops.items()):
             func = self.enclosing_function(loop)
@@ -264,6 +265,15 @@ class HotLoops:
             for call in calls:
                 if self.in_loop_body(call, loop) and not self.step_unreached(call):
                     self._mark_hot_call(call, why)
+
+    def stepped_functions(self, key: str) -> list[FuncInfo]:
+        """``stepped_function``, or for ``"build()"`` (what a local factory returns, called
+        every step in another file) the methods that call runs (returned_callables.py)."""
+        factory = factory_name(key)
+        if factory is not None:
+            return self.returned_callables(factory)
+        func = self.stepped_function(key)
+        return [func] if func is not None else []
 
     def stepped_function(self, key: str) -> Optional[FuncInfo]:
         """The top-level function ``key`` or the method ``Class.method`` of this
