@@ -58,7 +58,9 @@ class HotLoops:
 
     def _runs_handed(self, call: cst.Call) -> bool:
         """``self.student(x)`` with ``self.student = models[0]`` of a list another file
-        hands ``__init__``: the call runs the compiled model (whatever the name's kind)."""
+        hands ``__init__``: the call runs the compiled model (whatever the name's kind). Only
+        ``self.<attr>(...)``: a handed parameter's own calls (``model.step(p)`` in a rollout
+        helper) are the caller's per-step work (the ``stepped`` fact says so, with its origin)."""
         return " (passed in " in self._handed_calls().get(id(call), "")
 
     def _is_step_trigger(self, call: cst.Call) -> bool:
@@ -99,7 +101,8 @@ class HotLoops:
             return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
         if isinstance(func, cst.Attribute) and self.project.compiled_args and id(call) in self._holder_calls():
             return True  # `agent.get_action(obs)`: a handed object's method runs the submodules it compiled
-        if self.project.compiled_args and isinstance(func, cst.Attribute) and self._runs_handed(call):
+        if self.project.compiled_args and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == "self" and self._runs_handed(call):
             return True  # `self.student(x)`: an item of a list of compiled models another file hands over
         if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
                 "forward", "encode", "decode", "inference", "predict", "embed"):
