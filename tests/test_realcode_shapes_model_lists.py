@@ -375,6 +375,13 @@ POOLED = """\
 def test_a_pooling_function_or_module_held_in_an_attribute(tmp_path):
     found = _lines(tmp_path / "a", {"demo/__init__.py": "", "demo/net.py": POOLED})
     assert "demo/net.py:17 GNN009" in found, found
+    # VALID twin: a call under `isinstance(self.pool, GlobalAttention)` runs the module (astro-lab)
+    guarded = POOLED.replace("return self.pool(self.lin(x), batch)",
+                             "if isinstance(self.pool, GlobalAttention):\n"
+                             "                return self.pool(self.lin(x), batch)\n"
+                             "            return self.lin(x)")
+    found = _lines(tmp_path / "c", {"demo/__init__.py": "", "demo/net.py": guarded})
+    assert not any(" GNN009" in line for line in found), found
     # VALID twin: every pooling it may hold is given the size
     fixed = POOLED.replace("self.pool(self.lin(x), batch)", "self.pool(self.lin(x), batch, 8)")
     found = _lines(tmp_path / "b", {"demo/__init__.py": "", "demo/net.py": fixed})
