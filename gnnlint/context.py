@@ -72,6 +72,7 @@ from gnnlint.semantic.kinds import (  # noqa: F401
     Kinds,
 )
 from gnnlint.semantic.containers import Containers
+from gnnlint.semantic.returned_callables import ReturnedCallables
 from gnnlint.semantic.callables import Callables
 from gnnlint.semantic.config_params import ConfigParams
 from gnnlint.semantic.ctor_args import ConstructorArgs
@@ -112,7 +113,7 @@ from gnnlint.semantic.vocab import (  # noqa: F401
 class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Devices, Choices, Instantiate, CompileSites,
                   EagerOnly, OptionalInputs, UnreachedBranches, Regions, Handoffs, Instances, Feeds, FixedSize, Optim, Lazy, Frameworks,
                   Containers, ConstructorArgs, ConfigParams, NoneFilled, Callables, Holders, CompileFlags,
-                  StepArgs, ReturnedFunctions, ReturnedCompiled, RefAliases, FedArgs, CompileSwitches):
+                  StepArgs, ReturnedFunctions, ReturnedCompiled, ReturnedCallables, RefAliases, FedArgs, CompileSwitches):
     """The parse-once model of one file plus the analyses that answer the rules' questions.
 
     The model (parents, order, scopes, bindings, imports, aliases, calls) is

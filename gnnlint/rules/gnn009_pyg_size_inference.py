@@ -487,6 +487,26 @@ model = torch.compile(Knn())
             (arg := arg_of(v, keyword, position)) is not None
             and isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == literal for v in built)
 
+    def _narrowed_to_class(self, func: cst.BaseExpression, node: cst.Call) -> bool:
+        """``node`` is in the body of ``if isinstance(<func>, ...):`` (also one operand of an ``and``)."""
+        ctx = self.context
+        text = ctx.module.code_for_node(func)
+        child = node
+        for anc in ctx.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                return False
+            if isinstance(anc, cst.If) and child is anc.body:
+                tests = [anc.test]
+                while tests:
+                    test = tests.pop()
+                    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+                        tests += [test.left, test.right]
+                    elif isinstance(test, cst.Call) and ctx.resolve(test.func) in ("isinstance", "builtins.isinstance") \
+                            and test.args and ctx.module.code_for_node(test.args[0].value) == text:
+                        return True
+            child = anc
+        return False
+
     def _entry(self, node: cst.Call) -> Optional[pyg_sizes.SizeInference]:
         ctx = self.context
         func = node.func
@@ -498,9 +518,12 @@ model = torch.compile(Knn())
             cls = ctx.class_name(func, node)
             if cls and "." not in cls:
                 cls = ctx.resolve_dotted(cls)
-            if cls:
-                return pyg_sizes.lookup(cls, module=True)
-        targets = ctx.callable_targets(func, node)  # self.readout = get_aggregation(name)
+            entry = pyg_sizes.lookup(cls, module=True) if cls else None
+            if entry is not None:
+                return entry
+        # else the functions it may hold (`self.pool = global_max_pool` or `GlobalAttention(...)` by config),
+        # unless an `if isinstance(self.pool, (AttentivePooling, ...)):` around the call says it is a module
+        targets = [] if self._narrowed_to_class(func, node) else ctx.callable_targets(func, node)
         for dotted in targets:
             entry = pyg_sizes.lookup(dotted)
             if entry is not None:

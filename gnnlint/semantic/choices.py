@@ -64,6 +64,9 @@ class Choices:
                     # model, config = load_model(path): element `index` of what the factory returns
                     out += self._element_choices(binding.value, binding.index, depth + 1,
                                                  self._binding_cond(binding, cond))
+                elif binding.how in ("iter", "iter_unpack") and binding.value is not None:
+                    # `for i, model in enumerate(models)`: what the list was filled with
+                    out += self._list_element_choices(binding, at, depth + 1, cond)
                 elif binding.how == "param" and func is not None:
                     # callers' arguments; for ``__init__``, what this file's constructions pass
                     found = []
@@ -79,10 +82,54 @@ class Choices:
             # what the class stores there; and what Hydra builds into it (self.model = instantiate(cfg.model))
             out = self._attr_choices(expr, at, depth, cond)
             return out + [(ref, cond) for ref in self.self_attr_builds(expr, at) if (ref, cond) not in out]
+        if isinstance(expr, cst.Subscript):  # `self.models[i]`: an item of a list filled here
+            return self._container_choices(expr.value, depth, cond) or self._single(self.class_of(expr, at), cond)
         single = self._single(self.class_of(expr, at), cond)
         if not single and isinstance(expr, cst.Attribute):
             return [(ref, cond) for ref in self.self_attr_builds(expr, at)] or self._held_choices(expr, at, depth, cond)
         return single
+
+    def _list_element_choices(self, binding, at, depth: int, cond: Optional[str]) -> list:
+        """The loop name of ``for m in models`` / ``for i, m in enumerate(models)``: the
+        classes of what the list holds (``_container_choices``)."""
+        iterable = binding.value
+        if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
+            if binding.how != "iter_unpack" or binding.index != 1:
+                return []
+            iterable = iterable.args[0].value
+        elif binding.how != "iter":
+            return []
+        return self._container_choices(iterable, depth, cond)
+
+    def _container_choices(self, container, depth: int, cond: Optional[str]) -> list:
+        """The classes of the items of a local list ``models`` or ``self.models``: what it is
+        filled with (``models.append(instantiate(cfg.model))``, ``models = [GCN(), GIN()]``,
+        ``[build(c) for c in cfgs]``), for ``models[i]`` and the loops over it."""
+        if isinstance(container, cst.Name):
+            scope = self.enclosing_function(container)
+            values = [c.args[0].value for c in self._append_calls()
+                      if isinstance(c.func.value, cst.Name) and c.func.value.value == container.value
+                      and self.enclosing_function(c) is scope]
+            stored = [b.value for b, _func in self.reaching(container.value, container) if b.how == "assign"]
+        elif isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name) \
+                and container.value.value == "self":
+            cls = self.enclosing_class(container)
+            if cls is None:
+                return []
+            values = [c.args[0].value for c in self._append_calls() if _self_attr(c.func.value, container.attr.value)
+                      and self.enclosing_class(c) is cls]
+            stored = list(self.class_attr_values(cls, container.attr.value))
+        else:
+            return []
+        for value in stored:
+            if isinstance(value, (cst.List, cst.Tuple)):
+                values += [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+            elif isinstance(value, cst.ListComp):
+                values.append(value.elt)
+        out = []
+        for value in values:
+            out += self._instance_choices(value, value, depth + 1, cond)
+        return out
 
     def _held_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:
         """``model.module`` with ``model`` an instance of a local class: what
@@ -430,6 +477,10 @@ class Choices:
                 self._mark_class(self.classes[owner], why.replace(f"`{name}()`", f"`{owner}`"))
             return
         func = self.functions.get(name)
+        if func is None and not element and name in self.classes:
+            # a lower-case class name (`_target_: models.advanced_GCN`): called, it is an instance
+            self._mark_class(self.classes[name], why.replace(f"`{name}()` returns", f"`{name}`"))
+            return
         if func is None:
             ref = self.imports.get(name)  # re-exported factory
             if ref is not None:
@@ -445,3 +496,9 @@ class Choices:
                     self._mark_class(cls, text)
                 else:
                     self._export_choice(cls, text)
+
+
+def _self_attr(expr: cst.BaseExpression, attr: str) -> bool:
+    """``expr`` is ``self.<attr>``."""
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+        and expr.attr.value == attr

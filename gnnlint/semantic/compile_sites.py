@@ -207,6 +207,7 @@ class CompileSites(CompileOptions):
                 if ref is not None:
                     refs.append(ref)
                 refs.extend(self.handed_holder_refs(target, site_node))  # `model.module = ...` (holders.py)
+                refs.extend(self.item_store_refs(target, site_node))  # `models[i] = ...` (containers.py)
             refs.extend(method_compile_refs(self, targets, site_node))  # `model.step = ...` (method_refs.py)
             refs.extend(self.stored_holder_refs(refs))
             refs.extend(self._returned_to_callers(site_node, targets, _depth))
@@ -314,6 +315,8 @@ class CompileSites(CompileOptions):
             return
         if ref[0] == "elements":  # a list of compiled objects: the loops over it, where the list goes (containers.py)
             for element in self.holder_element_refs(ref[1]):
+                yield "ref", element, None
+            for element in self.element_read_refs(ref[1]):  # `self.student = models[0]` (containers.py)
                 yield "ref", element, None
             for how, new, call in self.ref_passes(ref[1]):
                 if how == "ref" and new[0] in ("name", "self"):

@@ -181,7 +181,38 @@ def _after_compile_counted(ctx: "FileContext", node: cst.CSTNode, site: cst.Call
     if call is not None:
         calls.append(call)
         return True
-    return _harmless(ctx, node)
+    return _harmless(ctx, node) or _handed_to_unwrap(ctx, node)
+
+
+def _handed_to_unwrap(ctx: "FileContext", node: cst.CSTNode, depth: int = 0) -> bool:
+    """``run(model, ...)`` of a local function that only unwraps its parameter
+    (``inner = getattr(model, "_orig_mod", model)``, ``model._orig_mod``, directly or through
+    the local functions it hands it to): what runs is the original, eager module."""
+    arg = ctx.parent.get(node)
+    call = ctx.parent.get(arg) if isinstance(arg, cst.Arg) and arg.value is node and not arg.star else None
+    if not isinstance(call, cst.Call) or depth > 3:
+        return False
+    callee = ctx.local_callee(call)
+    if callee is None or not hasattr(callee, "params") or callee.is_async:
+        return False
+    param = ctx._param_for(callee, call, call.args.index(arg), arg,
+                           skip_self=callee.cls is not None and isinstance(call.func, cst.Attribute))
+    if param is None or any(b.how != "param" for b in callee.bindings.get(param, [])):
+        return False
+    uses = [use for use in ctx.name_uses(param) if ctx.enclosing_function(use) is callee]
+    return bool(uses) and all(_unwraps(ctx, use) or _harmless(ctx, use) or _handed_to_unwrap(ctx, use, depth + 1)
+                              for use in uses)
+
+
+def _unwraps(ctx: "FileContext", node: cst.CSTNode) -> bool:
+    """``getattr(node, "_orig_mod", ...)`` or ``node._orig_mod``: the module ``torch.compile`` wrapped."""
+    parent = ctx.parent.get(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return parent.attr.value == "_orig_mod"
+    call = ctx.parent.get(parent) if isinstance(parent, cst.Arg) else None
+    return isinstance(call, cst.Call) and ctx.resolve(call.func) in ("getattr", "builtins.getattr") \
+        and len(call.args) >= 2 and parent in (call.args[0], call.args[-1]) \
+        and ctx.literal_value(call.args[1].value) == "_orig_mod"  # the object, or the default: the same
 
 
 def _scopes_above(ctx: "FileContext", node: cst.CSTNode) -> list:
@@ -246,7 +277,8 @@ def _library_call(ctx: "FileContext", call: cst.Call) -> bool:
 def never_run(ctx: "FileContext", site: cst.Call) -> bool:
     """The model ``site`` compiles is never run compiled: every read of its holder after the compile
     is an attribute access on the wrapper (``self.ae.encode(x)``, ``self.ae.recon_loss(z)``:
-    ``OptimizedModule`` hands back the original module's bound methods, which run eagerly). Not for a
+    ``OptimizedModule`` hands back the original module's bound methods, which run eagerly), or
+    hands it to a local function that unwraps it (``getattr(model, "_orig_mod", model)``). Not for a
     holder named like a method (``self.forward = torch.compile(self.forward)``: ``self(x)`` runs it)."""
     parent = ctx.parent.get(site)
     if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
@@ -263,6 +295,8 @@ def never_run(ctx: "FileContext", site: cst.Call) -> bool:
     reads = ctx.attribute_nodes(target.attr.value) if isinstance(target, cst.Attribute) else \
         ctx.name_uses(target.value) if isinstance(target, cst.Name) else []
     for node in reads:
+        if not _before(ctx, node, site) and _handed_to_unwrap(ctx, node):
+            return True  # `run(model)` running `getattr(model, "_orig_mod", model)`: the eager module
         outer = ctx.parent.get(node)
         if ctx.module.code_for_node(node) == text and isinstance(outer, cst.Attribute) and outer.value is node \
                 and outer.attr.value not in _MODULE_API and not _before(ctx, node, site):

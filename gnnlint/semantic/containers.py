@@ -12,6 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.semantic.kind_tables import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import assigned_targets
 
 # the suffix of a hand-off's parameter spec (``Trainer:models[]``): a list of compiled objects
@@ -24,7 +25,7 @@ class Containers:
     def element_refs(self, comp: cst.ListComp, site: cst.Call) -> list[tuple]:
         """Refs for the loop names bound to the elements of the list ``comp``
         builds (its ``elt`` is the compile call), when the list is assigned to
-        a name or a ``self`` attribute."""
+        a name or a ``self`` attribute, and the list itself (``("elements", holder)``)."""
         parent = self.parent.get(comp)
         if not isinstance(parent, (cst.Assign, cst.AnnAssign)) or parent.value is not comp:
             return []
@@ -32,19 +33,20 @@ class Containers:
             return []
         targets = assigned_targets(parent)
         holders = [ref for ref in (self._ref_for_target(t, site) for t in targets) if ref is not None]
-        refs: list[tuple] = []
-        for loop in self.loops:
-            if not isinstance(loop, cst.For):
-                continue
-            name = self._element_name(loop)
-            if name is None:
-                continue
-            iterable = loop.iter
-            if isinstance(iterable, cst.Call) and self.resolve(iterable.func) == "enumerate" and iterable.args:
-                iterable = iterable.args[0].value
-            if any(self.is_ref_expr(iterable, holder, iterable) for holder in holders):
-                refs.append(("name", name.value, self.enclosing_function(loop), self.order.get(loop, 0), loop.iter))
-        return refs
+        # the loops and comprehensions over it; where the list goes (`Trainer(models=self.models)`)
+        return [element for holder in holders for element in self.holder_element_refs(holder)] \
+            + [("elements", holder) for holder in holders]
+
+    def item_store_refs(self, target: cst.CSTNode, site: cst.CSTNode) -> list[tuple]:
+        """``models[i] = torch.compile(model)`` (a loop re-binding each item of a list,
+        ``self.encoders[name] = ...`` of a dict): the container holds compiled elements."""
+        if not isinstance(target, cst.Subscript):
+            return []
+        holder = self._ref_for_target(target.value, site)
+        if holder is not None and holder[0] == "name":
+            # the store runs in a loop: the reads after it, even a later iteration's, see the compiled items
+            holder = ("name", holder[1], holder[2], holder[3], None)
+        return [("elements", holder)] if holder is not None else []
 
     # -- lists a compiled object is put in: ("elements", holder ref) ------------------------
     def list_holder_refs(self, ref: tuple) -> list[tuple]:
@@ -103,6 +105,42 @@ class Containers:
             refs.append(("name", name.value, self.enclosing_function(loop), self.order.get(start, 0), loop.iter))
         return refs
 
+    def element_read_refs(self, holder: tuple) -> list[tuple]:
+        """Refs of what reads the elements of the list ``holder`` holds, outside a loop:
+        ``self.student = models[0].to(device)`` (an item), ``self.model1, self.model2 =
+        models`` (unpacked), and ``self.models = [m.to(device) for m in models]`` (a new list
+        of the same objects, an ``("elements", ...)`` ref)."""
+        out: list[tuple] = []
+        for node in self._element_reads():
+            value = module_self(node.value)
+            targets = assigned_targets(node)
+            if isinstance(value, cst.Subscript):
+                if self.is_ref_expr(value.value, holder, value.value):
+                    out += [r for r in (self._ref_for_target(t, node) for t in targets) if r is not None]
+            elif isinstance(value, cst.ListComp):
+                loop = value.for_in
+                if loop.inner_for_in is None and isinstance(loop.target, cst.Name) \
+                        and isinstance(module_self(value.elt), cst.Name) \
+                        and module_self(value.elt).value == loop.target.value \
+                        and self.is_ref_expr(loop.iter, holder, loop.iter):
+                    out += [("elements", r) for r in (self._ref_for_target(t, node) for t in targets)
+                            if r is not None]
+            elif self.is_ref_expr(value, holder, value):
+                for target in targets:
+                    if isinstance(target, (cst.Tuple, cst.List)):
+                        out += [r for r in (self._ref_for_target(e.value, node) for e in target.elements
+                                            if not isinstance(e, cst.StarredElement)) if r is not None]
+        return out
+
+    def _element_reads(self) -> list:
+        """Assignments whose value may read a list's elements: an item, a comprehension, an unpacking."""
+        if "_element_reads_memo" not in self.__dict__:
+            self._element_reads_memo = [
+                n for n in self.preorder if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None
+                and (isinstance(module_self(n.value), (cst.Subscript, cst.ListComp)) or (
+                    isinstance(n, cst.Assign) and any(isinstance(t.target, (cst.Tuple, cst.List)) for t in n.targets)))]
+        return self._element_reads_memo
+
     def _element_loops(self) -> list:
         if "_element_loops_memo" not in self.__dict__:
             self._element_loops_memo = [loop for loop in self.loops if isinstance(loop, cst.For)] + [
@@ -141,6 +179,14 @@ class Containers:
         """Parameters (default None / False) that must be set for ``node`` to run."""
         return [name for name, must_be_none, _if in self.enclosing_none_tests(node, func, bare_names=True)
                 if not must_be_none and name in func.params and _unset(func.params[name].default)]
+
+
+def module_self(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``m.to(device).eval()`` -> ``m``: the module methods returning the module itself."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in _MODEL_METHODS_SELF:
+        expr = expr.func.value
+    return expr
 
 
 def _unset(expr: Optional[cst.BaseExpression]) -> bool:

@@ -178,7 +178,7 @@ class Devices:
         if not isinstance(func, cst.Attribute):
             return None
         method = func.attr.value
-        if method == "cpu" and not call.args and self.kind(func.value) == TENSOR:
+        if method == "cpu" and not call.args:  # a tensor, a batch or a module: on the host after it
             return "a `.cpu()` result"
         device = positional[0] if positional else next(
             (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
@@ -260,7 +260,10 @@ class Devices:
         return [(b, f) for b, f in reaching if b.order >= first]
 
     def _copy_under_tensor_test(self, name: str, value: cst.BaseExpression, depth: int) -> bool:
-        if self.host_tensor(value, depth + 1) is None:
+        # `sid.cpu()` is a host copy however deep the question came from (no depth to run out of)
+        cpu_copy = isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "cpu" and not value.args
+        if not cpu_copy and self.host_tensor(value, depth + 1) is None:
             return False
         stmt = self.statement_of(value)
         branch = self.parent.get(self.parent.get(stmt)) if stmt is not None else None  # If <- IndentedBlock

@@ -15,7 +15,9 @@ class declares that the inputs of one change size; the other, compiled without `
 same changing sizes (GNN007 reports it when no loader feed is found). Only a submodule the class
 compiles itself (``self.<a> = torch.compile(self.<a>)``) with a sibling compiled ``dynamic=True`` in
 the same class, both called in one method with arguments computed from that method's parameters, and
-not on the sibling's output (``self.a(self.b(x))``: what ``b`` returns may have one size).
+not on the sibling's output (``self.a(self.b(x))``: what ``b`` returns may have one size), and not
+when the sibling runs only under an optional flag of the method (``if return_pma_attention:``, the
+parameter defaulting to False or None): that branch is no evidence for the method's own path.
 """
 from __future__ import annotations
 
@@ -46,9 +48,13 @@ def dynamic_sibling_feed(ctx: "FileContext", site_node: cst.CSTNode) -> Optional
         return None
     mine = _fed_calls(ctx, own)
     for node, refs in siblings:
-        theirs = _fed_calls(ctx, refs)
+        # a sibling run only when an optional flag is set (`if return_attention:`) is no evidence
+        # that the per-call inputs of the method's own path change size
+        theirs = [(f, c) for f, c in _fed_calls(ctx, refs) if not ctx._params_set_for(c, f)]
         for func, call in mine:
-            same = [c for f, c in theirs if f is func]
+            # run in the same method on values of the same parameter (`obs` of both; not
+            # `pathology` beside the sibling's `cell_data`)
+            same = [c for f, c in theirs if f is func and _sources(ctx, func, c) & _sources(ctx, func, call)]
             # fed the sibling's output (`self.a(self.b(x))`): what the sibling returns may have one size
             if same and not any(_feeds_into(ctx, func, c, call) for c in same):
                 return SiblingFeed(ctx.module.code_for_node(_target(node)), func.name, call)
@@ -60,9 +66,18 @@ def _feeds_into(ctx: "FileContext", func, sibling_call: cst.Call, call: cst.Call
     if any(a is call for a in ctx.ancestors(sibling_call)):
         return True
     assign = ctx.parent.get(sibling_call)
-    names = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)} \
-        if isinstance(assign, cst.Assign) else set()
+    names = set()
+    for target in assign.targets if isinstance(assign, cst.Assign) else ():
+        # `out = self.b(x)`, `out, attn = self.b(x)`
+        elements = [e.value for e in target.target.elements] if isinstance(target.target, (cst.Tuple, cst.List)) \
+            else [target.target]
+        names |= {e.value for e in elements if isinstance(e, cst.Name)}
     return bool(names) and ctx._call_mentions(call, ctx._tainted(func, names))
+
+
+def _sources(ctx: "FileContext", func, call: cst.Call) -> set:
+    """The parameters of ``func`` whose values ``call``'s arguments are computed from."""
+    return {p for p in set(func.params) - {"self", "cls"} if ctx._call_mentions(call, ctx._tainted(func, {p}))}
 
 
 def _target(site_node: cst.CSTNode) -> cst.CSTNode:

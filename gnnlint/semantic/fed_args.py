@@ -42,7 +42,7 @@ class FedArgs:
                     (spec if spec in info.params else None)
                 refs = [("name", param, info, -1, None)] if param is not None else []
             elif "." not in name:
-                refs = [ref for ref, _what in self._handed_to_class(name, spec, why)]
+                refs = [ref for ref, _what, _done in self._handed_to_class(name, spec, why)]
             else:
                 continue
             feeds = [feed for feed in self._feeds_from_refs(refs) if not feed.padded] if refs else []

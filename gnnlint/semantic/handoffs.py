@@ -19,7 +19,7 @@ import libcst as cst
 from gnnlint.config_targets import group_ref
 from gnnlint.facts import ImportRef
 from gnnlint.semantic.arg_classes import export_arg_classes
-from gnnlint.semantic.containers import ELEMENTS, refuses_compiled
+from gnnlint.semantic.containers import ELEMENTS, module_self, refuses_compiled
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 from gnnlint.semantic.forwarded_args import forwarded_spec, star_forward, strip_mark
 from gnnlint.semantic.method_refs import handed_method, passing_base
@@ -249,8 +249,9 @@ class Handoffs:
                         and list(info.params)[:1] in (["self"], ["cls"]):
                     spec = str(int(spec) + 1)
             if info is None:
-                handed = self._handed_to_class(name, spec, why) if method is None else []
-                out += [(("elements", ref), what) for ref, what in handed] if elements else handed
+                handed = self._handed_to_class(name, spec, why, elements) if method is None else []
+                out += [(("elements", ref) if elements and not done else ref, what)
+                         for ref, what, done in handed]
                 continue
             params = list(info.params)
             param = params[int(spec)] if spec.isdigit() and int(spec) < len(params) else \
@@ -265,10 +266,13 @@ class Handoffs:
             out.append((("method", ref, method) if method else ("elements", ref) if elements else ref, what))
         return out
 
-    def _handed_to_class(self, name: str, spec: str, why: str) -> list[tuple[tuple, str]]:
+    def _handed_to_class(self, name: str, spec: str, why: str, elements: bool = False) -> list[tuple[tuple, str, bool]]:
         """Another file builds this file's class ``name`` with a compiled
         object (``LRFinder(model, ...)``): the attributes its ``__init__``
-        stores that parameter in (``self.model = model``), as refs of the class."""
+        stores that parameter in (``self.model = model``), as refs of the class.
+        A list of them (``elements``): also the parameter itself, and what
+        ``__init__`` stores of its items (``self.student = models[0].to(device)``);
+        the third field says the ref is final (not wrapped as a list's elements)."""
         cls = self.classes.get(name)
         init = cls.methods.get("__init__") if cls is not None else None
         if init is None:
@@ -282,9 +286,13 @@ class Handoffs:
         what = f"compiled `{param}`" + (f" (passed in {source})" if source else "")
         out = []
         for attr, values in cls.attrs.items():
-            if any(isinstance(value, cst.Name) and value.value == param and self.enclosing_function(value) is init
-                   for value in values):
-                out.append((("self", attr, cls), what))
+            # `self.model = model`, `self.model = model.to(device)` (the module itself)
+            if any(isinstance(module_self(value), cst.Name) and module_self(value).value == param
+                   and self.enclosing_function(value) is init for value in values):
+                out.append((("self", attr, cls), what, False))
+        if elements:  # the items `__init__` stores: `self.student = models[0].to(device)` (containers.py)
+            listed = ("name", param, init, -1, None)
+            out += [(ref, what, True) for ref in [("elements", listed)] + self.element_read_refs(listed)]
         return out
 
     # -- functions that compile their parameter, across files ---------------------

@@ -21,6 +21,7 @@ from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
 from gnnlint.semantic.compiled_overrides import _abstract
 from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
+from gnnlint.semantic.returned_callables import factory_name
 from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
@@ -44,11 +45,23 @@ class HotLoops:
     def _holder_calls(self) -> set:
         """Calls of a running method of an object another file hands over,
         whose class compiles its submodules (compiled_holders.py)."""
+        return self._memoised(("holder_calls",), lambda: {
+            key for key, what in self._handed_calls().items() if HANDED_HOLDER in what}, set())
+
+    def _handed_calls(self) -> dict:
+        """{id(call): what} of the calls running compiled code (asked only when another file hands one here)."""
         def compute():
             from gnnlint.semantic.steps import StepAnalysis  # a throwaway analysis: hot regions are not known yet
 
-            return {key for key, what in StepAnalysis(self)._compiled_calls().items() if HANDED_HOLDER in what}
-        return self._memoised(("holder_calls",), compute, set())
+            return StepAnalysis(self)._compiled_calls()
+        return self._memoised(("handed_calls",), compute, {})
+
+    def _runs_handed(self, call: cst.Call) -> bool:
+        """``self.student(x)`` with ``self.student = models[0]`` of a list another file
+        hands ``__init__``: the call runs the compiled model (whatever the name's kind). Only
+        ``self.<attr>(...)``: a handed parameter's own calls (``model.step(p)`` in a rollout
+        helper) are the caller's per-step work (the ``stepped`` fact says so, with its origin)."""
+        return " (passed in " in self._handed_calls().get(id(call), "")
 
     def _is_step_trigger(self, call: cst.Call) -> bool:
         func = call.func
@@ -88,6 +101,9 @@ class HotLoops:
             return True  # `relax(batch=batch, model=self)`: another file's function runs it on the batch
         if isinstance(func, cst.Attribute) and self.project.compiled_args and id(call) in self._holder_calls():
             return True  # `agent.get_action(obs)`: a handed object's method runs the submodules it compiled
+        if self.project.compiled_args and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == "self" and self._runs_handed(call):
+            return True  # `self.student(x)`: an item of a list of compiled models another file hands over
         if isinstance(func, cst.Attribute) and self.kind(func.value) == MODEL and func.attr.value in (
                 "forward", "encode", "decode", "inference", "predict", "embed"):
             return True
@@ -242,9 +258,9 @@ class HotLoops:
                     self._mark_hot_func(forward, why)
         # Functions another file calls on every step of a loop that drives compiled code.
         for key, why in stepped_items(self).items():  # with the overrides of per-step base methods
-            func = self.stepped_function(key)
-            if func is not None and not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
-                self._mark_hot_func(func, f"called every step from {origin_file(why)}")
+            for func in self.stepped_functions(key):
+                if not batch_loops.iterates_batches(self, func):  # `validate()`: its own loop
+                    self._mark_hot_func(func, f"called every step from {origin_file(why)}")
         # Functions called from hot loops are hot.
         for loop, why in list(self.hot_loops.items()):
             func = self.enclosing_function(loop)
@@ -252,6 +268,15 @@ class HotLoops:
             for call in calls:
                 if self.in_loop_body(call, loop) and not self.step_unreached(call):
                     self._mark_hot_call(call, why)
+
+    def stepped_functions(self, key: str) -> list[FuncInfo]:
+        """``stepped_function``, or for ``"build()"`` (what a local factory returns, called
+        every step in another file) the methods that call runs (returned_callables.py)."""
+        factory = factory_name(key)
+        if factory is not None:
+            return self.returned_callables(factory)
+        func = self.stepped_function(key)
+        return [func] if func is not None else []
 
     def stepped_function(self, key: str) -> Optional[FuncInfo]:
         """The top-level function ``key`` or the method ``Class.method`` of this

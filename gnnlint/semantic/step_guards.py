@@ -165,7 +165,7 @@ def _call_guard(ctx: "FileContext", func) -> Optional[str]:
         return None  # run every step by the model call / the framework, whatever else calls them
     guards: set = set()
     for stepped_key, why in stepped_items(ctx).items():  # another file calls it per step
-        if ctx.stepped_function(stepped_key) is func:
+        if func in ctx.stepped_functions(stepped_key):
             guard = stepped_guard(why)
             if guard is None:
                 return None

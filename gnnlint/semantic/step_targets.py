@@ -13,6 +13,9 @@ from gnnlint.semantic.arg_classes import told_param_class
 from gnnlint.semantic.passed_functions import passed_function
 from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 
+_LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "lightning", "pytorch_lightning", "hydra",
+              "transformers", "dgl", "e3nn", "torch_scatter", "torch_sparse")
+
 
 def imported_target(ctx, call: cst.Call, import_ref, alongside=()):
     """The function or method another file of the project defines that
@@ -24,6 +27,10 @@ def imported_target(ctx, call: cst.Call, import_ref, alongside=()):
     held = _held_function(ctx, call)  # `self.prep(data)` with `self.prep = partial(helper, cfg=cfg)`
     if held is not None:
         return held
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        made = _factory_result(ctx, call, import_ref)  # `self.augment(batch)`, `self.augment = build_aug(cfg)`
+        if made is not None:
+            return made
     inherited = _inherited_target(ctx, call, import_ref)
     if inherited is not None:
         return inherited
@@ -31,7 +38,7 @@ def imported_target(ctx, call: cst.Call, import_ref, alongside=()):
         ref = ctx.imports.get(func.value)
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
             return ref
-        return passed_function(ctx, call)  # `loss_fn(pred, y)`, handed the imported helper (passed_functions.py)
+        return passed_function(ctx, call) or _factory_result(ctx, call, import_ref)  # `loss_fn(pred, y)`, handed the imported helper (passed_functions.py)
     if not isinstance(func, cst.Attribute) or len(func.attr.value) < 2 or func.attr.value.startswith("__"):
         return None
     if isinstance(func.value, cst.Name) and func.value.value in ctx.imports:
@@ -98,6 +105,38 @@ def _held_function(ctx, call: cst.Call):
         ref = ctx.imports.get(value.value) if isinstance(value, cst.Name) else None
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
             return ref
+    return None
+
+
+def _factory_result(ctx, call: cst.Call, import_ref):
+    """``transform(batch)`` with ``transform = get_augmentation(cfg)`` (or ``self.augment``
+    stored so) and ``get_augmentation`` an imported project function: what it returns is
+    called, told as ``ImportRef(module, "get_augmentation()")`` (returned_callables.py)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        binding, _scope = ctx.lookup(func.value, call)
+        values = [binding.value] if binding is not None and binding.how == "assign" else []
+    else:
+        cls = ctx.enclosing_class(call)
+        if cls is None or ctx.method_of(cls, func.attr.value) is not None:
+            return None
+        values = list(ctx.class_attr_values(cls, func.attr.value))
+    for value in values:
+        if not isinstance(value, cst.Call):
+            continue
+        maker = value.func
+        if isinstance(maker, cst.Name):
+            ref = ctx.imports.get(maker.value)
+            if ref is not None and ref.name[:1].islower() and "." not in ref.name and ref.name.isidentifier() \
+                    and (ref.level or (ref.module or "").split(".")[0] not in _LIBRARIES):
+                return import_ref(ref.module, f"{ref.name}()", ref.level)
+        elif isinstance(maker, cst.Attribute) and isinstance(maker.value, cst.Name) \
+                and maker.value.value in ctx.imports and maker.attr.value[:1].islower():
+            ref = ctx.imports[maker.value.value]  # `augment.get_augmentation(cfg)` of a project module
+            module = f"{ref.module}.{ref.name}" if ref.module else ref.name
+            if ref.name and ref.name[:1].islower() and "." not in ref.name \
+                    and (ref.level or module.split(".")[0] not in _LIBRARIES):
+                return import_ref(module, f"{maker.attr.value}()", ref.level)
     return None
 
 

@@ -405,7 +405,7 @@ class StepAnalysis:
         if not ctx.project.stepped and not ctx.project.stepped_overrides:
             return None
         for key, why in stepped_items(ctx).items():  # with the overrides of per-step base methods
-            if ctx.stepped_function(key) is func:
+            if func in ctx.stepped_functions(key):
                 told = stepped_payload.decode(why)
                 if told is not None:
                     role = told.role

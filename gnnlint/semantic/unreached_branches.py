@@ -153,7 +153,7 @@ class UnreachedBranches:
         """(``P``, whether ``P`` must be None, the ``if``) for each ``if`` around ``node`` inside
         ``func``, nearest first, whose branch holding ``node`` runs only when the name ``P`` is None
         (the body of ``if P is None:``, the ``else`` of ``if P is not None:``) or is set (the
-        other two); with ``bare_names`` also the body of ``if P:`` (set). The one walk behind
+        other two); with ``bare_names`` also the body of ``if P:`` / ``if P and Q:`` (set). The one walk behind
         the None branch here, none_filled.py's filled names and containers.py's unset
         constructor parameters (optional_inputs.py's ``_none_conditions`` reads more: conditional
         expressions and earlier guard clauses too)."""
@@ -165,8 +165,10 @@ class UnreachedBranches:
                 name, is_none = self._none_test(anc.test)
                 if name is not None and (child is anc.body or child is anc.orelse):
                     yield name, is_none == (child is anc.body), anc
-                elif bare_names and isinstance(anc.test, cst.Name) and child is anc.body:
-                    yield anc.test.value, False, anc
+                elif bare_names and child is anc.body:
+                    for operand in _and_operands(anc.test):  # `if P:`, `if P and self.use_x:`
+                        if isinstance(operand, cst.Name):
+                            yield operand.value, False, anc
             child = anc
 
     @staticmethod
@@ -209,3 +211,10 @@ class UnreachedBranches:
             return bool(annotation) and not default_none and "None" not in annotation \
                 and "Optional" not in annotation and "Any" not in annotation
         return False
+
+
+def _and_operands(test: cst.BaseExpression) -> list:
+    """The operands of ``a and b and c`` (``[test]`` for any other test)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _and_operands(test.left) + _and_operands(test.right)
+    return [test]
