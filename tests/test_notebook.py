@@ -48,7 +48,7 @@ def make_notebook(cells, language="python"):
 
 
 def train_notebook():
-    compile_cell = new_code_cell("model = Net()\ntorch.compile(model)\nmodel = torch.compile(model)")
+    compile_cell = new_code_cell("model = Net()\ntorch.compile(model)\nmodel = torch.compile(Net())")
     compile_cell.outputs = [new_output("stream", text="hello\n")]
     compile_cell.execution_count = 3
     return make_notebook([

@@ -37,7 +37,7 @@ TRAIN = textwrap.dedent("""\
 
     model = Net()
     torch.compile(model)
-    model = torch.compile(model)
+    model = torch.compile(Net())
     x = torch.ones(2)  # noqa: GNN001
 """)
 
@@ -162,7 +162,7 @@ async def test_unsaved_edits_and_config_reload(client: LanguageClient, workspace
     train = open_file(client, workspace / "train.py")
     await diagnostics(client, models, lambda d: len(d) == 1)
     # the user deletes the compiles from train.py (not saved): models.py is no longer compiled
-    new = TRAIN.replace("torch.compile(model)\n", "").replace("model = torch.compile(model)\n", "")
+    new = TRAIN.replace("torch.compile(model)\n", "").replace("model = torch.compile(Net())\n", "")
     client.text_document_did_change(T.DidChangeTextDocumentParams(
         text_document=T.VersionedTextDocumentIdentifier(uri=train, version=2),
         content_changes=[T.TextDocumentContentChangeWholeDocument(text=new)]))
