@@ -557,6 +557,19 @@ class Trainer:
 """),
     )
     INVALID = (
+        # `wandb.log` turns each tensor value of its dict into a Python number: one sync per step; a float
+        # or an `.item()` value (flagged where it is read) is not a second one
+        Invalid("""
+import torch
+import wandb
+model = torch.compile(model)
+for x, y in loader:
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+    wandb.log({"loss": loss, "lr": 0.01})
+    wandb.log({"lr": scheduler.get_last_lr()[0], "epoch": epoch})
+""", lines=(9,)),
         # `str.format`, `%` and builtin `max` of a tensor each read it (bench/evidence/e29_sync_spellings.py)
         Invalid("""
 import torch
