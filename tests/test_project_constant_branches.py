@@ -99,6 +99,13 @@ def test_a_constant_that_is_not_a_literal_keeps_the_findings(tmp_path):
     assert "demo/model.py:20 GNN001" in keys, keys
 
 
+def test_a_fallback_of_an_optional_import_keeps_the_findings(tmp_path):
+    """``try: from ext import HAVE_EXT`` / ``except ImportError: HAVE_EXT = False``: on when the import works."""
+    keys = _keys(tmp_path, model=("DEBUG = False\n", "try:\n        from fastops import DEBUG\n    except ImportError:\n"
+                                                      "        DEBUG = False\n"))
+    assert "demo/model.py:20 GNN001" in keys and "demo/model.py:21 GNN001" in keys, keys
+
+
 def test_one_file_agrees_with_the_whole_tree(tmp_path):
     _keys(tmp_path, config=("debug_mode = False", "debug_mode = True"))
     assert_one_file_agrees(tmp_path, "demo/train.py", cached=2, nonempty=True, stdin=True)

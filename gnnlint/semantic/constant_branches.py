@@ -82,10 +82,12 @@ def _imported_name(ctx: "FileContext", expr: cst.BaseExpression) -> bool:
 
 def _local_constant(ctx: "FileContext", name: cst.Name) -> Optional[tuple[object, str]]:
     """(value, why) of a module-level name every binding of which is the same literal, bound by no
-    function or class body (``global DEBUG; DEBUG = True`` in a function re-binds it)."""
+    import and no function body (``global DEBUG; DEBUG = True`` in a function re-binds it)."""
     bindings = ctx.module_bindings.get(name.value)
     if not bindings or any(b.how != "assign" or b.value is None for b in bindings):
         return None
+    if name.value in ctx.imports or name.value in ctx.aliases:
+        return None  # `try: from ext import HAVE_EXT` / `except ImportError: HAVE_EXT = False`: True when it imports
     binding, _scope = ctx.lookup(name.value, name)
     if binding is None or not any(binding is b for b in bindings):
         return None  # a parameter or local of the same name
