@@ -298,3 +298,11 @@ def test_gnn015_offers_module_remedies_only_to_modules():
     assert "allow_unspec_int_on_nn_module" not in found[9] and "0-d tensor" in found[9]
     assert "`Normalizer` objects" in found[9]
     assert "allow_unspec_int_on_nn_module" in found[19]
+
+
+def test_gnn010_compiled_again_says_delete_not_assign():
+    src = ("import torch\ndef run(model, loader):\n    torch.compile(model)\n"
+           "    infer = torch.compile(model, mode='reduce-overhead')\n    return infer\n")
+    (found,) = _lint(src, {"GNN010"})
+    assert found.line == 3 and found.fix is None
+    assert "compiled again below" in found.message and "Assign it" not in found.message

@@ -178,9 +178,14 @@ else:
         fix = None
         new_call = self._torch_compile_call(call) or call
         assignment = f"{text} = {self.context.module.code_for_node(new_call)}"
-        if (isinstance(target, cst.Name) or (
+        if self._compiled_again(call, text):
+            self.report(call, f"The result of `{self.context.module.code_for_node(call.func)}({text})` is "
+                              f"discarded, so this statement compiles nothing; `{text}` is compiled again below. "
+                              f"Delete it (assigning it back would make the later compile wrap the wrapper).")
+            return
+        if isinstance(target, cst.Name) or (
                 isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value == "self")) and not self._compiled_again(call, text):
+                and target.value.value == "self"):
             replacement = cst.Assign(targets=[cst.AssignTarget(target=target)], value=new_call)
             fix = FixSpec("safe", f"Assign the result: `{assignment}`", (NodeEdit(node, replacement),))
         self.report(call, f"The result of `{self.context.module.code_for_node(call.func)}({text})` is "
