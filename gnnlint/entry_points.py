@@ -104,9 +104,9 @@ def _owner(data: bytes, at: int, classes: list) -> Optional[str]:
     return cls
 
 
-def _positional(data: bytes, start: int) -> Optional[tuple]:
-    """(required, takes *args, at most) positional parameters after ``self`` of the
-    def whose "(" ends at ``start``; None when unreadable."""
+def _param_text(data: bytes, start: int) -> Optional[str]:
+    """The parameter list of the def whose "(" ends at ``start``, up to the matching ")",
+    with subscripted annotations (``Dict[str, X]``) removed; None when unreadable."""
     depth, end = 1, start
     while end < len(data) and depth:
         ch = data[end:end + 1]
@@ -115,7 +115,15 @@ def _positional(data: bytes, start: int) -> Optional[tuple]:
     if depth:
         return None
     text = data[start:end - 1].decode("utf-8", "replace")
-    text = re.sub(r"\[[^\[\]]*\]", "", re.sub(r"\[[^\[\]]*\]", "", text))
+    return re.sub(r"\[[^\[\]]*\]", "", re.sub(r"\[[^\[\]]*\]", "", text))
+
+
+def _positional(data: bytes, start: int) -> Optional[tuple]:
+    """(required, takes *args, at most) positional parameters after ``self`` of the
+    def whose "(" ends at ``start``; None when unreadable."""
+    text = _param_text(data, start)
+    if text is None:
+        return None
     parts = [p.strip() for p in text.split(",") if p.strip() and p.strip() != "/"]
     if not parts or not parts[0].startswith(("self", "cls")):
         return None
@@ -134,15 +142,9 @@ def _positional(data: bytes, start: int) -> Optional[tuple]:
 def _params(data: bytes, start: int) -> Optional[set]:
     """The parameter names of the def whose "(" ends at ``start`` ("**" when it
     takes ``**kwargs``), read up to the matching ")"; None when unreadable."""
-    depth, end = 1, start
-    while end < len(data) and depth:
-        ch = data[end:end + 1]
-        depth += ch == b"(" or -(ch == b")")
-        end += 1
-    if depth:
+    text = _param_text(data, start)
+    if text is None:
         return None
-    text = data[start:end - 1].decode("utf-8", "replace")
-    text = re.sub(r"\[[^\[\]]*\]", "", re.sub(r"\[[^\[\]]*\]", "", text))  # Dict[str, X] annotations
     names = set()
     for part in text.split(","):
         match = _PARAM.match(part.strip())
