@@ -29,7 +29,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.model import FuncInfo
+from gnnlint.semantic.model import FuncInfo, arg_specs
 
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "lightning", "pytorch_lightning", "dgl")
 _MAX_DEPTH = 3
@@ -39,15 +39,7 @@ def export_arg_classes(ctx, call: cst.Call, targets: list, skip: set) -> None:
     """For ``call`` (handing a compiled object to each of ``targets``), tell each target the
     project class of every other argument an absolute import names (``skip``: the specs passing
     the compiled object)."""
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            if arg.keyword is None and arg.star == "*":
-                return  # positions unknown after *args
-            continue
-        spec = arg.keyword.value if arg.keyword is not None else str(position)
-        if arg.keyword is None:
-            position += 1
+    for spec, arg in arg_specs(call):
         if spec in skip:
             continue
         owner = ctx.class_of(arg.value, call)

@@ -24,6 +24,7 @@ from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 from gnnlint.semantic.forwarded_args import forwarded_spec, star_forward, strip_mark
 from gnnlint.semantic.method_refs import handed_method, passing_base
 from gnnlint.semantic.step_handoffs import compiled_class
+from gnnlint.semantic.model import arg_specs
 
 _MAX_DEPTH = 3
 _LIBRARIES = ("torch", "torch_geometric", "numpy", "tqdm", "lightning", "pytorch_lightning")
@@ -102,21 +103,11 @@ class Handoffs:
         ref, suffix = passing_base(ref)
         if ref[0] == "elements":  # `Trainer(models=models)`: a list of compiled objects (containers.py)
             ref, suffix = ref[1], ELEMENTS
-        position = 0
-        for arg in call.args:
-            if arg.star:
-                if arg.keyword is None and arg.star == "*":
-                    return  # positions unknown after *args
-                continue
+        for spec, arg in arg_specs(call):
             # `Trainer(models=[model])`: a list literal holding it (containers.py)
             listed = not suffix and self.lists_ref(arg.value, ref)
-            if arg.keyword is not None:
-                if self.is_ref_expr(arg.value, ref, arg.value) or listed:
-                    yield arg.keyword.value + (ELEMENTS if listed else suffix)
-                continue
             if self.is_ref_expr(arg.value, ref, arg.value) or listed:
-                yield str(position) + (ELEMENTS if listed else suffix)
-            position += 1
+                yield spec + (ELEMENTS if listed else suffix)
 
     def imported_function_key(self, call: cst.Call, func: Optional[cst.BaseExpression] = None) -> Optional[str]:
         """``"<module stem>.<function>"`` of the imported function ``call`` runs (the key

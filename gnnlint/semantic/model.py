@@ -158,6 +158,23 @@ def keyed_args(call: cst.Call) -> Optional[list[tuple[str, cst.BaseExpression]]]
     return out
 
 
+def arg_specs(call: cst.Call) -> Iterator[tuple[str, cst.Arg]]:
+    """(spec, argument) for each argument of ``call``: its keyword, or its position
+    (``"0"``, ``"1"``...) when positional; ``**kwargs`` skipped; nothing after a ``*args``
+    (the positions are unknown from there)."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            if arg.keyword is None and arg.star == "*":
+                return
+            continue
+        if arg.keyword is not None:
+            yield arg.keyword.value, arg
+        else:
+            yield str(position), arg
+            position += 1
+
+
 def nodes_under(root: cst.CSTNode, into_functions: bool = True):
     """The nodes under ``root``, ``root`` included, in no particular order (a
     plain stack walk: libcst's visitors rebuild every node they pass, ten
