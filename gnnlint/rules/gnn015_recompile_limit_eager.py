@@ -82,7 +82,10 @@ class RecompileLimitEager(Rule):
     ```
     (b) keep a counter in a registered buffer updated in place, or set
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` (1
-    recompile); (c) reset the list at the start of forward, return the
+    recompile); a plain object's counter (`Normalizer.num_rec += 1`, not an
+    `nn.Module`) recompiles the same way (8 graphs in 20 calls) and the
+    config does not cover it: keep it in a 0-d tensor updated in place (1
+    graph; `bench/evidence/e30_plain_object_int_attr.py`); (c) reset the list at the start of forward, return the
     values, or write into a preallocated buffer (0 recompiles); (d) keep `p`
     constant, or pass it as a 0-d tensor and use a mask (0 recompiles).
 
