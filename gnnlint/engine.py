@@ -471,7 +471,22 @@ def _lint_job(args) -> FileResult:
 def lint_one(path: str, data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
              force: bool = False, prefiltered: Optional[tuple] = None) -> FileResult:
     """Lint one file: the byte prefilter (``prefiltered``: its answer, when the
-    caller already has it), then libcst only if some rule may fire."""
+    caller already has it), then libcst only if some rule may fire. A
+    notebook's cells that Python rejects alone are GNN000 at those cells
+    (their marks in ``data``); the other cells are linted."""
+    result = _lint_file(path, data, options, facts, force, prefiltered)
+    if path.endswith(".ipynb") and SYNTAX_ERROR_CODE in options.codes:
+        from gnnlint.notebook import rejected_cells
+
+        for line, col, message in rejected_cells(data):
+            result.findings.append(Finding(path, line, col, line, col + 1, SYNTAX_ERROR_CODE,
+                                           SYNTAX_ERROR_NAME, message))
+            result.parsed = True
+    return result
+
+
+def _lint_file(path: str, data: bytes, options: LintOptions, facts: Optional[ProjectFacts],
+               force: bool, prefiltered: Optional[tuple]) -> FileResult:
     rules = active_rules(options)
     if force and facts is not None and not facts.needs_parse(data, options.assume_compiled):
         # re-linted for value facts in a file whose bytes hold no region (``_facts_can_matter``): they

@@ -18,6 +18,12 @@ order (ruff's way), so the cross-file facts and ``# noqa`` work as in a
   metadata included, is kept byte for byte); the magic lines come back as
   they were. The rewritten notebook is read again and must give the fixed
   module, or nothing is written.
+- A cell Python rejects on its own (each cell is compiled alone by the
+  kernel) does not hide the others, as in ruff: its lines are replaced by
+  ``pass`` like a magic's, and the line Python names carries a marker
+  comment with the error (``SYNTAX_MARK``) that the engine turns into the
+  cell's GNN000. The module's text carries it, so every way of linting the
+  notebook (tree, file, stdin, cache, workers) gives the same findings.
 """
 from __future__ import annotations
 
@@ -39,6 +45,9 @@ _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _WS = re.compile(r"[ \t\n\r]*")
 # `files = !ls`, `t = %timeit -o f()`
 _ASSIGN_MAGIC = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
+# On the placeholder of the line a rejected cell's error is at: `pass  # gnnlint-GNN000 <col> <message>`.
+SYNTAX_MARK = "# gnnlint-GNN000 "
+_SYNTAX_MARK_LINE = re.compile(rb"^pass  # gnnlint-GNN000 (\d+) ([^\r\n]*)", re.MULTILINE)
 
 
 class NotebookError(ValueError):
@@ -223,7 +232,33 @@ class Notebook:
             parts.extend(lines)
             line += len(lines)
         nb.source = "".join(parts)
+        if nb.source and _compile_error(nb.source) is not None:
+            nb._set_aside_rejected_cells()
         return nb
+
+    def _set_aside_rejected_cells(self) -> None:
+        """Each cell Python rejects alone becomes placeholders (kept as magic
+        lines, so a fix writes it back as it was), its error in a marker."""
+        from gnnlint.parsing import describe, newer_syntax
+
+        changed = False
+        for cell in self.cells:
+            text = "".join(cell.lines)
+            error = _compile_error(text)
+            if error is None or newer_syntax(text.encode("utf-8"), error):  # 3.12 grammar: libcst decides
+                continue
+            row, col, message = describe(error)
+            row = min(max(row, 1), len(cell.lines))
+            for k, original in enumerate(split_lines(cell.text) or [""]):
+                if k >= len(cell.lines):
+                    break
+                cell.magic.setdefault(k, original)
+                ending = cell.lines[k][len(cell.lines[k].rstrip("\r\n")):] or "\n"
+                mark = f"  {SYNTAX_MARK}{col} {' '.join(message.split())}" if k == row - 1 else ""
+                cell.lines[k] = "pass" + mark + ending
+            changed = True
+        if changed:
+            self.source = "".join(line for cell in self.cells for line in cell.lines)
 
     # -- positions -----------------------------------------------------------
     def locate(self, line: int) -> tuple[Optional[Cell], int]:
@@ -470,6 +505,29 @@ def script_source(data: bytes) -> bytes:
         return data
     new = "".join(lines).encode("utf-8")
     return new if _compiles(new) else data
+
+
+def _compile_error(text: str) -> Optional[BaseException]:
+    """What Python's compiler raises for ``text`` (as ``py_compile``), or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, "<cell>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
+            return exc
+    return None
+
+
+def rejected_cells(data: bytes) -> list[tuple[int, int, str]]:
+    """(line, column, message) of each cell Python rejected, from the markers
+    of a notebook's joined module (``Notebook._set_aside_rejected_cells``)."""
+    if SYNTAX_MARK.encode() not in data:
+        return []
+    out = []
+    for m in _SYNTAX_MARK_LINE.finditer(data):
+        line = len(split_lines(data[:m.start()].decode("utf-8", "replace"))) + 1
+        out.append((line, int(m.group(1)), m.group(2).decode("utf-8", "replace")))
+    return out
 
 
 def _compiles(data: bytes) -> bool:

@@ -209,6 +209,53 @@ def test_syntax_error_in_a_cell(tmp_path: Path):
     assert "s.ipynb:cell 2:" in result.output and "GNN000" in result.output
 
 
+def rejected_cell_notebook():
+    return make_notebook([
+        new_code_cell("import torch\nmodel = torch.compile(torch.nn.Linear(2, 2))"),
+        new_code_cell('cfg = {"reaction": ,}\nprint(cfg)'),
+        new_code_cell("for step in range(3):\n    loss = model(torch.randn(2, 2)).sum()\n"
+                      "    loss.backward()\n    print(loss.item())\ntorch.compile(model)"),
+    ])
+
+
+def test_a_rejected_cell_does_not_hide_the_others(tmp_path: Path):
+    # The kernel compiles each cell alone (ruff lints the other cells too):
+    # GNN000 at the rejected cell, and the others' findings as without it.
+    nbformat.write(rejected_cell_notebook(), tmp_path / "r.ipynb")
+    data = (tmp_path / "r.ipynb").read_bytes()
+    expected = [
+        "r.ipynb:cell 2:1:18: GNN000",
+        "r.ipynb:cell 3:4:11: GNN013",
+        "r.ipynb:cell 3:5:1: GNN010",
+    ]
+    for args, given in ((["r.ipynb"], None), (["--stdin-filename", "r.ipynb", "-"], data), (["."], None)):
+        result = run(["check", *args, "--no-cache", "--output-format", "concise"], tmp_path, input=given)
+        got = [line.split(" error")[0].split(" warning")[0].split(" [*]")[0]
+               for line in result.output.splitlines() if ".ipynb:cell" in line]
+        assert got == expected, (args, result.output)
+    assert "expression expected after dictionary key" in result.output
+
+
+def test_a_fix_keeps_the_rejected_cell_as_it_was(tmp_path: Path):
+    nbformat.write(rejected_cell_notebook(), tmp_path / "r.ipynb")
+    result = run(["check", "--fix", "r.ipynb", "--no-cache"], tmp_path)
+    assert "Fixed 1 finding" in result.output
+    nb = nbformat.read(tmp_path / "r.ipynb", as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[1].source == 'cfg = {"reaction": ,}\nprint(cfg)'
+    assert nb.cells[2].source.endswith("\nmodel = torch.compile(model)")
+
+
+def test_a_notebook_that_fails_only_when_joined_is_one_error(tmp_path: Path):
+    # each cell compiles alone, the joined module does not (a late __future__
+    # import): no cell to set aside, the module's own GNN000 as before
+    nbformat.write(make_notebook([new_code_cell("import torch"),
+                                  new_code_cell("from __future__ import annotations")]), tmp_path / "f.ipynb")
+    result = run(["check", "f.ipynb", "--no-cache", "--output-format", "concise"], tmp_path)
+    assert "f.ipynb:cell 2:1:1: GNN000" in result.output
+    assert "from __future__ imports must occur at the beginning" in result.output
+
+
 # ---------------------------------------------------------------------- units
 @pytest.mark.parametrize("cell, magic_lines", [
     ("%matplotlib inline\nimport torch\n", [0]),
