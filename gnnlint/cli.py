@@ -162,7 +162,11 @@ def main() -> None:
 @click.option("--fix-only", is_flag=True,
               help="Apply fixes; do not report, or exit non-zero for, the findings that remain.")
 def check(**kwargs) -> None:
-    """Lint PATHS (default: the current directory)."""
+    """Lint PATHS (default: the current directory).
+
+    Exit codes (ruff's): 0 no findings, 1 findings, 2 a usage, configuration
+    or internal error. --exit-zero always exits 0.
+    """
     raise click.exceptions.Exit(_run(**kwargs))
 
 

@@ -140,6 +140,10 @@ def verify(ctx, targets, modules, as_script, max_seconds, max_calls, max_memory,
     This RUNS the program (it may write files, as it would when run directly),
     in its own process group, within --max-seconds and --max-calls; its output
     goes to a log file whose path is printed.
+
+    Exit codes: 0 nothing confirmed, 1 a finding confirmed or a runtime event
+    no finding explains (listed as unexpected), 2 a target error (it failed
+    before any compiled code ran, or could not be started) or a usage error.
     """
     try:
         from gnnlint.verify import run_verify

@@ -90,3 +90,12 @@ def test_short_forms(tmp_path):
     silent = run(["check", "-n", "-s", "."], root)
     assert silent.exit_code == 1 and silent.output == ""
     assert not (root / ".gnnlint_cache").exists()  # -n: no cache written
+
+
+def test_help_states_the_exit_codes():
+    # a CI script branches on them: `check --help` and `verify --help` say what each means
+    for command, words in ((["check", "--help"], ("0 no findings", "1 findings", "2 a usage")),
+                           (["verify", "--help"], ("0 nothing confirmed", "1 a finding confirmed",
+                                                    "2 a target error"))):
+        out = " ".join(CliRunner().invoke(main, command, catch_exceptions=False).output.split())
+        assert all(w in out for w in words), (command, out)
