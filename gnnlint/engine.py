@@ -398,7 +398,7 @@ def _drop_nested_duplicates(findings: list[Finding]) -> list[Finding]:
 # ---------------------------------------------------------------------- project
 def read_source(path: str, decode: bool = True, magics: bool = True) -> tuple[Optional[bytes], Optional[str]]:
     """The file's bytes (a notebook's: the module its code cells make; with
-    ``magics``, a script's IPython lines blanked: ``notebook.script_source``),
+    ``magics``, a script's IPython lines blanked: ``ipython_lines.script_source``),
     or an error message for a file that cannot be read or (``decode``) decoded
     -- reported once and skipped, never a traceback."""
     try:
@@ -420,7 +420,7 @@ def read_source(path: str, decode: bool = True, magics: bool = True) -> tuple[Op
         except (NotebookError, UnicodeDecodeError) as exc:
             return None, f"{path}: cannot read notebook: {exc}"
     elif magics and path.endswith(".py"):  # `!pip install` kept in a script exported from a notebook
-        from gnnlint.notebook import script_source
+        from gnnlint.ipython_lines import script_source
 
         data = script_source(data)
     error = decode_error(path, data) if decode else None

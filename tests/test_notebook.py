@@ -10,7 +10,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from gnnlint.notebook import Notebook, NotebookError, python_lines, split_lines
+from gnnlint.ipython_lines import python_lines, split_lines
+from gnnlint.notebook import Notebook, NotebookError
 from tests.project_files import run
 
 MODELS = """\
@@ -332,7 +333,7 @@ def test_script_with_ipython_lines_is_linted(tmp_path: Path):
 
 
 def test_script_source_changes_only_rejected_scripts():
-    from gnnlint.notebook import script_source
+    from gnnlint.ipython_lines import script_source
 
     valid = b"x = (1\n%2)\ny = 3\n"  # `%` continuing an expression: Python accepts it
     assert script_source(valid) == valid
