@@ -98,6 +98,8 @@ def add_noqa_to_file(path: str, findings: list[Finding], reason: Optional[str] =
     since it was read is not overwritten). Returns (added, error messages)."""
     from gnnlint.fix import FileChangedError, write_atomic
 
+    if path.endswith(".ipynb"):
+        return _add_noqa_to_notebook(path, findings, reason)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -117,6 +119,52 @@ def add_noqa_to_file(path: str, findings: list[Finding], reason: Optional[str] =
         return 0, errors
     try:
         write_atomic(path, data, codec.encode(edit.text))
+    except FileChangedError:
+        return 0, errors + [f"{path}: changed on disk while adding noqa; not overwritten"]
+    except OSError as exc:
+        return 0, errors + [f"{path}: cannot write: {exc.strerror or exc}"]
+    return edit.added, errors
+
+
+def _add_noqa_to_notebook(path: str, findings: list[Finding], reason: Optional[str]) -> tuple[int, list[str]]:
+    """The directives written into the cells (the findings are at their cells'
+    lines; the module the cells make carries them, as ``--fix`` does), only
+    the changed cells' ``source`` rewritten; the notebook's JSON otherwise kept."""
+    from dataclasses import replace
+
+    from gnnlint.fix import FileChangedError, write_atomic
+    from gnnlint.notebook import Notebook, NotebookError
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        nb = Notebook.parse(data)
+        starts = {c.number: c.start for c in nb.cells}
+        joined = []  # at the lines of the module the cells make (a finding localized to its cell moved back)
+        for f in findings:
+            if f.cell is not None:
+                if f.cell not in starts:
+                    continue
+                base = starts[f.cell] - 1
+                f = replace(f, line=f.line + base, end_line=f.end_line + base, cell=None,
+                            noqa_line=f.noqa_line + base if f.noqa_line else 0)
+            joined.append(f)
+        edit = add_noqa(nb.source, joined, reason)
+        errors = []
+        for f in edit.skipped:
+            cell, line = nb.locate(f.line)
+            errors.append(f"{path}:cell {cell.number if cell else '?'}:{line}: {f.code}: "
+                          f"no line of its statement can carry a # noqa comment")
+        if edit.text == nb.source:
+            return 0, errors
+        raw = nb.with_source(edit.text)
+    except (OSError, NotebookError, UnicodeDecodeError, tokenize.TokenError, SyntaxError) as exc:
+        return 0, [f"{path}: cannot add noqa: {exc}"]
+    new = raw.encode("utf-8")
+    if data.startswith(b"\xef\xbb\xbf"):
+        new = b"\xef\xbb\xbf" + new
+    try:
+        write_atomic(path, data, new)
     except FileChangedError:
         return 0, errors + [f"{path}: changed on disk while adding noqa; not overwritten"]
     except OSError as exc:

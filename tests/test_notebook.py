@@ -341,3 +341,22 @@ def test_script_source_changes_only_rejected_scripts():
     broken = b"import os\n!ls\nx = 1 +\n"  # still rejected once the magic is blanked: unchanged
     assert script_source(broken) == broken
     assert script_source(SCRIPT.encode()).decode().splitlines()[3:5] == ["    pass", "pass"]
+
+
+def test_add_noqa_writes_into_the_cells(tmp_path: Path):
+    # a new user's trial: the directives went into the raw JSON at the cells' line numbers
+    nbformat.write(rejected_cell_notebook(), tmp_path / "r.ipynb")
+    before = (tmp_path / "r.ipynb").read_text()
+    result = run(["check", "r.ipynb", "--no-cache", "--add-noqa"], tmp_path)
+    assert "Added 2 noqa directives." in result.output
+    nb = nbformat.read(tmp_path / "r.ipynb", as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[2].source.splitlines()[3:] == ["    print(loss.item())  # noqa: GNN013",
+                                                   "torch.compile(model)  # noqa: GNN010"]
+    assert nb.cells[1].source == 'cfg = {"reaction": ,}\nprint(cfg)'  # the rejected cell as it was
+    after = (tmp_path / "r.ipynb").read_text()
+    assert len(after.splitlines()) == len(before.splitlines())  # only two source strings changed
+    again = run(["check", "r.ipynb", "--no-cache", "--add-noqa"], tmp_path)
+    assert "Added 0 noqa directives." in again.output
+    left = run(["check", "r.ipynb", "--no-cache", "--output-format", "concise"], tmp_path)
+    assert "GNN013" not in left.output and "GNN010" not in left.output and "GNN000" in left.output
