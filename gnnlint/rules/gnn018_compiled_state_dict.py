@@ -46,8 +46,12 @@ class CompiledStateDict(Rule):
 
     ## Fix safety
     Safe: `compiled._orig_mod` is the module that was compiled, the same
-    parameters under their own names; only offered when the value is the
-    result of `torch.compile(...)` on every path gnnlint sees.
+    parameters under their own names. It is offered when the name holds a
+    `torch.compile(...)` result on every path that reaches the call. When it
+    is compiled on some paths only (`if args.compile: model =
+    torch.compile(model)`) or is an attribute, the fix is
+    `getattr(model, "_orig_mod", model).state_dict()`, which is the plain
+    model's `state_dict()` on the other paths.
 
     ## References
     - [torch.compile: saving and loading](https://pytorch.org/docs/stable/torch.compiler_faq.html)
@@ -94,6 +98,20 @@ def train(model, loader):
     plain = build_model()
     plain.load_state_dict(model.state_dict())
 """, lines=(6, 9)),
+        # compiled on one path only: `._orig_mod` would break the other one (a new user's trial)
+        Invalid("""
+import torch
+model = Net()
+if args.compile:
+    model = torch.compile(model)
+torch.save(model.state_dict(), "ckpt.pt")
+""", lines=(6,), expected_fix="""
+import torch
+model = Net()
+if args.compile:
+    model = torch.compile(model)
+torch.save(getattr(model, "_orig_mod", model).state_dict(), "ckpt.pt")
+"""),
         # the code already unwraps: the else path holds the plain model, `._orig_mod` would break it
         Invalid("""
 import torch
@@ -135,11 +153,26 @@ def save(model):
         text = ctx.module.code_for_node(receiver)
         fails = "the saved checkpoint will not load into the plain model" if use == "the saved checkpoint" \
             else f"{use} fails"
-        fix = FixSpec("safe", f"Use `{text}._orig_mod.state_dict()`",
-                      (NodeEdit(receiver, f"{text}._orig_mod"),))
-        self.report(node, f"`{text}.state_dict()` of a `torch.compile` wrapper: {fails} "
+        if self._compiled_on_every_path(receiver, node):
+            what, plain = "a `torch.compile` wrapper", f"{text}._orig_mod"
+        else:  # `if args.compile: model = torch.compile(model)`: `._orig_mod` would break the other path
+            what, plain = f"`{text}` when it is compiled", f'getattr({text}, "_orig_mod", {text})'
+        fix = FixSpec("safe", f"Use `{plain}.state_dict()`", (NodeEdit(receiver, plain),))
+        self.report(node, f"`{text}.state_dict()` of {what}: {fails} "
                           f"(`RuntimeError: Missing key(s)`). Its keys start with `_orig_mod.`; use "
-                          f"`{text}._orig_mod.state_dict()` or the original model's.", fix)
+                          f"`{plain}.state_dict()` or the original model's.", fix)
+
+    def _compiled_on_every_path(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """Every binding of the name that may reach ``at`` is a ``torch.compile(...)``
+        result (an attribute's bindings are not followed: not known)."""
+        ctx = self.context
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = ctx.reaching(expr.value, at)
+        return bool(reaching) and all(
+            isinstance(getattr(b, "value", None), cst.Call)
+            and (ctx.resolve(b.value.func) or "") in ("torch.compile", "torch_geometric.compile")
+            for b, _scope in reaching)
 
     def _wrapper(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         ctx = self.context
