@@ -446,8 +446,15 @@ def _check_stdin(settings, kw):
         try:
             notebook = Notebook.parse(data)
         except (NotebookError, UnicodeDecodeError) as exc:
-            warn(f"{name}: cannot read notebook: {exc}")
-            return None, {}, None
+            # the same answer as the file on disk: GNN000 at line 1 (an editor gets its buffer back)
+            from gnnlint.notebook import unreadable_source
+
+            one = lint_one(name, unreadable_source(exc), options_resolver(settings)(Path(name)), None)
+            if not one.findings:
+                warn(f"{name}: cannot read notebook: {exc}")
+                return None, {}, None
+            unchanged = SimpleNamespace(fixed=[], diffs=[], errors=[], source=data) if fixing else None
+            return one.findings, {}, unchanged
         nb_bytes, data = data, notebook.source.encode("utf-8")
     try:
         text = decode_source(data)

@@ -413,12 +413,12 @@ def read_source(path: str, decode: bool = True, magics: bool = True) -> tuple[Op
     except OSError as exc:
         return None, f"{path}: {exc.strerror or exc}"
     if path.endswith(".ipynb"):  # a notebook is linted as the module its code cells make
-        from gnnlint.notebook import NotebookError, python_source
+        from gnnlint.notebook import NotebookError, python_source, unreadable_source
 
         try:
             data = python_source(data)
         except (NotebookError, UnicodeDecodeError) as exc:
-            return None, f"{path}: cannot read notebook: {exc}"
+            data = unreadable_source(exc)  # GNN000 at line 1, as a file Python rejects
     elif magics and path.endswith(".py"):  # `!pip install` kept in a script exported from a notebook
         from gnnlint.ipython_lines import script_source
 

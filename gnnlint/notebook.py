@@ -374,6 +374,13 @@ def _compile_error(text: str) -> Optional[BaseException]:
     return None
 
 
+def unreadable_source(reason: str) -> bytes:
+    """The module linted for a notebook that cannot be read (not JSON, not a
+    notebook, nbformat 3): one marked line, so it is a GNN000 finding at line 1
+    -- a failing check, as a Python file that does not parse -- not a skip."""
+    return f"pass  {SYNTAX_MARK}1 cannot read the notebook: {' '.join(str(reason).split())}\n".encode("utf-8")
+
+
 def rejected_cells(data: bytes) -> list[tuple[int, int, str]]:
     """(line, column, message) of each cell Python rejected, from the markers
     of a notebook's joined module (``Notebook._set_aside_rejected_cells``)."""
@@ -404,10 +411,14 @@ def localize(findings: list, sources: dict[str, str], read=None) -> tuple[list, 
             out.append(f)
             continue
         if f.path not in books:
+            raw = None
             try:
-                books[f.path] = Notebook.parse(read(f.path))
+                raw = read(f.path)
+                books[f.path] = Notebook.parse(raw)
             except (OSError, NotebookError, UnicodeDecodeError):
                 books[f.path] = None
+                if raw is not None:  # an unreadable notebook's GNN000 (line 1) shows the file, not its marker
+                    extra[f.path] = raw.decode("utf-8", "replace")
             nb = books[f.path]
             if nb is not None:
                 try:

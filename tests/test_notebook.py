@@ -193,10 +193,25 @@ def test_discovery_and_the_switches(project: Path):
 def test_bad_notebooks_are_reported_not_raised(tmp_path: Path):
     (tmp_path / "broken.ipynb").write_text('{"cells": [')
     (tmp_path / "old.ipynb").write_text('{"worksheets": [], "nbformat": 3}')
-    result = run(["check", "broken.ipynb", "old.ipynb", "--no-cache"], tmp_path)
-    assert result.exit_code == 2  # nothing could be checked
-    assert "broken.ipynb: cannot read notebook: not valid JSON" in result.output
-    assert "nbformat 3" in result.output
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    # a failing check whatever else the folder holds (a new user's trial: with a clean .py next to it, a
+    # notebook broken by hand passed CI with only a warning on stderr)
+    for args in (["broken.ipynb", "old.ipynb"], ["."]):
+        result = run(["check", *args, "--no-cache", "--output-format", "concise"], tmp_path)
+        assert result.exit_code == 1, result.output
+        assert "broken.ipynb:1:1: GNN000 error: cannot read the notebook: not valid JSON" in result.output
+        assert "old.ipynb:1:1: GNN000 error: cannot read the notebook: nbformat 3" in result.output
+    full = run(["check", "broken.ipynb", "--no-cache", "--output-format", "full"], tmp_path).output
+    assert '1 | {"cells": [' in full and "gnnlint-GNN000" not in full  # the file's line, not our marker
+    stdin = run(["check", "--stdin-filename", "broken.ipynb", "--no-cache", "--output-format", "concise", "-"],
+                tmp_path, input=b'{"cells": [')
+    assert stdin.exit_code == 1 and "broken.ipynb:1:1: GNN000" in stdin.output
+    fixed = run(["check", "--fix", "--stdin-filename", "broken.ipynb", "--no-cache", "-"], tmp_path,
+                input=b'{"cells": [')
+    assert fixed.stdout_bytes.startswith(b'{"cells": [')  # the editor's buffer back, unchanged
+    assert (tmp_path / "broken.ipynb").read_text() == '{"cells": ['  # --fix never rewrites it
+    run(["check", "--fix", ".", "--no-cache"], tmp_path)
+    assert (tmp_path / "broken.ipynb").read_text() == '{"cells": ['
 
 
 def test_non_python_kernel_has_no_code(tmp_path: Path):
@@ -235,6 +250,8 @@ def test_a_rejected_cell_does_not_hide_the_others(tmp_path: Path):
                for line in result.output.splitlines() if ".ipynb:cell" in line]
         assert got == expected, (args, result.output)
     assert "expression expected after dictionary key" in result.output
+    full = run(["check", "r.ipynb", "--no-cache", "--output-format", "full"], tmp_path).output
+    assert 'cfg = {"reaction": ,}' in full and "gnnlint-GNN000" not in full  # the cell as written
 
 
 def test_a_fix_keeps_the_rejected_cell_as_it_was(tmp_path: Path):
