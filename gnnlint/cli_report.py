@@ -11,8 +11,9 @@ from gnnlint.cli_common import color_for, fail, is_within
 
 @contextlib.contextmanager
 def writing(stream, output_file=None):
-    """Report a failed write (a full disk, a closed pipe, a character the
-    output's encoding lacks) as exit 2 with a message, never a traceback;
+    """Report a failed write (a full disk, a character the output's encoding
+    lacks) as exit 2 with a message, never a traceback (a reader that closed
+    the pipe: quietly, exit 1);
     what stdout still buffers is dropped so the exit flush cannot fail
     again."""
     try:
@@ -32,6 +33,12 @@ def writing(stream, output_file=None):
                 os.close(devnull)
             except (OSError, ValueError):
                 pass
+            if isinstance(exc, BrokenPipeError):
+                # `gnnlint check | head`: the reader stopped, as it meant to; quiet, as ruff and
+                # grep are. Exit 1: a report was being written, so there were findings to write.
+                import click
+
+                raise click.exceptions.Exit(1)
         raise fail(f"cannot write the report to {where}: {reason}")
 
 

@@ -589,3 +589,19 @@ def test_a_fifo_named_explicitly_is_skipped_not_read(project: Path):
                      timeout=20)
     assert result.returncode == 1 and b"hazard.py:5:20: GNN001" in result.stdout
     assert b"pipe.py: not a regular file" in result.stderr
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(project: Path):
+    # `gnnlint check | head -1`: no "cannot write the report ... Broken pipe" (a new user's trial)
+    import subprocess
+    import sys
+
+    for i in range(400):  # a report larger than the pipe's buffer, so a write finds it closed
+        (project / f"h{i}.py").write_text(HAZARD)
+    run = subprocess.Popen([sys.executable, "-m", "gnnlint", "check", ".", "--no-cache", "--output-format", "concise"],
+                           cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.readline()
+    run.stdout.close()
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == 1, err
+    assert err == b""
