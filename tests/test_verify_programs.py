@@ -162,6 +162,10 @@ def test_checkpoint_is_written(programs):
     assert t.program == {"status": "completed"}
     assert files["model.pt"]
     assert t.data["compiles"][0]["calls"] == 3
+    # the wrapper's state_dict() ran at the finding's line: confirmed (a new user's trial got
+    # "not reproduced" for a checkpoint whose keys were all `_orig_mod.`-prefixed)
+    assert _verdicts(t)[("checkpoint.py", 24, "GNN018")] == CONFIRMED
+    assert not [u for u in t.unexpected if u.event["kind"] == "compiled_state_dict"]
 
 
 def test_dataloader_worker_processes(programs):

@@ -33,6 +33,7 @@ RULE_EVENTS: dict[str, tuple[str, ...]] = {
     "GNN014": ("graph_break",),
     "GNN015": ("recompile",),
     "GNN016": ("graph_break", "compile_error"),
+    "GNN018": ("compiled_state_dict",),
     "GNN019": ("graph_break",),
     "GNN020": ("graph_break", "recompile"),
 }

@@ -1,7 +1,7 @@
 """The verify child's hooks into torch and dynamo, one per thing it watches,
 installed in this order by :func:`install_patches`: ``torch.compile`` (every
 compile the user's code makes gets a record), ``OptimizedModule.__call__``
-(its calls counted), ``Optimizer.__init__`` (where each optimizer was made,
+(its calls counted) and ``.state_dict`` (its keys' prefix), ``Optimizer.__init__`` (where each optimizer was made,
 its lr's type), dynamo's compile-start callback (which compiled object a
 compile belongs to, the live user stack), ``GraphCompileReason`` (graph
 breaks) and ``starts_line`` (the user lines dynamo traced, for coverage)."""
@@ -47,6 +47,19 @@ def _patch_compile(harness: Any, torch) -> None:
         return harness.run_compiled(rec, functools.partial(orig_call, self_), args, kwargs)
 
     OptimizedModule.__call__ = om_call
+
+    orig_state_dict = OptimizedModule.state_dict
+
+    def om_state_dict(self_, *args, **kwargs):
+        # GNN018's evidence: the keys of what the user's line takes carry the wrapper's prefix
+        frames = live_user_frames(2, limit=1)
+        if frames:
+            harness.add_event("compiled_state_dict",
+                              "`state_dict()` of a compiled module: its keys start with `_orig_mod.`",
+                              frames, rec=harness.module_recs.get(self_), extra={"confirm_only": True})
+        return orig_state_dict(self_, *args, **kwargs)
+
+    OptimizedModule.state_dict = om_state_dict
 
 
 def _patch_optimizer(harness: Any, torch) -> None:

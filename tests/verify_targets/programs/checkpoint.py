@@ -1,4 +1,5 @@
-"""Trains, then writes a checkpoint of the compiled model's original module."""
+"""Trains, then writes a checkpoint of the compiled model's original module,
+and one of the wrapper (GNN018: its keys start with `_orig_mod.`)."""
 import os
 import sys
 
@@ -20,6 +21,7 @@ def main(path):
     tmp = path + ".tmp"
     torch.save(net.state_dict(), tmp)
     os.replace(tmp, path)
+    torch.save(model.state_dict(), path + ".wrapped")
 
 
 if __name__ == "__main__":
