@@ -672,7 +672,8 @@ def compute_predictions(model, node_emb, seeds):
             cost = f"after `{recompile_limit_name(version)}` (8) recompiles the compiled code is skipped"
         elif matches(">=2.1", version):
             head = f"{what} is fed variable-size batches without `dynamic=`: the first batch of a new size recompiles it."
-            cost = f"{torch_label(version)}: one extra compile, then automatic dynamic shapes"
+            cost = (f"{torch_label(version)} then switches to automatic dynamic shapes (one such recompile per "
+                    f"graph-break fragment, more when another size specialises)")
         else:
             head = f"{what} is fed variable-size batches without `dynamic=`: each new batch shape recompiles it."
             cost = f"torch {version} has no automatic dynamic shapes"
