@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.batched_graphs import batched_graphs_why
 from gnnlint.semantic.model import ClassInfo
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
 
@@ -58,7 +59,7 @@ def graph_steps_why(ctx: FileContext, cls: ClassInfo) -> Optional[str]:
         if _names_graph_batch(ctx, annotation):
             text = ctx.module.code_for_node(annotation)
             return f"`{cls.name}.{hook}` takes `{text}` (PyG graph batches)"
-    return None
+    return batched_graphs_why(ctx, cls)  # unannotated: what the steps read of the batch
 
 
 def _names_graph_batch(ctx: FileContext, annotation: cst.BaseExpression) -> bool:
@@ -119,13 +120,35 @@ def step_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst.Ca
     class, and how (for messages); None when the class never calls it (a
     wrapper only reached through ``.encode(...)`` runs eagerly: e22)."""
     cls = ctx.enclosing_class(site_node)
-    attrs = {ref[1] for ref in ctx.compiled_refs(site_node) if ref[0] == "self"} if cls is not None else set()
-    why = graph_steps_why(ctx, cls) if attrs else None
+    attrs, held = set(), set()
+    for ref in ctx.compiled_refs(site_node) if cls is not None else ():
+        if ref[0] == "self":
+            attrs.add(ref[1])
+        elif ref[0] == "method" and isinstance(ref[1], tuple) and ref[1][:1] == ("self",):
+            held.add((ref[1][1], ref[2]))  # `self.model.encoder = torch.compile(self.model.encoder)`
+    why = graph_steps_why(ctx, cls) if attrs or held else None
     if not why:
         return None
     for call in ctx.all_calls():
         func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                and func.attr.value in attrs and ctx.enclosing_class(call) is cls:
+        if not isinstance(func, cst.Attribute) or ctx.enclosing_class(call) is not cls:
+            continue
+        attr = _self_attr(func)
+        if attr in attrs or (_self_attr(func.value), func.attr.value) in held \
+                or any(attr == holder and _runs_submodule(ctx, func, call, sub) for holder, sub in held):
             return call, f"`{ctx.module.code_for_node(func)}(...)` runs in the steps Lightning feeds; {why}"
     return None
+
+
+def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """``attr`` of ``self.attr``."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
+def _runs_submodule(ctx: FileContext, holder: cst.Attribute, call: cst.Call, sub: str) -> bool:
+    """Calling ``self.model(...)`` runs its submodule ``self.model.encoder`` (its forward does);
+    not a method of the holder's local class (``self.model.encode``), which runs only called by name."""
+    cls = ctx.class_of(holder, call)
+    return not (isinstance(cls, ClassInfo) and ctx.method_of(cls, sub) is not None)
