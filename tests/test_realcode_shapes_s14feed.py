@@ -182,3 +182,69 @@ def test_a_module_fitted_compiled_in_another_file_is_told_by_its_file(tmp_path):
                                                "pkg/lit.py": LIT_CLASS.replace("READ", "self.hparams.batch"),
                                                "pkg/train.py": FIT.replace("KWARGS", "")})
     assert _lines(root) == []
+
+
+# 3. heldout15 miRPVS ``src/train.py:84`` (the lightning-hydra-template): the module comes from
+# ``hydra.utils.instantiate(cfg.model)``, is compiled under ``if cfg.get("compile")`` and fitted; its
+# ``training_step(batch: Any)`` hands the batch to ``self.model_step(batch: Data)``. The file naming the
+# config group is told what the steps of the classes its configs name take (fact_joins.join_config_graph_steps).
+LIT_STEP_HELPER = """\
+    from typing import Any
+
+    import torch
+    from lightning import LightningModule
+    from torch_geometric.data import Data
+
+
+    class SmallLit(LightningModule):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def model_step(self, batch: ANNOTATION):
+            return self.net(BODY).sum()
+
+        def training_step(self, batch: Any, batch_idx: int):
+            return self.model_step(batch)
+"""
+
+HYDRA_TRAIN = """\
+    import hydra
+    import torch
+    from lightning import LightningModule, Trainer
+
+
+    def train(cfg):
+        datamodule = hydra.utils.instantiate(cfg.data)
+        model: LightningModule = hydra.utils.instantiate(cfg.model)
+        trainer: Trainer = hydra.utils.instantiate(cfg.trainer)
+        if cfg.get("compile"):
+            model = torch.compile(model)
+        trainer.fit(model=model, datamodule=datamodule)
+"""
+
+
+def _hydra(tmp_path, name, annotation, body, target="src.models.lit.SmallLit") -> list[str]:
+    root = write_project(tmp_path / name, {
+        "pyproject.toml": "[project]\nname = 'demo'\n",
+        "configs/model/small.yaml": f"_target_: {target}\nnet: null\n",
+        "src/__init__.py": "", "src/models/__init__.py": "",
+        "src/models/lit.py": LIT_STEP_HELPER.replace("ANNOTATION", annotation).replace("BODY", body),
+        "src/train.py": HYDRA_TRAIN})
+    return _lines(root)
+
+
+def test_a_config_built_module_whose_step_helper_takes_graph_batches_is_fed_variable_sizes(tmp_path):
+    lines = _hydra(tmp_path, "annotated", "Data", "batch.x, batch.edge_index")
+    assert [line.split(":")[:2] for line in lines] == [["src/train.py", "11"]], lines
+    assert "`SmallLit.model_step` takes `Data` (PyG graph batches) when `" in lines[0], lines
+    lines = _hydra(tmp_path, "read", "Any", "batch.x, batch.edge_index, batch.batch")
+    assert [line.split(":")[:2] for line in lines] == [["src/train.py", "11"]], lines
+    assert "`SmallLit.model_step` reads `batch.batch`" in lines[0], lines
+
+
+def test_a_config_built_module_on_dense_or_single_graph_batches_is_not(tmp_path):
+    assert _hydra(tmp_path, "dense", "Any", "batch['x']") == []
+    assert _hydra(tmp_path, "full", "Any", "batch.x, batch.edge_index") == []
+    # the config names a class of another project file: its steps are not these
+    assert _hydra(tmp_path, "other", "Data", "batch.x, batch.edge_index", target="src.models.other.SmallLit") == []

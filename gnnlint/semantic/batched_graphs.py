@@ -18,6 +18,8 @@ question (``LoaderFeed.padded``), not this one.
 
 - ``graph_batch_read(ctx, func)``: the text of the first such read in
   ``func``, or None.
+- ``batch_methods(ctx, cls)``: the methods handed the batch (``forward``, the
+  step hooks, the helpers they hand it: ``self.model_step(batch)``).
 - ``batched_graphs_why(ctx, cls)``: why ``cls`` consumes graph mini-batches
   (``"`Net.forward` reads `data.batch`"``), or None.
 """
@@ -76,14 +78,38 @@ def graph_batch_read(ctx: FileContext, func: FuncInfo) -> Optional[str]:
     return None
 
 
-def batched_graphs_why(ctx: FileContext, cls: ClassInfo) -> Optional[str]:
-    """Why module ``cls`` consumes mini-batches of several graphs, or None: its
-    ``forward`` (or step hook) reads the batch's per-graph structure."""
+def batch_methods(ctx: FileContext, cls: ClassInfo) -> list[tuple[str, FuncInfo]]:
+    """``[(name, method), ...]``: the methods of ``cls`` handed its batch -- ``forward``, the Lightning
+    step hooks, and the helpers a hook hands its batch parameter first (``self.model_step(batch)``,
+    ``self.shared_step(batch, "train")``: one level)."""
+    out: list[tuple[str, FuncInfo]] = []
+    seen: set = set()
     for hook in ("forward",) + LIGHTNING_STEP_HOOKS:
         method = ctx.method_of(cls, hook)
-        if method is None:
+        if method is None or id(method) in seen:
             continue
+        seen.add(id(method))
+        out.append((hook, method))
+        params = [name for name in method.params if name not in ("self", "cls")]
+        if not params or hook == "forward":
+            continue
+        for call in method.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                    and call.args and call.args[0].keyword is None \
+                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == params[0]:
+                helper = ctx.method_of(cls, func.attr.value)
+                if helper is not None and id(helper) not in seen:
+                    seen.add(id(helper))
+                    out.append((func.attr.value, helper))
+    return out
+
+
+def batched_graphs_why(ctx: FileContext, cls: ClassInfo) -> Optional[str]:
+    """Why module ``cls`` consumes mini-batches of several graphs, or None: a method
+    handed its batch (``batch_methods``) reads the batch's per-graph structure."""
+    for name, method in batch_methods(ctx, cls):
         read = graph_batch_read(ctx, method)
         if read is not None:
-            return f"`{method.cls.name if method.cls else cls.name}.{hook}` reads `{read}` (a batch of several graphs)"
+            return f"`{cls.name}.{name}` reads `{read}` (a batch of several graphs)"
     return None

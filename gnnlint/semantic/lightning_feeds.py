@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.config_targets import CONFIG_GROUP, is_group_ref
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.batched_graphs import batched_graphs_why
+from gnnlint.semantic.batched_graphs import batch_methods, batched_graphs_why
 from gnnlint.semantic.model import ClassInfo
-from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -48,10 +48,7 @@ def graph_steps_why(ctx: FileContext, cls: ClassInfo) -> Optional[str]:
     """Why the step methods of LightningModule ``cls`` take PyG graph batches, or None."""
     if not ctx._derives_from(cls, _LIGHTNING, "LightningModule"):
         return None
-    for hook in LIGHTNING_STEP_HOOKS + ("forward",):
-        method = ctx.method_of(cls, hook)
-        if method is None:
-            continue
+    for hook, method in batch_methods(ctx, cls):  # the hooks, forward, `self.model_step(batch)`
         params = [p for name, p in method.params.items() if name not in ("self", "cls")]
         if not params or params[0].annotation is None:
             continue
@@ -96,6 +93,8 @@ def trainer_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst
         why = graph_steps_why(ctx, cls)
     elif isinstance(cls, ImportRef):
         why = ctx.project.graph_steps.get(cls.name)
+    elif ctx.project.graph_steps and isinstance(site_node, cst.Call) and site_node.args:
+        why = _config_graph_steps(ctx, site_node)  # `model = hydra.utils.instantiate(cfg.model)`
     else:
         return None
     if not why:
@@ -109,6 +108,17 @@ def trainer_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst
             [a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"]
         if any(isinstance(v, cst.Name) and v.value in names for v in given):
             return call, f"`{ctx.module.code_for_node(func)}(...)` runs the compiled steps; {why}"
+    return None
+
+
+def _config_graph_steps(ctx: FileContext, site: cst.Call) -> Optional[str]:
+    """What the project says of the steps of the classes a Hydra config group builds for the compiled
+    object (fact_joins.join_config_graph_steps), when it is built from one."""
+    for choice, _when in ctx.model_choices(site.args[0].value, site):
+        if is_group_ref(choice):
+            why = ctx.project.graph_steps.get(CONFIG_GROUP + choice.name)
+            if why:
+                return why
     return None
 
 
