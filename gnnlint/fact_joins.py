@@ -246,6 +246,30 @@ def join_imported_constants(results: dict, modules, contents: Optional[dict], in
             changed.add(result.path)
 
 
+def join_config_graph_steps(results: dict, modules, incoming: dict, changed: set) -> None:
+    """``graph_steps`` of a class a Hydra config builds: a file compiling ``hydra.utils.instantiate(cfg.model)``
+    (a config-group marker among its ``compiled`` facts) names no class in an import line; it is told, keyed
+    by the group (``config_targets.CONFIG_GROUP + group``), why the steps of a class that group's configs
+    name take graph batches (that class's file's ``graph_steps``; semantic/lightning_feeds.py)."""
+    for result in results.values():
+        groups = sorted({ref.name for ref, _why in result.exported.compiled
+                         if config_targets.is_group_ref(ref) and "#" not in ref.name})
+        told = {}
+        for group in groups:
+            for dotted, yaml_path in config_targets.candidates(result.path, group):
+                found = modules.resolve(result.path, config_targets.as_import(dotted))
+                defining = results.get(modules.given.get(os.path.abspath(found[0]), found[0])) if found else None
+                why = next((why for ref, why in defining.exported.graph_steps if ref.name == found[1]), None) \
+                    if defining is not None else None
+                if why is not None:
+                    told.setdefault(config_targets.CONFIG_GROUP + group,
+                                    f"{why} when `{yaml_path}` selects it, from {Path(defining.path).name}")
+        facts = incoming.get(result.path)
+        if told and (facts is None or any(facts.graph_steps.get(key) != why for key, why in told.items())):
+            incoming.setdefault(result.path, ProjectFacts()).graph_steps.update(told)
+            changed.add(result.path)
+
+
 # The joins read every project file once per fact they deliver (33,000 opens on PyG's 655 files):
 # within one check_files run (``reads_once``) a file's bytes are read once (per thread: the
 # language server may run two checks at a time).

@@ -64,10 +64,13 @@ class CompileNotDynamic(Rule):
     module whose `*_dataloader()` returns such a loader, or from an ASE
     calculator's `calculate()`, which ASE calls with a new structure every MD
     / optimisation step; a compiled LightningModule given to
-    `trainer.fit(...)` whose step methods take PyG `Batch`/`Data` (annotated),
-    wherever its data module comes from, and a method or submodule such a
-    module compiles on itself and calls (`self.encode =
-    torch.compile(self.encode)` in `setup()`); the slices `x[start:end]` of a
+    `trainer.fit(...)` whose step methods take PyG `Batch`/`Data` (annotated)
+    or read the per-graph structure of their batch (`batch.batch`,
+    `batch.num_graphs`, `global_mean_pool(x, batch)` in the steps or
+    `forward`), wherever its data module comes from, and a method or
+    submodule such a module compiles on itself and calls (`self.encode =
+    torch.compile(self.encode)` in `setup()`, `self.model.encoder =
+    torch.compile(self.model.encoder)` run by `self.model(batch)`); the slices `x[start:end]` of a
     chunked `for start in range(0, n, size)` loop (the last chunk is shorter).
     A compiled train step (`@torch.compile def train_step(batch, ...)`, `step
     = torch.compile(fn)`, `@functools.partial(torch.compile, ...)`) called

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.config_targets import CONFIG_GROUP, is_group_ref
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.batched_graphs import batch_methods, batched_graphs_why
 from gnnlint.semantic.model import ClassInfo
-from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -47,10 +48,7 @@ def graph_steps_why(ctx: FileContext, cls: ClassInfo) -> Optional[str]:
     """Why the step methods of LightningModule ``cls`` take PyG graph batches, or None."""
     if not ctx._derives_from(cls, _LIGHTNING, "LightningModule"):
         return None
-    for hook in LIGHTNING_STEP_HOOKS + ("forward",):
-        method = ctx.method_of(cls, hook)
-        if method is None:
-            continue
+    for hook, method in batch_methods(ctx, cls):  # the hooks, forward, `self.model_step(batch)`
         params = [p for name, p in method.params.items() if name not in ("self", "cls")]
         if not params or params[0].annotation is None:
             continue
@@ -58,7 +56,7 @@ def graph_steps_why(ctx: FileContext, cls: ClassInfo) -> Optional[str]:
         if _names_graph_batch(ctx, annotation):
             text = ctx.module.code_for_node(annotation)
             return f"`{cls.name}.{hook}` takes `{text}` (PyG graph batches)"
-    return None
+    return batched_graphs_why(ctx, cls)  # unannotated: what the steps read of the batch
 
 
 def _names_graph_batch(ctx: FileContext, annotation: cst.BaseExpression) -> bool:
@@ -95,6 +93,8 @@ def trainer_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst
         why = graph_steps_why(ctx, cls)
     elif isinstance(cls, ImportRef):
         why = ctx.project.graph_steps.get(cls.name)
+    elif ctx.project.graph_steps and isinstance(site_node, cst.Call) and site_node.args:
+        why = _config_graph_steps(ctx, site_node)  # `model = hydra.utils.instantiate(cfg.model)`
     else:
         return None
     if not why:
@@ -111,6 +111,17 @@ def trainer_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst
     return None
 
 
+def _config_graph_steps(ctx: FileContext, site: cst.Call) -> Optional[str]:
+    """What the project says of the steps of the classes a Hydra config group builds for the compiled
+    object (fact_joins.join_config_graph_steps), when it is built from one."""
+    for choice, _when in ctx.model_choices(site.args[0].value, site):
+        if is_group_ref(choice):
+            why = ctx.project.graph_steps.get(CONFIG_GROUP + choice.name)
+            if why:
+                return why
+    return None
+
+
 def step_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst.Call, str]]:
     """A LightningModule compiling its own method or submodule (``self.encode =
     torch.compile(self.encode)`` in ``setup`` / ``__init__``) when its steps take
@@ -119,13 +130,35 @@ def step_feed(ctx: FileContext, site_node: cst.CSTNode) -> Optional[tuple[cst.Ca
     class, and how (for messages); None when the class never calls it (a
     wrapper only reached through ``.encode(...)`` runs eagerly: e22)."""
     cls = ctx.enclosing_class(site_node)
-    attrs = {ref[1] for ref in ctx.compiled_refs(site_node) if ref[0] == "self"} if cls is not None else set()
-    why = graph_steps_why(ctx, cls) if attrs else None
+    attrs, held = set(), set()
+    for ref in ctx.compiled_refs(site_node) if cls is not None else ():
+        if ref[0] == "self":
+            attrs.add(ref[1])
+        elif ref[0] == "method" and isinstance(ref[1], tuple) and ref[1][:1] == ("self",):
+            held.add((ref[1][1], ref[2]))  # `self.model.encoder = torch.compile(self.model.encoder)`
+    why = graph_steps_why(ctx, cls) if attrs or held else None
     if not why:
         return None
     for call in ctx.all_calls():
         func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                and func.attr.value in attrs and ctx.enclosing_class(call) is cls:
+        if not isinstance(func, cst.Attribute) or ctx.enclosing_class(call) is not cls:
+            continue
+        attr = _self_attr(func)
+        if attr in attrs or (_self_attr(func.value), func.attr.value) in held \
+                or any(attr == holder and _runs_submodule(ctx, func, call, sub) for holder, sub in held):
             return call, f"`{ctx.module.code_for_node(func)}(...)` runs in the steps Lightning feeds; {why}"
     return None
+
+
+def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """``attr`` of ``self.attr``."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
+def _runs_submodule(ctx: FileContext, holder: cst.Attribute, call: cst.Call, sub: str) -> bool:
+    """Calling ``self.model(...)`` runs its submodule ``self.model.encoder`` (its forward does);
+    not a method of the holder's local class (``self.model.encode``), which runs only called by name."""
+    cls = ctx.class_of(holder, call)
+    return not (isinstance(cls, ClassInfo) and ctx.method_of(cls, sub) is not None)
