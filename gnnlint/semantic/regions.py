@@ -286,6 +286,8 @@ class Regions(HotLoops):
                 + (f" (when {when})" if when else "")
         if is_group_ref(cls):  # hydra.utils.instantiate(cfg.<name>): the engine names the classes
             return f"compiled forward of {CONFIG_CLASS}" + (f" (when {when})" if when else "")
+        if name.startswith("@") and "." in name:  # registry.get_model_class(name): registries.py
+            return f"compiled forward of a class registered in `{name[1:].partition('.')[0]}`, chosen by name"
         if name == "*":  # getattr(module, name): any class of that module
             return f"compiled forward of a class of `{cls.module or '.'}` chosen by name at run time"
         if name.endswith("()") or (name.endswith("]") and "()[" in name):  # what an imported factory returns

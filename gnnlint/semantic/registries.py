@@ -1,0 +1,94 @@
+"""Classes a compile reaches through a registry object of another file.
+
+Real code picks the model by a config name from a registry that a decorator
+fills where each model is defined: ``@registry.register_model("painn")`` on
+the class in ``models/painn.py``, and in the trainer ``self.model =
+registry.get_model_class(cfg["name"])(**cfg)`` then ``torch.compile(
+self.model)``. Other spellings of the same thing: ``MODELS.build(cfg)`` /
+``MODELS.get(name)(...)`` / ``MODELS[name](...)`` with
+``@MODELS.register_module()`` (an mmengine-style ``Registry``).
+
+The compiling file cannot see which classes register there; it answers
+``registry_choice(call)`` with ``ImportRef("", "@<registry>.<getter>")``,
+which regions.py exports as a ``compiled_params`` fact
+(``"<registry>.<getter>:@/"``) pulled by the files whose import lines name the
+registry. There ``mark_registered_classes`` marks each class decorated with
+``@<registry>.register*`` whose noun matches the getter (``get_model_class``
+reads ``register_model``, not ``register_dataset``: instances.registry_matches)
+-- every class the project could pass there, never every class.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+
+# getters that return a class (called again to build it) or, for `build`, an instance
+_CLASS_GETTERS = ("get",)
+_INSTANCE_GETTERS = ("build",)
+SUBSCRIPT_GETTER = "get"  # `MODELS[name]`: a lookup of any kind
+
+
+def registry_choice(ctx, func: cst.BaseExpression, instance: bool) -> Optional[ImportRef]:
+    """``registry.get_model_class(name)`` (``instance`` False: the class, the
+    caller builds it) or ``MODELS.build(cfg)`` (``instance`` True), or
+    ``MODELS[name]``: the registry ref when ``registry`` / ``MODELS`` is a
+    name imported by ``from ... import`` and the lookup's name is not a literal
+    string (a literal picks one class, which the registry's file alone knows)."""
+    if isinstance(func, cst.Subscript):
+        if instance or not isinstance(func.value, cst.Name) or len(func.slice) != 1 \
+                or not isinstance(func.slice[0].slice, cst.Index):
+            return None
+        owner, getter, key = func.value.value, SUBSCRIPT_GETTER, func.slice[0].slice.value
+    elif isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) \
+            and isinstance(func.func.value, cst.Name):
+        owner, getter = func.func.value.value, func.func.attr.value
+        if not getter.startswith(_INSTANCE_GETTERS if instance else _CLASS_GETTERS):
+            return None
+        key = func.args[0].value if func.args else None
+    else:
+        return None
+    if key is None or isinstance(ctx.literal_value(key), str):
+        return None
+    if owner not in ctx.imports or owner[:1] == "_":
+        return None
+    binding = ctx.lookup(owner, func)[0]
+    if binding is not None and binding.how != "import":
+        return None
+    return ImportRef("", f"@{owner}.{getter}")
+
+
+def registry_key(where: str, spec: str) -> Optional[tuple[str, str]]:
+    """A pulled ``compiled_params`` key ``"<stem>.<registry>.<getter>"`` with
+    spec ``"@"``: ``(registry, getter)``; None for the other keys."""
+    parts = where.split(".")
+    if spec != "@/" or len(parts) != 3:
+        return None
+    return parts[1], parts[2]
+
+
+def mark_registered_classes(ctx, registries: list) -> None:
+    """``@registry.register_model("equiformer_v3") class EquiformerV3``: a
+    registry another file builds its compiled model from (``registries``:
+    ``(registry, getter, why)``) -- the class is compiled when the config
+    picks its name."""
+    from gnnlint.semantic.instances import registry_matches  # instances imports choices, which imports this
+    for cls in ctx.classes.values():
+        for deco in cls.node.decorators:
+            target = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.attr.value.startswith("register")):
+                continue
+            owner, register = target.value.value, target.attr.value
+            for registry, getter, why in registries:
+                if owner != registry or not (registry_matches(getter, register) or getter == SUBSCRIPT_GETTER):
+                    continue
+                name = ctx.literal_value(deco.decorator.args[0].value) \
+                    if isinstance(deco.decorator, cst.Call) and deco.decorator.args else None
+                picked = f"when the config picks {name!r}" if isinstance(name, str) else f"registered with `{owner}.{register}`"
+                source = why.split(", from ")[1] if ", from " in why else why
+                ctx._mark_class(cls, f"compiled forward of `{cls.name}` ({picked}, built from `{owner}.{getter}(...)` "
+                                     f"and compiled in {source})")
+                break
