@@ -22,7 +22,7 @@ from gnnlint.semantic.attr_reaching import attr_values_reaching, rebinds_itself
 from gnnlint.semantic.compiled_overrides import override_choices
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
-from gnnlint.semantic.registries import registry_choice
+from gnnlint.semantic.registries import imported_module, registry_choice
 
 _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightning", "pytorch_lightning",
               "transformers", "timm", "e3nn", "torch_scatter", "torch_sparse", "torch_cluster")
@@ -412,6 +412,9 @@ class Choices:
                 if ref.level or base.split(".")[0] not in _LIBRARIES:
                     return [(ImportRef(base, name, ref.level), cond)]
             elif ref is None and module and module.split(".")[0] not in _LIBRARIES:
+                return [(ImportRef(module, name), cond)]
+            module = imported_module(self, owner, call) if ref is None and not module else None
+            if module is not None and module.split(".")[0] not in _LIBRARIES:  # importlib.import_module("pkg.models")
                 return [(ImportRef(module, name), cond)]
         return []
 

@@ -60,6 +60,26 @@ def registry_choice(ctx, func: cst.BaseExpression, instance: bool) -> Optional[I
     return ImportRef("", f"@{owner}.{getter}")
 
 
+def imported_module(ctx, owner: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
+    """``mod = importlib.import_module("src.models")`` (one assignment of a
+    literal dotted path reaches ``owner``): the project module it names, so
+    ``getattr(mod, cfg.name)`` is a class of that module chosen by name."""
+    if not isinstance(owner, cst.Name):
+        return None
+    reaching = ctx.reaching(owner.value, at)
+    if len(reaching) != 1 or reaching[0][0].how != "assign":
+        return None
+    value = reaching[0][0].value
+    if not isinstance(value, cst.Call) or not value.args \
+            or ctx.resolve(value.func) not in ("importlib.import_module", "__import__"):
+        return None
+    path = ctx.literal_value(value.args[0].value)
+    if not isinstance(path, str) or not path or path.startswith(".") \
+            or (ctx.resolve(value.func) == "__import__" and "." in path):
+        return None  # (`__import__("a.b")` gives the package `a`)
+    return path
+
+
 def registry_key(where: str, spec: str) -> Optional[tuple[str, str]]:
     """A pulled ``compiled_params`` key ``"<stem>.<registry>.<getter>"`` with
     spec ``"@"``: ``(registry, getter)``; None for the other keys."""
