@@ -314,3 +314,86 @@ def test_a_flag_a_compiled_call_passes_true_keeps_the_branch(tmp_path):
     keys = _keys(tmp_path, {"pkg/models/auto.py": models, "pkg/trainers/train.py": DYN_TRAIN})
     assert _gnn001(keys, "pkg/models/auto.py") == ["pkg/models/auto.py:14:12: GNN001",
                                                    "pkg/models/auto.py:8:16: GNN001"], keys
+
+
+# --- a method returning torch.compile(self) ------------------------------------------------------------
+SELF_COMPILING = """\
+    import torch as th
+    from torch import nn
+
+
+    def check_full():
+        return th.__version__ > "2.4"
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def get_compile(self, **kwargs):
+            if check_full():
+                return th.compile(self, **kwargs)
+            self.lin = th.compile(self.lin, **kwargs)
+            return self
+
+        def forward(self, x, batch):
+            n = int(batch.max()) + 1
+            return self.lin(x)[:n]
+"""
+
+
+def test_a_method_returning_the_compiled_module_itself(tmp_path):
+    lit = """\
+        from pkg.models.net import Net
+
+
+        class Lit:
+            def __init__(self, compile):
+                self.model = Net()
+                if compile:
+                    self.model = self.model.get_compile(dynamic=True)
+    """
+    keys = _keys(tmp_path, {"pkg/models/net.py": SELF_COMPILING, "pkg/trainers/lit.py": lit})
+    assert _gnn001(keys, "pkg/models/net.py") == ["pkg/models/net.py:21:13: GNN001"], keys
+
+
+def test_a_base_class_method_compiling_self_with_options(tmp_path):
+    # another spelling: `torch.compile(self, mode=...)` kept in a name and returned, in one file
+    model = SELF_COMPILING.replace("                return th.compile(self, **kwargs)\n",
+                                   "                compiled = th.compile(self, mode=\"default\")\n"
+                                   "                return compiled\n")
+    keys = _keys(tmp_path, {"pkg/models/net.py": model})
+    assert _gnn001(keys, "pkg/models/net.py") == ["pkg/models/net.py:22:13: GNN001"], keys
+
+
+def test_compiling_self_in_a_plain_object_is_no_module(tmp_path):
+    # VALID: a helper object (not an nn.Module) compiling itself has no forward
+    model = SELF_COMPILING.replace("class Net(nn.Module):", "class Net:").replace("super().__init__()", "pass")
+    keys = _keys(tmp_path, {"pkg/models/net.py": model})
+    assert not _gnn001(keys, "pkg/models/net.py"), keys
+
+
+# --- the right side of `not is_compiling() and ...` -------------------------------------------------------
+GUARDED = """\
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def forward(self, x, ids):
+            if not torch.compiler.is_compiling() and ids.unique().shape[0] != ids.shape[0]:
+                raise AssertionError("one generator per bus")
+            ok = torch.compiler.is_compiling() or bool(ids.sum() > 0)
+            bad = torch.compiler.is_compiling() and bool(ids.sum() > 0)
+            return x
+
+
+    model = torch.compile(Net())
+"""
+
+
+def test_the_right_side_of_a_short_circuit_on_is_compiling(tmp_path):
+    # `not is_compiling() and X` / `is_compiling() or X`: X runs eagerly only; `is_compiling() and X` runs compiled
+    keys = _keys(tmp_path, {"pkg/models/net.py": GUARDED})
+    assert [k for k in keys if k.startswith("pkg/models/net.py")] == ["pkg/models/net.py:10:49: GNN001"], keys
