@@ -397,3 +397,22 @@ def test_the_right_side_of_a_short_circuit_on_is_compiling(tmp_path):
     # `not is_compiling() and X` / `is_compiling() or X`: X runs eagerly only; `is_compiling() and X` runs compiled
     keys = _keys(tmp_path, {"pkg/models/net.py": GUARDED})
     assert [k for k in keys if k.startswith("pkg/models/net.py")] == ["pkg/models/net.py:10:49: GNN001"], keys
+
+
+def test_a_builder_in_the_registry_module_itself(tmp_path):
+    # another file: `build_model(cfg)` next to `MODELS = Registry(...)` returns `MODELS.build(cfg)`; the
+    # trainer compiles what the imported builder returns
+    registry = MM_REGISTRY + "\n\n    def build_model(cfg):\n        return MODELS.build(cfg)\n"
+    trainer = """\
+        import torch
+        from pkg.common.registry import build_model
+
+
+        def run(cfg, loader):
+            model = torch.compile(build_model(cfg.model))
+            for batch in loader:
+                model(batch.x, batch.batch)
+    """
+    keys = _keys(tmp_path, {"pkg/common/registry.py": registry, "pkg/models/net.py": MM_MODELS,
+                            "pkg/trainers/trainer.py": trainer})
+    assert _gnn001(keys, "pkg/models/net.py") == ["pkg/models/net.py:9:12: GNN001"], keys

@@ -52,12 +52,26 @@ def registry_choice(ctx, func: cst.BaseExpression, instance: bool) -> Optional[I
         return None
     if key is None or isinstance(ctx.literal_value(key), str):
         return None
-    if owner not in ctx.imports or owner[:1] == "_":
+    if owner[:1] == "_":
         return None
     binding = ctx.lookup(owner, func)[0]
-    if binding is not None and binding.how != "import":
+    if owner in ctx.imports:
+        if binding is not None and binding.how != "import":
+            return None
+    elif not _module_registry(ctx, owner, binding):
         return None
     return ImportRef("", f"@{owner}.{getter}")
+
+
+def _module_registry(ctx, owner: str, binding) -> bool:
+    """``MODELS = Registry("models")`` / ``class ModelRegistry:`` bound once at module level here: a
+    registry the files importing it fill (``def build_model(cfg): return MODELS.build(cfg)`` in the
+    registry's own module)."""
+    bindings = ctx.module_bindings.get(owner, ())
+    if len(bindings) != 1 or (binding is not None and binding is not bindings[0]):
+        return False
+    one = bindings[0]
+    return one.how == "class" or (one.how == "assign" and isinstance(one.value, cst.Call))
 
 
 def imported_module(ctx, owner: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
