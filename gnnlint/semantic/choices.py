@@ -22,6 +22,7 @@ from gnnlint.semantic.attr_reaching import attr_values_reaching, rebinds_itself
 from gnnlint.semantic.compiled_overrides import override_choices
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF, _NO_VALUE
 from gnnlint.semantic.model import ClassInfo, FuncInfo, iter_children
+from gnnlint.semantic.registries import imported_module, registry_choice
 
 _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightning", "pytorch_lightning",
               "transformers", "timm", "e3nn", "torch_scatter", "torch_sparse", "torch_cluster")
@@ -198,6 +199,8 @@ class Choices:
         if factory is not None:
             return [(factory, cond)]
         single = self._single(self.class_of(call, at), cond)
+        if not single:  # MODELS.build(cfg) of a registry another file fills (registries.py)
+            single = self._single(registry_choice(self, call, instance=True), cond)
         if not single and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             # `Net.load(path)` of an imported class: its file answers whether the classmethod builds `cls(...)`
             ref = self._project_class_import(func.value.value, call) \
@@ -316,6 +319,8 @@ class Choices:
             return self._indexed_choices(expr, depth, cond)
         if isinstance(expr, cst.Call) and (self.resolve(expr.func) or "") in ("getattr", "builtins.getattr"):
             return self._getattr_choices(expr, cond)
+        if isinstance(expr, cst.Call):  # registry.get_model_class(name) of a registry another file fills
+            return self._single(registry_choice(self, expr, instance=False), cond)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
                 and expr.value.value not in self.imports and expr.value.value in self.aliases \
                 and expr.attr.value[:1].isupper():
@@ -337,6 +342,8 @@ class Choices:
         if isinstance(expr.value, cst.Name) and (container is None or isinstance(container, cst.Dict)
                                                  and not container.elements):
             out += self._registered_choices(expr.value.value, cond)
+            if container is None:  # MODELS[name] of an imported registry object (registries.py)
+                out += self._single(registry_choice(self, expr, instance=False), cond)
         if isinstance(container, cst.Dict):
             for element in container.elements:
                 if not isinstance(element, cst.DictElement):
@@ -405,6 +412,9 @@ class Choices:
                 if ref.level or base.split(".")[0] not in _LIBRARIES:
                     return [(ImportRef(base, name, ref.level), cond)]
             elif ref is None and module and module.split(".")[0] not in _LIBRARIES:
+                return [(ImportRef(module, name), cond)]
+            module = imported_module(self, owner, call) if ref is None and not module else None
+            if module is not None and module.split(".")[0] not in _LIBRARIES:  # importlib.import_module("pkg.models")
                 return [(ImportRef(module, name), cond)]
         return []
 

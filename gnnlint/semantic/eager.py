@@ -48,6 +48,11 @@ class EagerOnly:
                 if (child is anc.body and self._false_when_compiling(anc.test)) or \
                         (child is anc.orelse and self._true_when_compiling(anc.test)):
                     return True
+            if isinstance(anc, cst.BooleanOperation) and child is anc.right:
+                # `not is_compiling() and x.unique().numel() != n`: the right side is never evaluated compiled
+                left = self._value_when_compiling(anc.left)
+                if left is not None and left is isinstance(anc.operator, cst.Or):  # False `and` / True `or`
+                    return True
             if isinstance(anc, (cst.IndentedBlock, cst.Module)) and self._after_compiling_exit(anc, child):
                 return True
             if isinstance(anc, cst.FunctionDef) and child is anc.body:

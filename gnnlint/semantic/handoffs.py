@@ -23,6 +23,7 @@ from gnnlint.semantic.containers import ELEMENTS, module_self, refuses_compiled
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
 from gnnlint.semantic.forwarded_args import forwarded_spec, star_forward, strip_mark
 from gnnlint.semantic.method_refs import handed_method, passing_base
+from gnnlint.semantic.registries import mark_registered_classes, registry_key
 from gnnlint.semantic.step_handoffs import compiled_class
 from gnnlint.semantic.model import arg_specs
 
@@ -402,12 +403,19 @@ class Handoffs:
         parameter (``run(train_ds, test_ds, Net(), ...)`` with
         ``from points.train_eval import run``)."""
         wanted: dict = {}
+        registries = []
         for key, why in self.project.compiled_params.items():
             where, _, spec = key.partition(":")
+            registry = registry_key(where, spec)
+            if registry is not None:  # `registry.get_model_class(name)` compiled in another file
+                registries.append((*registry, why))
+                continue
             stem, _, function = where.rpartition(".")
             position, _, param = spec.partition("/")
             wanted.setdefault(function, []).append((stem, int(position) if position.lstrip("-").isdigit() else -1,
                                                     param, why))
+        if registries:
+            mark_registered_classes(self, registries)
         if not wanted:
             return
         self._mark_registered(wanted)

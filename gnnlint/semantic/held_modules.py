@@ -39,3 +39,18 @@ def held_by_module(ctx: "FileContext", call: Optional[cst.Call]) -> str:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return f" {HELD_IN}`{func.cls.name}.{node.attr.value}`)"
     return ""
+
+
+def compiled_self(ctx: "FileContext", target: cst.BaseExpression, call: cst.Call):
+    """``return torch.compile(self, **kw)`` in a method of a module class (``model =
+    model.get_compile(dynamic=True)``): the class compiles itself for whoever calls the method,
+    so its forward is compiled (not every instance, unlike ``self.forward = torch.compile(...)``).
+    The ``ClassInfo``, or None."""
+    if not (isinstance(target, cst.Name) and target.value == "self"):
+        return None
+    func = ctx.enclosing_function(call)
+    if func is None or func.cls is None or func.parent is not None or not func.params \
+            or next(iter(func.params)) != "self" or not ctx.is_module_class(func.cls):
+        return None
+    binding = ctx.lookup("self", call)[0]
+    return func.cls if binding is not None and binding.how == "param" else None

@@ -37,7 +37,7 @@ from gnnlint.semantic.annotated_calls import annotated_methods, inherited_self_m
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
-from gnnlint.semantic.held_modules import HELD_IN, held_by_module
+from gnnlint.semantic.held_modules import HELD_IN, held_by_module, compiled_self
 from gnnlint.semantic.model import ClassInfo, FuncInfo, compile_disabled, walk
 from gnnlint.semantic.vocab import COMPILE_FUNCS, LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS, SELF_COMPILED_MARK
 
@@ -216,7 +216,7 @@ class Regions(HotLoops):
                 self._mark_compiled_func(self.functions[target.value],
                                          f"compiled function `{target.value}`")
                 return "function"
-        cls = self.class_of(target, call)
+        cls = self.class_of(target, call) or compiled_self(self, target, call)  # `return torch.compile(self)`
         if cls is not None:
             self._mark_class_target(cls, call)
             return "class"
@@ -286,6 +286,8 @@ class Regions(HotLoops):
                 + (f" (when {when})" if when else "")
         if is_group_ref(cls):  # hydra.utils.instantiate(cfg.<name>): the engine names the classes
             return f"compiled forward of {CONFIG_CLASS}" + (f" (when {when})" if when else "")
+        if name.startswith("@") and "." in name:  # registry.get_model_class(name): registries.py
+            return f"compiled forward of a class registered in `{name[1:].partition('.')[0]}`, chosen by name"
         if name == "*":  # getattr(module, name): any class of that module
             return f"compiled forward of a class of `{cls.module or '.'}` chosen by name at run time"
         if name.endswith("()") or (name.endswith("]") and "()[" in name):  # what an imported factory returns

@@ -13,6 +13,10 @@ module; the order is the old ``compiled_region`` test's, cheapest and most commo
   there: ``None``, or the caller's own optional input no compiled call gives
   (``self._clusters(pos, batch)`` in a ``forward(self, x, batch, pos=None)`` called without ``pos``)
   (``_unset_branch_unreached``, here);
+- ``False argument``: the body of ``if P:`` (``if P and ...:``) in a helper compiled only through
+  calls from compiled code, every one leaving ``P`` at its falsy literal default or passing a falsy
+  literal (``self.decode(z)`` with ``def decode(self, z, v_deduplicated=False)``; the eager
+  ``inference()`` passing ``True`` is no compiled call) (``_off_branch_unreached``, here);
 - ``optional input``: a branch on an input no compiled call of another file gives
   (``optional_input_unreached``, optional_inputs.py);
 - ``None filled``: a branch needing a name None after the function filled it
@@ -57,6 +61,8 @@ class UnreachedBranches:
             return "None branch"
         if self._unset_branch_unreached(node):
             return "None argument"
+        if self._off_branch_unreached(node):
+            return "False argument"
         if self.optional_input_unreached(node):
             return "optional input"
         if self.none_filled_unreached(node):
@@ -100,6 +106,46 @@ class UnreachedBranches:
         if not unset:
             return False  # (memoised per function: most helpers get every argument; no walk per line then)
         return any(param in unset for param, needs_none in self._none_conditions(node, func) if not needs_none)
+
+    def _off_branch_unreached(self, node: cst.CSTNode) -> bool:
+        """``node`` sits in the body of ``if P:`` / ``if P and Q:`` in a function compiled only
+        through calls from compiled code, each leaving ``P`` falsy (``_off_params``)."""
+        func = self.enclosing_function(node)
+        if func is None or func in self._compiled_roots or func not in self._compiled_via:
+            return False
+        off = self._memoised((func, "off_params"), lambda: self._off_params(func), frozenset())
+        if not off:
+            return False
+        child = node
+        for anc in self.ancestors(node):
+            if anc is func.node:
+                return False
+            if isinstance(anc, cst.If) and child is anc.body \
+                    and any(isinstance(o, cst.Name) and o.value in off for o in _and_operands(anc.test)):
+                return True
+            child = anc
+        return False
+
+    def _off_params(self, func: FuncInfo) -> frozenset:
+        """The parameters with a falsy literal default (``False``, ``0``) that every compiled call
+        of ``func`` leaves out or passes a falsy literal for."""
+        calls = self._compiled_via.get(func, ())
+        if not calls or any(arg.star for call in calls for arg in call.args):
+            return frozenset()
+        out = set()
+        for param, node in func.params.items():
+            default = node.default if isinstance(node, cst.Param) else None
+            if default is None or self.literal_value(default) not in (False, 0):
+                continue
+            if all(self._falsy_literal(self.arg_for_param(func, call, param)) for call in calls):
+                out.add(param)
+        return frozenset(out)
+
+    def _falsy_literal(self, expr: Optional[cst.BaseExpression]) -> bool:
+        if expr is None:  # left out: the falsy default
+            return True
+        value = self.literal_value(expr)
+        return value is None or (value in (False, 0) and not isinstance(value, str))
 
     def _unset_params(self, func: FuncInfo, depth: int) -> frozenset:
         """The parameters of ``func`` (compiled only through calls from compiled code) that every
