@@ -217,12 +217,15 @@ class Cache:
             return None
 
     # -- per-content facts the project joins read (gnnlint/fact_joins.py) ---
-    # keyed on the file's content digest alone: they depend on nothing else
+    # keyed on the file's content digest and gnnlint's code (what extracts them may change)
+
+    def _words_key(self, digest: str) -> str:
+        return "W" + hashlib.sha256(f"{digest}:{__version__}:{self._rules_key}".encode()).hexdigest()
 
     def import_words(self, digest: str) -> Optional[frozenset]:
         """The words after an ``import`` in the bytes of ``digest``
         (``fact_joins._import_words``), or None when not cached."""
-        value = self._load().get("W" + digest)
+        value = self._load().get(self._words_key(digest))
         if not isinstance(value, str):
             return None
         return frozenset(value.encode("ascii").split())
@@ -230,8 +233,9 @@ class Cache:
     def put_import_words(self, digest: str, words: frozenset) -> None:
         value = " ".join(sorted(word.decode("ascii") for word in words))
         entries = self._load()
-        if entries.get("W" + digest) != value:
-            entries["W" + digest] = value
+        key = self._words_key(digest)
+        if entries.get(key) != value:
+            entries[key] = value
             self._dirty = True
 
     def put(self, key: str, result) -> None:
