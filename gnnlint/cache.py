@@ -49,6 +49,7 @@ class Cache:
         self._rules_key = _rules_fingerprint()
         self._entries: Optional[dict] = None
         self._options_keys: dict = {}
+        self._digests: dict = {}  # id(bytes) -> (bytes, content digest)
         self._dirty = False
         self._stats: Optional[dict] = None
         self._stats_dirty = False
@@ -66,10 +67,23 @@ class Cache:
     def key(self, data: bytes, options, facts, path: Optional[str] = None) -> str:
         """The entry's key; ``path`` (absolute): remember its stat and digest,
         so a later run that indexes it only for facts need not read it."""
-        digest = hashlib.sha256(data).hexdigest()
+        digest = self.digest(data)
         if path is not None:
             self._remember(path, digest)
         return self.key_for_digest(digest, options, facts)
+
+    def digest(self, data: bytes) -> str:
+        """The content digest of ``data``, hashed once per bytes object in a run (the fact
+        joins ask it of the bytes the engine read)."""
+        held = self._digests.get(id(data))
+        if held is not None and held[0] is data:
+            return held[1]
+        digest = hashlib.sha256(data).hexdigest()
+        self._digests[id(data)] = (data, digest)  # the bytes held: their id is not reused
+        return digest
+
+    def forget_digests(self) -> None:
+        self._digests.clear()
 
     def key_for_digest(self, digest: str, options, facts) -> str:
         h = hashlib.sha256()
@@ -202,13 +216,36 @@ class Cache:
         except (TypeError, ValueError):
             return None
 
+    # -- per-content facts the project joins read (gnnlint/fact_joins.py) ---
+    # keyed on the file's content digest and gnnlint's code (what extracts them may change)
+
+    def _words_key(self, digest: str) -> str:
+        return "W" + hashlib.sha256(f"{digest}:{__version__}:{self._rules_key}".encode()).hexdigest()
+
+    def import_words(self, digest: str) -> Optional[frozenset]:
+        """The words after an ``import`` in the bytes of ``digest``
+        (``fact_joins._import_words``), or None when not cached."""
+        value = self._load().get(self._words_key(digest))
+        if not isinstance(value, str):
+            return None
+        return frozenset(value.encode("ascii").split())
+
+    def put_import_words(self, digest: str, words: frozenset) -> None:
+        value = " ".join(sorted(word.decode("ascii") for word in words))
+        entries = self._load()
+        key = self._words_key(digest)
+        if entries.get(key) != value:
+            entries[key] = value
+            self._dirty = True
+
     def put(self, key: str, result) -> None:
         entries = self._load()
         entries.pop(key, None)  # re-insert: dict order is the age order
         entries[key] = {
             "findings": [asdict(f) for f in result.findings],
+            # the kinds a file exports (most export none): a smaller pack, read by every warm run
             "exported": {kind: [[asdict(r), why] for r, why in getattr(result.exported, kind)]
-                         for kind in FACT_KINDS},
+                         for kind in FACT_KINDS if getattr(result.exported, kind)},
             "parsed": result.parsed,
         }
         if result.too_big:

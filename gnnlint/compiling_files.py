@@ -20,6 +20,12 @@ class CompilingImports:
         self._map: Optional[ModuleMap] = None
         self._verdicts: dict[str, bool] = {}
 
+    def module_map(self) -> ModuleMap:
+        """The run's module map (built once: the engine's fact joins resolve through it too)."""
+        if self._map is None:
+            self._map = ModuleMap(self._paths, self._read)  # the bytes: a plugin's host-package imports
+        return self._map
+
     def for_importer(self, importer: str) -> Callable[[str, int, str], bool]:
         return lambda module, level, name: self.compiles(importer, module, level, name)
 
@@ -31,8 +37,7 @@ class CompilingImports:
         on to that file (regions' ``_forward_reexports``); so does any file
         that imports the name from another. Not one of the
         run's files: no (a fact about it would land nowhere)."""
-        if self._map is None:
-            self._map = ModuleMap(self._paths, self._read)  # the bytes: a plugin's host-package imports
+        self.module_map()
         return self._defines_compiling(importer, ImportRef(module, name, level), set())
 
     def _defines_compiling(self, importer: str, ref: ImportRef, seen: set) -> bool:

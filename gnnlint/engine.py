@@ -28,12 +28,11 @@ from gnnlint import elide, kept_modules
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.fact_joins import (broadcast_framework_facts, bytes_of, deliver_facts, join_compile_switches,
                                 join_config_graph_steps, join_ctor_switches, join_imported_constants,
-                                pull_compiled_params, reads_once)
+                                pull_compiled_params, reads_once, remember_bytes)
 from gnnlint.facts import (ContextOptions, ExportedFacts, ProjectFacts, may_export_collate, may_export_sweep,
                            may_export_wrapper, possible_regions,
                            sweep_modules)
 from gnnlint.finding import Edit, Finding, Fix
-from gnnlint.module_map import ModuleMap
 from gnnlint.rules import SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleInfo, all_rules, rule_index
 from gnnlint.versions import installed_version, matches
 
@@ -401,12 +400,14 @@ def read_source(path: str, decode: bool = True, magics: bool = True) -> tuple[Op
     """The file's bytes (a notebook's: the module its code cells make; with
     ``magics``, a script's IPython lines blanked: ``ipython_lines.script_source``),
     or an error message for a file that cannot be read or (``decode``) decoded
-    -- reported once and skipped, never a traceback."""
+    -- reported once and skipped, never a traceback. Within a check (``reads_once``)
+    the bytes as read from disk are also the fact joins' (``remember_bytes``): read once."""
     try:
         if not S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
             # a FIFO or a device named on the command line: reading it would block forever
             return None, f"{path}: not a regular file (a FIFO, a socket or a device); skipped"
         data = Path(path).read_bytes()
+        remember_bytes(path, data)
     except IsADirectoryError:
         return None, f"{path}: is a directory"
     except FileNotFoundError:
@@ -713,8 +714,12 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     cross-file facts they give ``files`` (not reported; the cache and the byte
     prefilter keep them cheap). ``contents``: path -> bytes replacing a file's
     contents on disk (stdin, an editor's buffer)."""
-    with reads_once(), kept_modules.keeping():
-        return _check_files(files, options_for, jobs, cache, progress, index, contents)
+    try:
+        with reads_once(cache), kept_modules.keeping():
+            return _check_files(files, options_for, jobs, cache, progress, index, contents)
+    finally:
+        if cache is not None:
+            cache.forget_digests()  # the run's bytes are not held past it
 
 
 def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
@@ -741,7 +746,7 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
         if not exporting:
             break
         if modules is None:
-            modules = ModuleMap(every, lambda path: bytes_of(path, contents))
+            modules = compiling.module_map()  # the same paths and bytes
         changed: set[str] = set()
         join_compile_switches(results, every, contents, incoming, changed, switch_memo)
         join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
@@ -775,9 +780,9 @@ def _facts_can_matter(path: str, facts: ProjectFacts, options: LintOptions, cont
     if data is None or facts.needs_parse(data, options.assume_compiled):
         return True
     # value facts only, and no region in the file: only a rule that fires outside regions (GNN004's
-    # tensor repeats) can use them
-    rules, _exports = prefilter(data, options)
-    return any(rule.region is None for rule in rules)
+    # tensor repeats) can use them (the prefilter's answer for those rules alone: its other
+    # tests, the export ones above all, cannot change this)
+    return any(_may_fire(rule, data, options) for rule in active_rules(options) if rule.region is None)
 
 
 def _tally(out: CheckResult, results: list[FileResult]) -> None:

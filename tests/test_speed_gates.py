@@ -302,3 +302,122 @@ def test_a_worker_process_keeps_no_module():
         process.start()
         assert queue.get(timeout=60) is True
         process.join(60)
+
+
+_PULLED_PROJECT = {
+    "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+    "helpers.py": """\
+        import torch
+
+
+        def fit(model):
+            return torch.compile(model)
+    """,
+    "models.py": """\
+        import torch
+
+
+        class GCN(torch.nn.Module):
+            def forward(self, x):
+                if x.sum().item() > 0:
+                    x = x * 2
+                return x
+    """,
+    "train.py": """\
+        import torch
+        from helpers import fit
+        from models import GCN
+
+        model = fit(GCN())
+        for step in range(10):
+            model(torch.randn(4))
+    """,
+}
+
+
+def test_a_warm_run_scans_no_import_line_again_and_an_edit_reaches_the_importers(tmp_path, monkeypatch):
+    """The fact joins' import words (``fact_joins._import_words``: which files import ``fit``) are
+    kept with the cache, keyed on each file's content digest: a warm run with nothing changed scans
+    no file's import lines, an edited file's are scanned again and its importers' findings follow."""
+    from gnnlint import fact_joins
+    from tests.project_files import finding_lines, run, write_project
+
+    root = write_project(tmp_path, _PULLED_PROJECT)
+    scanned: list = []
+
+    class Counting:
+        def __init__(self, pattern):
+            self.pattern = pattern
+
+        def findall(self, data):
+            scanned.append(data)
+            return self.pattern.findall(data)
+
+    monkeypatch.setattr(fact_joins, "_IMPORT_SPANS", tuple(Counting(p) for p in fact_joins._IMPORT_SPANS))
+
+    def check() -> set:
+        fact_joins._import_words_memo.clear()  # the in-process memo: as a new process starts
+        scanned.clear()
+        return {line.split(" ")[0] + line.split(" ")[1] for line in
+                finding_lines(run(["check", ".", "--output-format", "concise"], root).output)}
+
+    assert check() == {"models.py:6:12:GNN001"} and scanned  # cold: train.py pulls fit's compile
+    assert check() == {"models.py:6:12:GNN001"} and scanned == []  # warm: no file scanned again
+    train = root / "train.py"
+    train.write_text(train.read_text().replace("from helpers import fit\n", "").replace("fit(GCN())", "GCN()"))
+    assert check() == set()  # the importer's words changed: nothing is compiled any more
+    assert len({data for data in scanned}) == 1  # only the edited file was scanned
+    # VARIANT: another file starts importing `fit`, in a parenthesised import over two lines
+    (root / "run_all.py").write_text("import torch\nfrom helpers import (\n    fit,\n)\nfrom models import GCN\n\n"
+                                     "net = fit(GCN())\nfor i in range(3):\n    net(torch.randn(4))\n")
+    assert check() == {"models.py:6:12:GNN001"}
+    assert check() == {"models.py:6:12:GNN001"} and scanned == []
+
+
+def test_the_line_start_scans_agree_with_the_multiline_patterns():
+    """``ipython_lines._has_magic_line`` and the newline-first patterns of ``facts`` (``from_imports``,
+    ``sweep_modules``) answer what the ``^``-anchored ``re.M`` patterns they replace answer
+    (checked on all 21,244 files of the corpora when they were written; here on random bytes)."""
+    import random
+    import re
+
+    from gnnlint import facts
+    from gnnlint.ipython_lines import _SCRIPT_MAGIC, _has_magic_line
+
+    from_re = re.compile(rb"^[ \t]*from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]*"
+                         rb"(?P<names>\([^)]*\)|[^\n]*)", re.M)
+    for_re = re.compile(rb"^[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in\b", re.M)
+    rng = random.Random(14)
+    alphabet = [b" ", b"\t", b"\n", b"\r", b"!", b"%", b"a", b"=", b"from ", b"import ", b"(", b")", b"x",
+                b"for ", b"in ", b"f(x)\n", b"from m import f\n"]
+    for _ in range(30000):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _has_magic_line(data) == (_SCRIPT_MAGIC.search(data) is not None), data
+        assert [m.group("dots", "module", "names") for m in from_re.finditer(data)] == \
+            [m.group("dots", "module", "names") for m in facts._FROM_IMPORT_RE.finditer(b"\n" + data)], data
+        assert [(m.group(1), m.end()) for m in for_re.finditer(data)] == \
+            [(m.group(1), m.end() - 1) for m in facts._FOR_RE.finditer(b"\n" + data)], data
+
+
+def test_the_literal_first_patterns_agree_with_the_word_boundary_ones():
+    """``facts._LOOP_HEADER_RE`` and ``fact_joins._IMPORT_SPANS`` start with their literal
+    (``for(?<!\\wfor)`` for ``\\bfor``): the same matches as the ``\\b``-first patterns they replace."""
+    import random
+    import re
+
+    from gnnlint import fact_joins, facts
+
+    loop_re = re.compile(rb"\bfor\s[^:\n]{0,120}?\bin\s+(?:t?range|tqdm)\("
+                         rb"|\bfor\s[^:\n]{0,120}?\bin\b[^:]{0,200}?(?:loader|Loader|batches)"
+                         rb"|\bfor\s+(?:\w+\s*,\s*)?\(?(?:batch|data|graph)\w*\s+in\b")
+    spans = (re.compile(rb"\bimport\b[^\n]*"), re.compile(rb"\bimport\s*\([^)]*"))
+    rng = random.Random(14)
+    alphabet = [b" ", b"\t", b"\n", b"for", b"for ", b"xfor ", b"_for ", b"in ", b"range(", b"tqdm(", b"loader",
+                b"batch", b"data", b"graph", b"a, ", b"(", b")", b":", b"x", b"in", b"import", b"ximport",
+                b"import_", b" import "]
+    for _ in range(30000):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        assert [m.span() for m in loop_re.finditer(data)] == \
+            [m.span() for m in facts._LOOP_HEADER_RE.finditer(data)], data
+        for old, new in zip(spans, fact_joins._IMPORT_SPANS):
+            assert old.findall(data) == new.findall(data), data
