@@ -37,8 +37,8 @@ def switch_maybe_on(data: bytes, cls: str, flag: str, position: int, registered:
     word = flag.encode()
     if registered and re.search(rb"\b%s\b" % re.escape(word), data):
         return True
-    if re.search(rb"\.%s[ \t]*=(?!=)|['\"]%s['\"]" % (re.escape(word), re.escape(word)), data):
-        return True  # set after construction (`tp.flag = True`, `setattr(tp, "flag", ...)`), a key
+    if re.search(rb"(?<!\bself)\.%s[ \t]*=(?!=)|['\"]%s['\"]" % (re.escape(word), re.escape(word)), data):
+        return True  # set after construction (`tp.flag = True`, not another class's `self.flag = flag`), a key
     name = cls.encode()
     if name not in data:
         return False
