@@ -296,3 +296,70 @@ def test_a_mask_selects_from_a_name_bound_to_a_batch_field(tmp_path):
     # parameter indexed by a mask stays unreported
     assert keys == ["demo/pair.py:10:23: GNN008", "demo/representation.py:15:19: GNN008",
                     "demo/representation.py:16:17: GNN008"]
+
+
+# -- 4. modules a builder appends to a list it hands the compiled class, run by a loop in its forward --------
+TERMS = """
+import torch
+from torch import nn
+
+
+class Repulsion(nn.Module):
+    def forward(self, dist, out):
+        keep = dist < 2.0
+        return out + (1.0 / dist[keep]).sum()
+
+
+class Dispersion(nn.Module):
+    def forward(self, dist, out):
+        return out - dist.pow(-6).sum()
+"""
+NETWORK = """
+import torch
+from torch import nn
+from demo.terms import Repulsion, Dispersion
+
+
+class Network(nn.Module):
+    def __init__(self, encoder, terms):
+        super().__init__()
+        self.encoder = encoder
+        self.terms = STORED
+
+    def forward(self, dist):
+        out = self.encoder(dist).sum()
+        for term in self.terms:
+            out = term(dist, out)
+        return out
+
+
+def build(config):
+    terms = EMPTY
+    if config["repulsion"]:
+        terms.append(Repulsion())
+    terms.append(Dispersion())
+    return Network(nn.Linear(1, 1), CALL)
+"""
+RUNNER = """
+import torch
+from demo.network import build
+
+model = torch.compile(build({"repulsion": True}))
+"""
+
+
+def _terms(tmp_path, stored="terms", empty="nn.ModuleList([])", call="terms=terms") -> list:
+    return finding_keys(tmp_path, {"pyproject.toml": PYPROJECT, "demo/__init__.py": "", "demo/terms.py": TERMS,
+                                   "demo/network.py": NETWORK.replace("STORED", stored).replace("EMPTY", empty)
+                                   .replace("CALL", call), "demo/runner.py": RUNNER})
+
+
+def test_modules_appended_to_a_handed_module_list_run_compiled(tmp_path):
+    assert _terms(tmp_path) == ["demo/terms.py:9:29: GNN008"]
+    # a plain list handed by position and wrapped in the class (`self.terms = nn.ModuleList(terms)`)
+    assert _terms(tmp_path / "plain", stored="nn.ModuleList(terms)", empty="[]", call="terms") \
+        == ["demo/terms.py:9:29: GNN008"]
+
+
+def test_a_list_the_builder_never_fills_runs_nothing(tmp_path):
+    assert _terms(tmp_path, call="nn.ModuleList()") == []
