@@ -363,3 +363,47 @@ def test_modules_appended_to_a_handed_module_list_run_compiled(tmp_path):
 
 def test_a_list_the_builder_never_fills_runs_nothing(tmp_path):
     assert _terms(tmp_path, call="nn.ModuleList()") == []
+
+
+# -- 5. a Hydra config naming the class keeps its switches maybe-on, also in a checkout with no root marker ----
+HYDRA_MODELS = """
+import torch
+from torch_geometric.nn import GCNConv, LayerNorm
+
+
+class DeepGCN(torch.nn.Module):
+    def __init__(self, hidden=64, use_layer_norm=False):
+        super(DeepGCN, self).__init__()
+        self.conv = GCNConv(hidden, hidden)
+        self.bn = torch.nn.BatchNorm1d(hidden)
+        self.use_layer_norm = use_layer_norm
+        if use_layer_norm:
+            self.ln = LayerNorm(hidden)
+
+    def forward(self, x, edge_index, batch):
+        x = self.conv(x, edge_index)
+        return self.bn(x) if not self.use_layer_norm else self.ln(x, batch)
+"""
+HYDRA_TRAIN = """
+import hydra
+import torch
+
+
+@hydra.main(config_path="../configs", config_name="train")
+def main(cfg):
+    model = torch.compile(hydra.utils.instantiate(cfg.model.init))
+"""
+HYDRA_CONFIG = """
+init:
+  _target_: models.DeepGCN
+  hidden: 64
+  use_layer_norm: false
+"""
+
+
+def test_a_config_built_class_keeps_its_switch_without_a_root_marker(tmp_path):
+    root = tmp_path / "checkout"  # no pyproject.toml, no .git: the configs sit next to src/
+    keys = finding_keys(root, {"src/models.py": HYDRA_MODELS, "src/train.py": HYDRA_TRAIN,
+                               "configs/model/gcn.yaml": HYDRA_CONFIG,
+                               "configs/train.yaml": "defaults:\n  - model: gcn\n"})
+    assert "src/models.py:17:59: GNN009" in keys
