@@ -334,12 +334,10 @@ def config_builds(defining: str, cls_name: str) -> bool:
     """Some ``_target_`` of the project's Hydra configs names the class ``cls_name`` of the file
     ``defining`` (at any depth): a run may build it with whatever arguments the config holds."""
     module_path = os.path.splitext(os.path.abspath(defining))[0].replace(os.sep, "/")
-    folder = None
-    for folder in _folders_up(defining):
-        pass
-    if folder is None:
-        return False
+    # each folder up to the project's root, nearest first: a checkout with no root marker
+    # (no .git / pyproject.toml) has its `configs/` next to `src/`, not under `/`
     return any(_names_class(dotted, module_path, cls_name)
+               for folder in _folders_up(defining)
                for root in _project_config_roots(folder) for _path, targets in _scan_tree(root)
                for _indent, _parent, dotted in targets)
 

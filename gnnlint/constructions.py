@@ -25,11 +25,20 @@ _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b(?:[ \t]*
 _QUOTES = b"'\""
 
 
-def switch_maybe_on(data: bytes, cls: str, flag: str, position: int) -> bool:
+def switch_maybe_on(data: bytes, cls: str, flag: str, position: int, registered: bool = True) -> bool:
     """True when this file's bytes may construct ``cls`` with ``flag`` on (``position``: the switch's
-    index among ``__init__``'s positional parameters after ``self``; -1 for keyword-only)."""
-    if re.search(rb"\b%s\b" % re.escape(flag.encode()), data):
+    index among ``__init__``'s positional parameters after ``self``; -1 for keyword-only).
+
+    ``registered``: the class may be built without its name (a decorator registers it), so any file naming
+    the switch may turn it on. Otherwise a file not naming the class builds it only through a subclass, an
+    alias or a registry that a file naming it makes (that file answers True), and a file naming it turns the
+    switch on in its calls: the same keyword handed to another class (``ProductBasis(symmetric=True)`` next
+    to ``WeightedTP(...)``) does not."""
+    word = flag.encode()
+    if registered and re.search(rb"\b%s\b" % re.escape(word), data):
         return True
+    if re.search(rb"(?<!\bself)\.%s[ \t]*=(?!=)|['\"]%s['\"]" % (re.escape(word), re.escape(word)), data):
+        return True  # set after construction (`tp.flag = True`, not another class's `self.flag = flag`), a key
     name = cls.encode()
     if name not in data:
         return False
@@ -64,7 +73,7 @@ def switch_maybe_on(data: bytes, cls: str, flag: str, position: int) -> bool:
             return True
         positional = 0
         for arg in args:
-            if arg.startswith(b"*"):
+            if arg.startswith(b"*") or re.match(rb"%s[ \t\r\n]*=(?!=)" % re.escape(word), arg):
                 return True
             if not re.match(rb"[A-Za-z_]\w*[ \t\r\n]*=(?!=)", arg):
                 positional += 1
@@ -115,3 +124,9 @@ def _call_args(data: bytes, open_at: int):
             start = i + 1
         i += 1
     return None
+
+
+def decorated_class(data: bytes, cls: str) -> bool:
+    """The defining file decorates ``class <cls>`` (a registry may build it by another name)."""
+    return re.search(rb"^[ \t]*@[^\n]*\n(?:[ \t]*(?:@|#)[^\n]*\n)*[ \t]*class[ \t]+%s\b" % re.escape(cls.encode()),
+                     data, re.M) is not None

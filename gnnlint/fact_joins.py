@@ -205,13 +205,16 @@ def join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[d
     for key in pending:  # a Hydra `_target_` naming the class
         memo[key] = not config_targets.config_builds(key[0], key[1])
     if any(memo[key] for key in pending):
+        registered = {key: constructions.decorated_class(bytes_of(key[0], contents) or b"", key[1])
+                      for key in pending if memo[key]}
         for path in every:  # each file read once for all the switches
             data = None
             for key in pending:
                 if memo[key] and path != key[0]:
                     if data is None:
                         data = bytes_of(path, contents) or b""
-                    memo[key] = not constructions.switch_maybe_on(data, key[1], key[2], int(key[3]))
+                    memo[key] = not constructions.switch_maybe_on(data, key[1], key[2], int(key[3]),
+                                                                  registered[key])
     for result in results.values():
         told = {}
         for ref, _why in result.exported.ctor_switches:

@@ -101,8 +101,13 @@ def test_keyword_unpacking_keeps_the_findings(tmp_path):
 
 
 def test_another_file_naming_the_switch_keeps_the_findings(tmp_path):
-    extra = {"demo/build.py": "from demo.nets import Normalizer\n\nBIG = dict(scale_by_max=True, magnitude=True)\n"}
+    # a kwargs bag reaches a construction only through `**` (s14h17a: the word alone, handed to another
+    # class or kept in an unused bag, turns nothing on -- test_realcode_shapes_s14h17a.py)
+    extra = {"demo/build.py": "from demo.nets import Normalizer\n\nBIG = dict(scale_by_max=True, magnitude=True)\n"
+                              "\n\ndef big():\n    return Normalizer(**BIG)\n"}
     assert _findings(tmp_path, "Normalizer(size=4)", extra) == FOUND
+    setter = {"demo/build.py": "def big(net):\n    net.norm.scale_by_max = True\n    net.norm.magnitude = True\n"}
+    assert _findings(tmp_path / "set", "Normalizer(size=4)", setter) == FOUND  # set after construction
 
 
 def test_a_subclass_or_a_registry_keeps_the_findings(tmp_path):

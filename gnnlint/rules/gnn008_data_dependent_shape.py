@@ -299,7 +299,8 @@ model = torch.compile(Norm())
         if isinstance(parent, cst.Del):
             return False
         base_kind = ctx.kind(node.value)
-        if base_kind in (SCALAR, MODEL) or base_kind == BATCH and not _keyed_field(node.value):
+        if base_kind in (SCALAR, MODEL) or base_kind == BATCH and not _keyed_field(node.value) \
+                and not _bound_keyed_field(ctx, node.value):
             return False  # (`data[attr][mask]`: a field read by key out of a batch is a tensor a mask selects from)
         for element in node.slice:
             index = element.slice
@@ -313,6 +314,32 @@ def _keyed_field(expr: cst.BaseExpression) -> bool:
     if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
         return False
     return isinstance(expr.slice[0].slice.value, (cst.Name, cst.SimpleString, cst.FormattedString))
+
+
+def _bound_keyed_field(ctx, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """``lengths`` bound once to such a field or to a slice / method result of one: ``lengths =
+    graph["lengths"].squeeze()``, unpacked from a tuple of them (``ei, lengths = (graph["edge_index"],
+    graph["lengths"])``), ``idx_i = ei[0, :]``: a tensor, not the batch."""
+    if depth > 4:
+        return False
+    if depth and _keyed_field(expr):
+        return True
+    if isinstance(expr, cst.Subscript):
+        return depth > 0 and _bound_keyed_field(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return depth > 0 and _bound_keyed_field(ctx, expr.func.value, depth + 1)
+    if not isinstance(expr, cst.Name):
+        return False
+    binding, _scope = ctx.lookup(expr.value, expr)
+    if binding is None or binding.value is None:
+        return False
+    if binding.how == "assign":
+        return _bound_keyed_field(ctx, binding.value, depth + 1)
+    if binding.how == "unpack" and isinstance(binding.value, (cst.Tuple, cst.List)) \
+            and 0 <= binding.index < len(binding.value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in binding.value.elements):
+        return _bound_keyed_field(ctx, binding.value.elements[binding.index].value, depth + 1)
+    return False
 
 
 def _short(text: str, limit: int = 50) -> str:

@@ -210,7 +210,8 @@ def fresh_loader_batch(ctx: "FileContext", expr: cst.BaseExpression) -> Optional
     name = var.value
     loop = next((a for a in ctx.ancestors(expr) if isinstance(a, cst.For) and _binds(a.target, name)), None)
     if loop is None or ctx.enclosing_function(loop) is not ctx.enclosing_function(expr) \
-            or not any(ctx.looks_like_loader(it) for it in wrapped_iterables(loop.iter, containers=False)):
+            or not any(ctx.looks_like_loader(it) or _built_loader(ctx, it)
+                       for it in wrapped_iterables(loop.iter, containers=False)):
         return None
     reaching = ctx.reaching(name, expr)
     if not reaching or any(b.order != ctx.order.get(loop) for b, _f in reaching):
@@ -230,6 +231,22 @@ def fresh_loader_batch(ctx: "FileContext", expr: cst.BaseExpression) -> Optional
 
 
 FRESH = "not yet moved to a device"
+
+
+def _built_loader(ctx: "FileContext", expr: cst.BaseExpression) -> bool:
+    """``train_dl`` bound (every reaching assignment) to a ``DataLoader(...)`` / ``NeighborLoader(...)`` call,
+    from whatever module (a vendored copy of PyG's, ``data.DataLoader``), not handed a device: it collates
+    on the host like the library's."""
+    from gnnlint.semantic.vocab import VARIABLE_SIZE_LOADERS
+
+    if not isinstance(expr, cst.Name):
+        return False
+    reaching = ctx.reaching(expr.value, expr)
+    return bool(reaching) and all(
+        b.how == "assign" and isinstance(b.value, cst.Call) and ctx.last_part(b.value.func) in VARIABLE_SIZE_LOADERS
+        and not any(a.star or a.keyword is not None and "device" in a.keyword.value
+                    and a.keyword.value != "pin_memory_device" for a in b.value.args)
+        for b, _f in reaching)
 
 
 def alias_moved(ctx: "FileContext", use: cst.Name, binding) -> bool:

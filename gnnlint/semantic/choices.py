@@ -28,6 +28,7 @@ _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightn
               "transformers", "timm", "e3nn", "torch_scatter", "torch_sparse", "torch_cluster")
 _MAX_CONDITION = 60  # longer conditions are left out of messages
 _MAX_DEPTH = 6
+_LIST_WRAPPERS = ("ModuleList", "list", "tuple")  # a module list / copy of the items it is given
 
 
 class Choices:
@@ -122,14 +123,44 @@ class Choices:
             stored = list(self.class_attr_values(cls, container.attr.value))
         else:
             return []
+        out = []
         for value in stored:
+            if isinstance(value, cst.Call) and self.last_part(value.func) in _LIST_WRAPPERS and value.args \
+                    and value.args[0].keyword is None and not value.args[0].star:
+                value = value.args[0].value  # nn.ModuleList([...])
             if isinstance(value, (cst.List, cst.Tuple)):
                 values += [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
             elif isinstance(value, cst.ListComp):
                 values.append(value.elt)
-        out = []
+            elif isinstance(value, cst.Name) and depth < _MAX_DEPTH:
+                out += self._handed_container_choices(value, depth + 1, cond)
         for value in values:
             out += self._instance_choices(value, value, depth + 1, cond)
+        return out
+
+    def handed_items(self, cls: ClassInfo, attr: str) -> list:
+        """The classes of the items of the lists this file's constructions of ``cls`` hand the ``__init__``
+        parameter stored in ``self.<attr>`` (``self.terms = terms`` / ``nn.ModuleList(terms)``): what the
+        compiled forward's ``for term in self.terms: term(x)`` runs (asked by regions.py's submodule walk)."""
+        out = []
+        for value in self.class_attr_values(cls, attr):
+            if isinstance(value, cst.Call) and self.last_part(value.func) in _LIST_WRAPPERS and value.args \
+                    and value.args[0].keyword is None and not value.args[0].star:
+                value = value.args[0].value
+            if isinstance(value, cst.Name):
+                out += self._handed_container_choices(value, 1, None)
+        return out
+
+    def _handed_container_choices(self, name: cst.Name, depth: int, cond: Optional[str]) -> list:
+        """``self.pair_potentials = pair_potentials`` of an ``__init__`` parameter: the items of the lists this
+        file's constructions pass for it (``pots = nn.ModuleList([])``, ``pots.append(ZBL(...))`` in a builder,
+        then ``Net(pair_potentials=pots)``)."""
+        out = []
+        for binding, func in self.reaching(name.value, name):
+            if binding.how == "param" and isinstance(func, FuncInfo) and isinstance(binding.node, cst.Param):
+                for arg in self.constructor_args(func, binding.node):
+                    if isinstance(arg, cst.Name):
+                        out += self._container_choices(arg, depth + 1, cond)
         return out
 
     def _held_choices(self, expr: cst.Attribute, at, depth: int, cond: Optional[str]) -> list:

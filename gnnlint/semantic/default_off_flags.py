@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.model import ClassInfo
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -323,6 +324,14 @@ class _SwitchReads(cst.CSTVisitor):
             elif isinstance(sub, cst.Name):
                 self.valued.add("=" + sub.value)
 
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        # `torch._assert(not self.symmetric or torch.equal(x, y))`: the right operand runs only as the left says
+        left = node.left
+        while isinstance(left, cst.UnaryOperation) and isinstance(left.operator, cst.Not):
+            left = left.expression
+        if (flag := _self_flag(left)) is not None:
+            self.tested.add(flag)
+
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names:
             self.reads.append(node)
@@ -390,7 +399,7 @@ def _off_here(ctx: "FileContext", cls, init, flag: str, reads: list) -> bool:
     position = next((i for i, p in enumerate(positional) if p.name.value == flag), -1)
     for call in ctx.calls_any_order():
         if any(arg.keyword is not None and arg.keyword.value == flag for arg in call.args) \
-                and ctx.enclosing_function(call) is not init:
+                and ctx.enclosing_function(call) is not init and not _other_callee(ctx, call, cls):
             return False
     constructions = ctx.constructions(cls)
     for call in constructions:
@@ -405,5 +414,29 @@ def _off_here(ctx: "FileContext", cls, init, flag: str, reads: list) -> bool:
             continue
         if isinstance(parent, cst.Call) and parent.func is name and parent in constructions:
             continue
+        if _old_style_super(ctx, name, cls):
+            continue
         return False
     return True
+
+
+def _other_callee(ctx: "FileContext", call: cst.Call, cls) -> bool:
+    """``call`` runs a local function, or builds a local class that is not ``cls`` nor derives from it
+    (``_get_n_paths(..., symmetric=symmetric)`` in another class's ``__init__``): it builds no ``cls``."""
+    callee = ctx.local_callee(call)
+    if callee is None or callee is cls:
+        return False
+    if isinstance(callee, ClassInfo):
+        return all(base is not cls for base in ctx.local_lineage(callee))
+    return True
+
+
+def _old_style_super(ctx: "FileContext", name: cst.Name, cls) -> bool:
+    """``super(Cls, self)`` in a method of ``cls`` itself: names the class, builds nothing."""
+    arg = ctx.parent.get(name)
+    call = ctx.parent.get(arg) if isinstance(arg, cst.Arg) else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "super"
+            and call.args and call.args[0] is arg):
+        return False
+    func = ctx.enclosing_function(call)
+    return func is not None and func.cls is cls

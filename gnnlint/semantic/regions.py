@@ -399,6 +399,14 @@ class Regions(HotLoops):
                             self._mark_class(choice, why)
                         elif isinstance(choice, ImportRef):
                             self._export_choice(choice, why)
+        for attr in cls.attrs:  # `self.terms = terms`, a list a builder fills (`terms.append(ZBL(...))`)
+            for choice, when in self.handed_items(cls, attr) if not submodule_reach.eager_only_submodule(
+                    self, cls, attr) else ():
+                why = self._choice_why(choice, when) + f" (submodule of `{cls.name}`)"
+                if isinstance(choice, ClassInfo) and choice is not cls:
+                    self._mark_class(choice, why)
+                elif isinstance(choice, ImportRef):
+                    self._export_choice(choice, why)
 
     def _is_lightning_module(self, cls: ClassInfo) -> bool:
         return any(base.split(".")[-1] == "LightningModule" for c in self.local_lineage(cls) for base in c.bases)
