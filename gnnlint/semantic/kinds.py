@@ -48,7 +48,7 @@ from gnnlint.semantic.kind_tables import (  # noqa: F401 - re-exported: importer
     _pyg_call_kind,
 )
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
-from gnnlint.semantic.mappings import string_keyed
+from gnnlint.semantic.mappings import NOT_MAPPING, TENSOR_MAPPING, mapping_annotation, string_keyed
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.returned_args import result_index, returned_argument
 from gnnlint.semantic.returned_tensors import returned_tensor_call, tensor_annotation
@@ -109,6 +109,8 @@ class Kinds:
                 if base == BATCH and self._subscript_is_key(expr):
                     return BATCH
                 return TENSOR if base == TENSOR else BATCH
+            if base == UNKNOWN and self._tensor_mapping_param(expr.value):
+                return TENSOR  # `feats[k]` with `feats: Dict[str, Tensor]`
             name = self.last_part(expr.value) or ""
             if name.endswith("_dict") and base != SCALAR:
                 return TENSOR if not name.startswith(("num_", "metadata")) else UNKNOWN
@@ -152,6 +154,15 @@ class Kinds:
         if isinstance(expr, cst.NamedExpr):
             return self.kind(expr.value)
         return UNKNOWN
+
+    def _tensor_mapping_param(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` is a parameter annotated as a dict of tensors (``Dict[str, Tensor]``)."""
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = self.reaching(expr.value, expr)
+        return bool(reaching) and all(
+            b.how == "param" and isinstance(b.node, cst.Param) and b.node.annotation is not None
+            and mapping_annotation(self, b.node.annotation.annotation) == TENSOR_MAPPING for b, _f in reaching)
 
     @staticmethod
     def _subscript_is_key(expr: cst.Subscript) -> bool:
@@ -316,6 +327,8 @@ class Kinds:
                 return TENSOR
             if _SCALAR_ANNOTATIONS.match(text):
                 return SCALAR
+            if mapping_annotation(self, param.annotation.annotation) != NOT_MAPPING:
+                return UNKNOWN  # `x_dict: Dict[str, Tensor]`: a dict, its items are tensors (mappings.py)
         if param.default is not None:
             default_kind = self.kind(param.default)
             if default_kind == SCALAR and not (isinstance(param.default, cst.Name)
