@@ -167,3 +167,130 @@ def test_a_scaler_step_handed_no_optimizer_makes_no_training_loop(tmp_path):
     assert not any(line.startswith("demo/train.py:27:") for line in found), found
     found = _amp(tmp_path, "self.grad_scaler.step(done)", AMP_FUNC, "trainer.py")
     assert not any(line.startswith("demo/trainer.py:19:") for line in found), found
+
+
+# SHEPHERD-Advanced: `trainer = Trainer(model=model, ...)` with the compiled model, then `trainer.train()`;
+# `Trainer.evaluate()` loops over batches running `self.model` too, but nothing calls it: its syncs run
+# in no step of the compiled program (semantic/instance_methods.py, `instance_methods` facts).
+TRAINER = """\
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, loader):
+            self.model = model
+            self.loader = loader
+            self.opt = torch.optim.Adam(model.parameters())
+
+        def train(self):
+            for epoch in range(3):
+                self._epoch()
+
+        def _epoch(self):
+            for batch in self.loader:
+                loss = self.model(batch).mean()
+                loss.backward()
+                self.opt.step()
+                print(loss.item())
+
+        def evaluate(self, loader=None):
+            total = 0.0
+            with torch.no_grad():
+                for batch in loader or self.loader:
+                    loss = self.model(batch).mean()
+                    total += loss.item()
+            return total
+"""
+SCRIPT = """\
+    import torch
+    from demo.trainer import Trainer
+
+
+    def main(net, loader):
+        model = torch.compile(net)
+        USE
+"""
+
+
+def _trainer(tmp_path, use: str) -> list:
+    found = finding_keys(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+        "demo/__init__.py": "",
+        "demo/trainer.py": TRAINER,
+        "demo/run.py": SCRIPT.replace("USE", use),
+    })
+    assert "demo/trainer.py:19:19: GNN013" in found, found  # the training loop the script runs
+    return found
+
+
+def test_a_method_the_compiling_script_never_calls_runs_no_step(tmp_path):
+    found = _trainer(tmp_path, "trainer = Trainer(model, loader)\n        trainer.epochs = 3\n        trainer.train()")
+    assert not any(line.startswith("demo/trainer.py:26:") for line in found), found
+
+
+def test_a_method_of_an_instance_used_in_a_chain_runs_no_step(tmp_path):
+    # another spelling: `Trainer(model=model, loader=loader).train()`, no name bound
+    found = _trainer(tmp_path, "Trainer(model=model, loader=loader).train()")
+    assert not any(line.startswith("demo/trainer.py:26:") for line in found), found
+
+
+def test_a_method_the_script_calls_keeps_its_syncs(tmp_path):
+    found = _trainer(tmp_path, "trainer = Trainer(model, loader)\n        trainer.train()\n        trainer.evaluate()")
+    assert "demo/trainer.py:26:26: GNN013" in found, found
+
+
+def test_an_instance_handed_on_may_run_any_method(tmp_path):
+    # `report(trainer)`: another function may call `trainer.evaluate()`
+    found = _trainer(tmp_path, "trainer = Trainer(model, loader)\n        trainer.train()\n        report(trainer)")
+    assert "demo/trainer.py:26:26: GNN013" in found, found
+
+
+# SHEPHERD-Advanced trainer.py:654: `_, indices = scores.sort(dim=-1, descending=True)` with `scores` a
+# dict entry: `dim=` is a tensor method's keyword (a list's sort takes `key`/`reverse`, numpy `axis`), so
+# `indices[i].tolist()` copies a device tensor (kind_tables.py ``tensor_keyword_call``).
+EVAL_LOOP = """\
+    import torch
+
+
+    def collect(out):
+        return {"scores": out, "n": len(out)}
+
+
+    def validate(model, loader):
+        ids = []
+        with torch.no_grad():
+            for batch in loader:
+                outputs = collect(model(batch))
+                scores = outputs["scores"]
+                _, indices = SORT
+                for i in range(4):
+                    ids.append(indices[i].tolist())
+        return ids
+
+
+    def main(net, loader):
+        model = torch.compile(net)
+        validate(model, loader)
+"""
+
+
+def _eval(tmp_path, sort: str) -> list:
+    found = finding_keys(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'demo'\n\n[tool.gnnlint]\n",
+        "demo/__init__.py": "",
+        "demo/run.py": EVAL_LOOP.replace("SORT", sort),
+    })
+    assert not any(line.endswith("GNN000") for line in found), found
+    return found
+
+
+def test_indices_of_a_sort_along_a_dim_are_a_device_tensor(tmp_path):
+    assert "demo/run.py:16:28: GNN013" in _eval(tmp_path, "scores.sort(dim=-1, descending=True)")
+    # another spelling: `.max(dim=1)` of a dict entry read directly
+    assert "demo/run.py:16:28: GNN013" in _eval(tmp_path, 'outputs["scores"].max(dim=1)')
+
+
+def test_a_numpy_sort_along_an_axis_is_no_device_tensor(tmp_path):
+    found = _eval(tmp_path, "scores.max(axis=1)")
+    assert "demo/run.py:16:28: GNN013" not in found, found
+    assert not any(line.startswith("demo/run.py:16:") for line in found), found

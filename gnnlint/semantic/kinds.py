@@ -46,9 +46,10 @@ from gnnlint.semantic.kind_tables import (  # noqa: F401 - re-exported: importer
     _torch_call_kind,
     _scatter_returns_tensor,
     _pyg_call_kind,
+    tensor_keyword_call,
 )
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
-from gnnlint.semantic.mappings import NOT_MAPPING, TENSOR_MAPPING, mapping_annotation, string_keyed
+from gnnlint.semantic.mappings import NOT_MAPPING, mapping_annotation, string_keyed, tensor_mapping_param
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.returned_args import result_index, returned_argument
 from gnnlint.semantic.returned_tensors import returned_tensor_call, tensor_annotation
@@ -109,7 +110,7 @@ class Kinds:
                 if base == BATCH and self._subscript_is_key(expr):
                     return BATCH
                 return TENSOR if base == TENSOR else BATCH
-            if base == UNKNOWN and self._tensor_mapping_param(expr.value):
+            if base == UNKNOWN and tensor_mapping_param(self, expr.value):
                 return TENSOR  # `feats[k]` with `feats: Dict[str, Tensor]`
             name = self.last_part(expr.value) or ""
             if name.endswith("_dict") and base != SCALAR:
@@ -154,15 +155,6 @@ class Kinds:
         if isinstance(expr, cst.NamedExpr):
             return self.kind(expr.value)
         return UNKNOWN
-
-    def _tensor_mapping_param(self, expr: cst.BaseExpression) -> bool:
-        """``expr`` is a parameter annotated as a dict of tensors (``Dict[str, Tensor]``)."""
-        if not isinstance(expr, cst.Name):
-            return False
-        reaching = self.reaching(expr.value, expr)
-        return bool(reaching) and all(
-            b.how == "param" and isinstance(b.node, cst.Param) and b.node.annotation is not None
-            and mapping_annotation(self, b.node.annotation.annotation) == TENSOR_MAPPING for b, _f in reaching)
 
     @staticmethod
     def _subscript_is_key(expr: cst.Subscript) -> bool:
@@ -467,6 +459,8 @@ class Kinds:
             kind = self._method_call_kind(func)
             if kind is not None:
                 return kind
+            if tensor_keyword_call(call) and not self._module_name(func.value):
+                return TENSOR  # `scores.sort(dim=-1, descending=True)`: no list or array takes `dim=`
         return self._named_call_kind(call, func)
 
     def _sums_tensors(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -525,6 +519,10 @@ class Kinds:
                 "numpy", "tolist", "item"):
             return TENSOR
         return None
+
+    def _module_name(self, expr: cst.BaseExpression) -> bool:
+        """``utils`` of ``utils.sort(x, dim=1)``: an imported name, not a value."""
+        return isinstance(expr, cst.Name) and (expr.value in self.imports or expr.value in self.aliases)
 
     def _named_call_kind(self, call: cst.Call, func: cst.BaseExpression) -> str:
         """A call of a model value, a local function or class, an imported model class, a loss."""

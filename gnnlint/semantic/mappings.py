@@ -49,6 +49,16 @@ def mapping_annotation(ctx: "FileContext", annotation: Optional[cst.BaseExpressi
     return TENSOR_MAPPING if tensor_annotation(ctx, _strip_optional(value)) else MAPPING
 
 
+def tensor_mapping_param(ctx: "FileContext", expr: cst.BaseExpression) -> bool:
+    """``expr`` is a parameter annotated as a dict of tensors: ``feats[k]`` is a tensor."""
+    if not isinstance(expr, cst.Name):
+        return False
+    reaching = ctx.reaching(expr.value, expr)
+    return bool(reaching) and all(
+        b.how == "param" and isinstance(b.node, cst.Param) and b.node.annotation is not None
+        and mapping_annotation(ctx, b.node.annotation.annotation) == TENSOR_MAPPING for b, _f in reaching)
+
+
 def _strip_optional(annotation: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
     """``Optional[X]`` / ``X | None`` / ``None | X`` -> ``X``; a string annotation is left alone."""
     if isinstance(annotation, cst.Subscript) and len(annotation.slice) == 1 \
