@@ -459,8 +459,9 @@ class Kinds:
             kind = self._method_call_kind(func)
             if kind is not None:
                 return kind
-            if tensor_keyword_call(call) and not self._module_name(func.value):
-                return TENSOR  # `scores.sort(dim=-1, descending=True)`: no list or array takes `dim=`
+            if tensor_keyword_call(call) and not (isinstance(func.value, cst.Name) and (
+                    func.value.value in self.imports or func.value.value in self.aliases)):
+                return TENSOR  # `scores.sort(dim=-1, descending=True)`, not `utils.sort(x, dim=1)`
         return self._named_call_kind(call, func)
 
     def _sums_tensors(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -519,10 +520,6 @@ class Kinds:
                 "numpy", "tolist", "item"):
             return TENSOR
         return None
-
-    def _module_name(self, expr: cst.BaseExpression) -> bool:
-        """``utils`` of ``utils.sort(x, dim=1)``: an imported name, not a value."""
-        return isinstance(expr, cst.Name) and (expr.value in self.imports or expr.value in self.aliases)
 
     def _named_call_kind(self, call: cst.Call, func: cst.BaseExpression) -> str:
         """A call of a model value, a local function or class, an imported model class, a loss."""
