@@ -50,13 +50,16 @@ def mapping_annotation(ctx: "FileContext", annotation: Optional[cst.BaseExpressi
 
 
 def tensor_mapping_param(ctx: "FileContext", expr: cst.BaseExpression) -> bool:
-    """``expr`` is a parameter annotated as a dict of tensors: ``feats[k]`` is a tensor."""
+    """``expr`` is a module forward's parameter annotated as a dict of tensors: ``feats[k]`` is a tensor."""
     if not isinstance(expr, cst.Name):
         return False
     reaching = ctx.reaching(expr.value, expr)
+    # only a module's forward (where an unannotated input was presumed a tensor anyway): an evaluation
+    # helper's `target: dict[str, Tensor]` often holds CPU tensors (`target["natoms"].tolist()`)
     return bool(reaching) and all(
         b.how == "param" and isinstance(b.node, cst.Param) and b.node.annotation is not None
-        and mapping_annotation(ctx, b.node.annotation.annotation) == TENSOR_MAPPING for b, _f in reaching)
+        and f is not None and f.name == "forward" and f.cls is not None and ctx.is_module_class(f.cls)
+        and mapping_annotation(ctx, b.node.annotation.annotation) == TENSOR_MAPPING for b, f in reaching)
 
 
 def _strip_optional(annotation: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
