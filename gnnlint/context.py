@@ -44,7 +44,7 @@ from gnnlint.facts import (  # noqa: F401 - re-exported: rules and tools import 
     ImportRef,
     ProjectFacts,
 )
-from gnnlint.semantic import (compile_facts, constant_branches, cpu_only, default_off_flags, entry_points, host_flags, flow, keys, layer_feeds, layers, shapes, sparse_feeds, synced_params,
+from gnnlint.semantic import (compile_facts, constant_branches, cpu_only, default_off_flags, entry_points, host_flags, flow, instance_methods, keys, layer_feeds, layers, shapes, sparse_feeds, synced_params,
                               unpassed_inputs, version_fallbacks)
 from gnnlint.semantic.choices import Choices
 from gnnlint.semantic.compile_flags import CompileFlags
@@ -262,10 +262,12 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
         class's compile flag is off there (semantic/compile_flags.py), or a test of a parameter
         fails for every value the per-step calls from other files pass (semantic/step_args.py), or
         a switch no construction turns on guards it (semantic/default_off_flags.py), or a module
-        constant that is off does (``if DEBUG:``, semantic/constant_branches.py).
+        constant that is off does (``if DEBUG:``, semantic/constant_branches.py), or it is in a method
+        the program handing this class its compiled model never runs (semantic/instance_methods.py).
         ``hot_region``, ``step_drive`` and the per-step calls told to other files leave it out."""
         return self.compile_flag_unreached(node) or self.step_arg_unreached(node) \
-            or default_off_flags.switched_off(self, node) or constant_branches.constant_off(self, node) is not None
+            or default_off_flags.switched_off(self, node) or constant_branches.constant_off(self, node) is not None \
+            or instance_methods.uncalled_method(self, node)
 
     def layer_input_feed(self, site_node: cst.CSTNode):
         """The module forward that runs the function compiled at ``site_node``

@@ -433,6 +433,19 @@ def _joined(kind: str, known: Optional[str], why: str) -> Optional[str]:
     return None
 
 
+def _join_instance_methods(known: Optional[str], told: str) -> Optional[str]:
+    """``instance_methods``: every construction's names count (``*`` wins); None: unchanged
+    (semantic/instance_methods.py)."""
+    if known is None:
+        return told
+    if "*" in known.split(","):
+        return None
+    if "*" in told.split(","):
+        return "*"
+    joined = ",".join(sorted(set(filter(None, known.split(","))) | set(filter(None, told.split(",")))))
+    return joined if joined != known else None
+
+
 # about the file's own functions: pulled by their importers (or joined) in check_files, not delivered
 # not delivered by import resolution: pulled by their importers, broadcast, or joined project-wide
 _PULLED_KINDS = frozenset(_PULLED_BY_IMPORTERS + ("framework_compiled", "compile_flags", "compile_switches",
@@ -462,6 +475,12 @@ def deliver_facts(result, every, contents, compiling, modules, incoming: dict, c
                 target = (target[0], target[1] + "." + ref.name.split(".", 1)[1])
             facts = incoming.setdefault(target[0], ProjectFacts())
             known = getattr(facts, kind).get(target[1])
+            if kind == "instance_methods":  # every construction counts (semantic/instance_methods.py)
+                joined = _join_instance_methods(known, why)
+                if joined is not None:
+                    facts.instance_methods[target[1]] = joined
+                    changed.add(target[0])
+                continue
             if kind in ("compiled_passed", "stepped_args") or (kind == "stepped" and known is not None):
                 joined = _joined(kind, known, why)  # every call counts, not first-wins
                 if joined is not None:

@@ -220,7 +220,7 @@ FACT_KINDS = ("compiled", "hot", "fed", "fullgraph", "swept", "compiled_args", "
               "compiled_hooks", "returns", "stepped_args", "compiled_returns", "fed_args", "sparse_fed",
               "step_hooks", "stepped_overrides", "compiled_overrides",
               "compile_flags", "compile_switches", "synced_params", "returned_tensors", "ctor_switches",
-              "graph_collates", "imported_constants", "returned_args", "arg_classes")
+              "graph_collates", "imported_constants", "returned_args", "arg_classes", "instance_methods")
 # Facts about what an imported function's value is (a tensor, a host copy of its argument, a library
 # callable): they change how code inside a compiled region or hot loop is judged, and make neither.
 VALUE_FACT_KINDS = ("returns", "synced_params", "returned_tensors")
@@ -251,6 +251,9 @@ class ProjectFacts:
     # "<function>:<parameter position or keyword>" -> "<module>|<Class>": the same calls pass an instance
     # of that project class (absolute import) for another parameter (semantic/arg_classes.py)
     arg_classes: dict[str, str] = field(default_factory=dict)
+    # "Class" -> "train,load_checkpoint" / "*": what the files building it with a compiled model read on
+    # the instance (every construction joined; semantic/instance_methods.py)
+    instance_methods: dict[str, str] = field(default_factory=dict)
     # "<defining module's stem>.<function>:<position>/<parameter>" -> why: a
     # function this file imports compiles that parameter (``def run(model):
     # model = torch.compile(model)``), so the classes passed there are compiled
@@ -358,6 +361,9 @@ class ExportedFacts:
     compiled_args: list[tuple[ImportRef, str]] = field(default_factory=list)
     # the same calls: ImportRef(module, "<function>:<parameter>") -> "<module>|<Class>" of another argument
     arg_classes: list[tuple[ImportRef, str]] = field(default_factory=list)
+    # ImportRef(module, "Class") -> "train,load_checkpoint" / "*": the names this file reads on an instance it
+    # builds with a compiled model (semantic/instance_methods.py)
+    instance_methods: list[tuple[ImportRef, str]] = field(default_factory=list)
     # this file's own top-level functions that compile a parameter:
     # ImportRef("", "<function>:<position>/<parameter>"), told to the files
     # that import them (the engine finds those by their import lines)

@@ -21,6 +21,7 @@ from gnnlint.facts import ImportRef
 from gnnlint.semantic.arg_classes import export_arg_classes
 from gnnlint.semantic.containers import ELEMENTS, module_self, refuses_compiled
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, HOLDER_MARK
+from gnnlint.semantic.instance_methods import export_instance_methods
 from gnnlint.semantic.forwarded_args import forwarded_spec, star_forward, strip_mark
 from gnnlint.semantic.method_refs import handed_method, passing_base
 from gnnlint.semantic.registries import mark_registered_classes, registry_key
@@ -63,6 +64,9 @@ class Handoffs:
                     if specs and ("classes", call) not in seen:
                         seen.add(("classes", call))  # the other arguments' classes (arg_classes.py)
                         export_arg_classes(self, call, targets, specs)
+                        classes = self._imported_class(call)
+                        if classes and targets == classes:  # what the script runs of it (instance_methods.py)
+                            export_instance_methods(self, call, classes)
         # instances of a class holding compiled submodules (compiled_holders.py): `ppo.train(agent)`
         if self._has_self_compiled() or self.project.compiled_instances:
             for call in self.all_calls():

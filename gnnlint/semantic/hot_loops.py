@@ -24,7 +24,7 @@ from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.returned_callables import factory_name
 from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
-from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
+from gnnlint.semantic.kinds import MODEL, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.once_loops import runs_once
 from gnnlint.semantic.sampler_loops import sampler_batch_loops
@@ -70,12 +70,9 @@ class HotLoops:
             if attr == "backward":
                 return True
             if attr == "step":
-                owner = func.value
-                kind = self.kind(owner)
-                if kind == SCHEDULER:
+                if self.kind(func.value) == SCHEDULER:
                     return False
-                name = (self.last_part(owner) or "").lower()
-                if kind == OPTIMIZER or ("opt" in name and "sched" not in name):
+                if self.steps_optimizer(call):  # `opt.step()`, `scaler.step(opt)` (optim.py)
                     return True
         if self._inside_forward_pass(call) and not self._runs_held_compiled(call):
             # A layer calling its submodules in a loop is a forward pass, not

@@ -196,3 +196,19 @@ def _pyg_call_kind(parts: list[str]) -> str:
     if last in ("Data", "HeteroData", "Batch"):
         return BATCH
     return UNKNOWN
+
+
+# methods whose `dim=` / `keepdim=` / `descending=` keyword only a tensor takes (a list's `sort` takes
+# `key` / `reverse`, numpy's reductions `axis`): their result is a tensor (or a tuple of tensors:
+# `_, idx = scores.sort(dim=-1)`), whatever the receiver is known as
+_DIM_METHODS = frozenset(("sort", "max", "min", "median", "mode", "kthvalue", "cummax", "cummin", "argmax",
+                          "argmin", "argsort", "sum", "mean", "prod", "std", "var", "cumsum", "amax", "amin",
+                          "nansum", "nanmean", "softmax", "log_softmax", "topk", "unique", "norm"))
+_TENSOR_KEYWORDS = frozenset(("dim", "keepdim", "descending"))
+
+
+def tensor_keyword_call(call: cst.Call) -> bool:
+    """``x.sort(dim=-1, descending=True)`` / ``out["logits"].max(dim=1)``: a tensor method's call."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in _DIM_METHODS and any(
+        a.keyword is not None and a.keyword.value in _TENSOR_KEYWORDS for a in call.args)

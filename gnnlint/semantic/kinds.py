@@ -46,9 +46,10 @@ from gnnlint.semantic.kind_tables import (  # noqa: F401 - re-exported: importer
     _torch_call_kind,
     _scatter_returns_tensor,
     _pyg_call_kind,
+    tensor_keyword_call,
 )
 from gnnlint.semantic.literals import _NO_VALUE  # noqa: F401 (re-exported)
-from gnnlint.semantic.mappings import string_keyed
+from gnnlint.semantic.mappings import NOT_MAPPING, mapping_annotation, string_keyed, tensor_mapping_param
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo
 from gnnlint.semantic.returned_args import result_index, returned_argument
 from gnnlint.semantic.returned_tensors import returned_tensor_call, tensor_annotation
@@ -109,6 +110,8 @@ class Kinds:
                 if base == BATCH and self._subscript_is_key(expr):
                     return BATCH
                 return TENSOR if base == TENSOR else BATCH
+            if base == UNKNOWN and tensor_mapping_param(self, expr.value):
+                return TENSOR  # `feats[k]` with `feats: Dict[str, Tensor]`
             name = self.last_part(expr.value) or ""
             if name.endswith("_dict") and base != SCALAR:
                 return TENSOR if not name.startswith(("num_", "metadata")) else UNKNOWN
@@ -316,6 +319,8 @@ class Kinds:
                 return TENSOR
             if _SCALAR_ANNOTATIONS.match(text):
                 return SCALAR
+            if mapping_annotation(self, param.annotation.annotation) != NOT_MAPPING:
+                return UNKNOWN  # `x_dict: Dict[str, Tensor]`: a dict, its items are tensors (mappings.py)
         if param.default is not None:
             default_kind = self.kind(param.default)
             if default_kind == SCALAR and not (isinstance(param.default, cst.Name)
@@ -454,6 +459,9 @@ class Kinds:
             kind = self._method_call_kind(func)
             if kind is not None:
                 return kind
+            if tensor_keyword_call(call) and not (isinstance(func.value, cst.Name) and (
+                    func.value.value in self.imports or func.value.value in self.aliases)):
+                return TENSOR  # `scores.sort(dim=-1, descending=True)`, not `utils.sort(x, dim=1)`
         return self._named_call_kind(call, func)
 
     def _sums_tensors(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

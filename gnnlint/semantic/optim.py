@@ -1,6 +1,10 @@
 """Optimizers and learning rates: "which optimizer is this, who changes its lr,
 and is its step compiled?"
 
+``steps_optimizer(call)`` says whether a ``.step(...)`` call steps an
+optimizer: ``opt.step()``, or ``scaler.step(opt)`` -- AMP's ``GradScaler``
+(and wrappers like it) step the optimizer they are handed, so the loop
+holding that call takes an optimizer step every iteration.
 ``optimizer_ctor(expr)`` finds the constructor call of an optimizer value,
 ``lr_changers(ctor)`` the schedulers / ``param_groups[...]["lr"]`` writes
 that change its learning rate, ``compiled_steps(ctor)`` the compiled
@@ -12,6 +16,7 @@ from typing import Optional
 
 import libcst as cst
 
+from gnnlint.semantic.kind_tables import OPTIMIZER, SCHEDULER
 from gnnlint.semantic.model import assigned_targets
 from gnnlint.semantic.vocab import COMPILE_FUNCS
 
@@ -20,6 +25,25 @@ class Optim:
     """Optimizer / learning-rate questions. Mixed into FileContext; reads the SemanticModel."""
 
     # -- optimizers -----------------------------------------------------------------
+    def steps_optimizer(self, call: cst.Call) -> bool:
+        """``call`` is ``<optimizer>.step()`` or ``<anything>.step(<optimizer>)`` (``scaler.step(opt)``);
+        a scheduler's step is neither."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
+            return False
+        if self._optimizer_like(func.value):
+            return True
+        first = call.args[0] if call.args else None
+        return first is not None and first.keyword is None and not first.star \
+            and self.kind(func.value) != SCHEDULER and self._optimizer_like(first.value)
+
+    def _optimizer_like(self, expr: cst.BaseExpression) -> bool:
+        kind = self.kind(expr)
+        if kind == SCHEDULER:
+            return False
+        name = (self.last_part(expr) or "").lower()
+        return kind == OPTIMIZER or ("opt" in name and "sched" not in name)
+
     def optimizer_ctor(self, expr: Optional[cst.CSTNode], at: Optional[cst.CSTNode] = None,
                        depth: int = 0) -> Optional[cst.Call]:
         """The ``torch.optim.X(...)`` call an expression refers to."""
