@@ -23,6 +23,7 @@ from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.returned_callables import factory_name
 from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
+from gnnlint.semantic.instance_calls import CALL_KEY, call_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -276,6 +277,8 @@ class HotLoops:
         if factory is not None:
             return self.returned_callables(factory)
         func = self.stepped_function(key)
+        if func is None and key.endswith(f".{CALL_KEY}") and key.partition(".")[0] in self.classes:
+            return call_methods(self, self.classes[key.partition(".")[0]])  # `metric(out, y)`: its update, compute
         return [func] if func is not None else []
 
     def stepped_function(self, key: str) -> Optional[FuncInfo]:
