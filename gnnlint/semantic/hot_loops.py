@@ -23,7 +23,7 @@ from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.returned_callables import factory_name
 from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
-from gnnlint.semantic.instance_calls import CALL_KEY, call_methods
+from gnnlint.semantic.instance_calls import CALL_KEY, call_methods, metric_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -344,6 +344,8 @@ class HotLoops:
                 forward = self.method_of(cls, "forward")
                 if forward is not None:
                     self._mark_hot_func(forward, f"forward of `{cls.name}` runs every step")
+                for method in metric_methods(self, cls):  # a torchmetrics Metric: its update and compute
+                    self._mark_hot_func(method, f"`{cls.name}.{method.name}` runs every step")
             elif isinstance(cls, ImportRef):
                 self.exported.hot.append((cls, f"forward of `{cls.name}` runs every step"))
         if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):

@@ -69,7 +69,13 @@ def call_methods(ctx: "FileContext", cls: "ClassInfo") -> list["FuncInfo"]:
         method = ctx.method_of(cls, name)
         if method is not None:
             return [method]
-    if not _is_metric(ctx, cls):
+    return metric_methods(ctx, cls)
+
+
+def metric_methods(ctx: "FileContext", cls: "ClassInfo") -> list["FuncInfo"]:
+    """A torchmetrics ``Metric`` with no ``forward`` of its own: its ``update`` and ``compute``
+    (the library's ``forward`` runs both on every call); else nothing."""
+    if ctx.method_of(cls, "forward") is not None or not _is_metric(ctx, cls):
         return []
     return [m for m in (ctx.method_of(cls, "update"), ctx.method_of(cls, "compute")) if m is not None]
 
@@ -84,3 +90,17 @@ def _is_metric(ctx: "FileContext", cls: "ClassInfo") -> bool:
             if resolved.split(".")[0] == "torchmetrics" and resolved.split(".")[-1] == "Metric":
                 return True
     return False
+
+
+def instance_callers(ctx: "FileContext", func: "FuncInfo") -> list[cst.Call]:
+    """The calls of this file that run the ``update`` / ``compute`` of a local
+    torchmetrics ``Metric`` by calling an instance (``metric(out, y)``): steps.py's callers."""
+    cls = func.cls
+    if cls is None or func.name not in ("update", "compute") or func not in metric_methods(ctx, cls):
+        return []
+    memo = ctx.__dict__.setdefault("_instance_callers", {})
+    if cls.name not in memo:
+        memo[cls.name] = [call for call in ctx.all_calls() if isinstance(call.func, (cst.Name, cst.Attribute))
+                          and not (isinstance(call.func, cst.Name) and call.func.value in ctx.classes)
+                          and ctx.class_of(call.func, call) is cls]
+    return memo[cls.name]

@@ -1,0 +1,225 @@
+"""s14hooks: per-step code reached by calling an object, not a function (GNN013; semantic/instance_calls.py).
+
+- ``value = metric(out, y)`` every step, with ``metric = RMSE()`` of a torchmetrics ``Metric`` subclass another
+  file defines: torchmetrics' ``Metric.forward`` runs the subclass's ``update`` and then its ``compute`` on every
+  call, so a sync in either is a per-step sync (curator's ``compute_overall`` ``.item()``s, OGB metrics'
+  ``.cpu().numpy()`` in ``compute``). ``metric.update(out, y)`` per step with ``metric.compute()`` at the epoch
+  end leaves ``compute`` once per epoch (the torchmetrics idiom): not per step.
+- ``self.criterion(out, y)`` with ``self.criterion = ForceLoss()`` of an ``nn.Module`` another file defines:
+  its ``forward`` runs every step (a loss module's ``.item()`` / ``assert mask.sum() > 0``).
+- The same in one file (a local ``Metric`` subclass called in the loop).
+Each shape in two spellings (a local name / an attribute set in ``__init__``; ``from torchmetrics import Metric``
+/ ``torchmetrics.Metric`` through a local base; another file / the same file), each INVALID with VALID twins
+(never compiled; called once after the loop; ``update`` per step, ``compute`` per epoch)."""
+from __future__ import annotations
+
+from tests.project_files import assert_one_file_agrees, finding_keys, write_project
+
+PYPROJECT = "[project]\nname = 'demo'\n\n[tool.gnnlint]\n"
+
+MODEL = """\
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.lin(x)
+"""
+
+METRICS = """\
+    import torch
+    from torchmetrics import Metric
+
+
+    class RMSE(Metric):
+        def __init__(self):
+            super().__init__()
+            self.add_state("err", default=torch.tensor(0.0), dist_reduce_fx="sum")
+            self.add_state("n", default=torch.tensor(0), dist_reduce_fx="sum")
+
+        def update(self, pred, target):
+            self.err += ((pred - target) ** 2).sum()
+            if torch.isnan(self.err).any():
+                self.err.zero_()
+            self.n += target.numel()
+
+        def compute(self):
+            return (self.err / self.n).sqrt().item()
+"""
+UPDATE_LINE, COMPUTE_LINE = "metrics.py:13:12: GNN013", "metrics.py:18:16: GNN013"
+
+TRAIN = """\
+    import torch
+    from metrics import RMSE
+    from model import Net
+
+
+    def main(loader):
+        model = torch.compile(Net())
+        opt = torch.optim.Adam(model.parameters())
+        metric = RMSE()
+        for x, y in loader:
+            out = model(x)
+            loss = (out - y).pow(2).mean()
+            loss.backward()
+            opt.step()
+            value = metric(out, y)
+            print(value)
+"""
+
+
+def _keys(tmp_path, files: dict) -> list:
+    return finding_keys(write_project(tmp_path, {"pyproject.toml": PYPROJECT, "model.py": MODEL, **files}))
+
+
+def test_calling_an_imported_metric_every_step_runs_its_update_and_compute(tmp_path):
+    keys = _keys(tmp_path, {"metrics.py": METRICS, "train.py": TRAIN})
+    assert UPDATE_LINE in keys and COMPUTE_LINE in keys, keys
+    assert_one_file_agrees(tmp_path, "metrics.py", nonempty=True)
+
+
+def test_a_metric_held_by_a_trainer_through_a_local_base(tmp_path):
+    # another spelling: `import torchmetrics`, the Metric base in between, the metric on `self`, a method's loop
+    metrics = """\
+        import torchmetrics
+
+
+        class AtomsMetric(torchmetrics.Metric):
+            def update(self, preds, target):
+                err = (preds - target).abs()
+                self.total = self.total + err.sum()
+                self.count = self.count + err.numel()
+
+
+        class PerAtomMAE(AtomsMetric):
+            def compute(self):
+                return {"mae": (self.total / self.count).item()}
+    """
+    trainer = """\
+        import torch
+        from .metrics import PerAtomMAE
+
+
+        class Trainer:
+            def __init__(self, model, lr):
+                self.model = torch.compile(model)
+                self.opt = torch.optim.SGD(self.model.parameters(), lr=lr)
+                self.train_metric = PerAtomMAE()
+
+            def train_epoch(self, loader):
+                for batch in loader:
+                    self.opt.zero_grad()
+                    pred = self.model(batch.x)
+                    loss = (pred - batch.y).square().mean()
+                    loss.backward()
+                    self.opt.step()
+                    logs = self.train_metric(pred.detach(), batch.y)
+                    self.log(logs)
+
+            def log(self, logs):
+                pass
+    """
+    keys = _keys(tmp_path, {"pkg/__init__.py": "", "pkg/metrics.py": metrics, "pkg/trainer.py": trainer})
+    assert "pkg/metrics.py:13:24: GNN013" in keys, keys
+
+
+def test_update_every_step_and_compute_per_epoch_leaves_compute_alone(tmp_path):
+    # VALID for compute: the torchmetrics idiom (update per step, compute once per epoch)
+    train = TRAIN.replace("            value = metric(out, y)\n            print(value)\n",
+                          "            metric.update(out, y)\n        print(metric.compute())\n")
+    keys = _keys(tmp_path, {"metrics.py": METRICS, "train.py": train})
+    assert UPDATE_LINE in keys and COMPUTE_LINE not in keys, keys
+
+
+def test_a_metric_called_once_after_the_loop_is_not_per_step(tmp_path):
+    # VALID: the call is outside the step loop
+    train = TRAIN.replace("            value = metric(out, y)\n            print(value)\n",
+                          "        print(metric(out, y))\n")
+    keys = _keys(tmp_path, {"metrics.py": METRICS, "train.py": train})
+    assert not [k for k in keys if k.startswith("metrics.py")], keys
+
+
+def test_a_metric_called_every_step_of_a_program_that_never_compiles(tmp_path):
+    # VALID: GNN013 is about loops driving compiled code
+    train = TRAIN.replace("torch.compile(Net())", "Net()")
+    keys = _keys(tmp_path, {"metrics.py": METRICS, "train.py": train})
+    assert not [k for k in keys if k.startswith("metrics.py")], keys
+
+
+LOSSES = """\
+    import torch
+    from torch import nn
+
+
+    class ForceLoss(nn.Module):
+        def forward(self, pred, target):
+            mask = target.abs() > 0
+            assert mask.sum() > 0
+            return (pred[mask] - target[mask]).square().mean()
+"""
+
+
+def test_an_imported_loss_module_called_every_step_runs_its_forward(tmp_path):
+    train = """\
+        import torch
+        from losses import ForceLoss
+        from model import Net
+
+
+        class Runner:
+            def __init__(self):
+                self.net = torch.compile(Net())
+                self.criterion = ForceLoss()
+                self.opt = torch.optim.Adam(self.net.parameters())
+
+            def fit(self, loader, epochs):
+                for _ in range(epochs):
+                    for x, y in loader:
+                        loss = self.criterion(self.net(x), y)
+                        loss.backward()
+                        self.opt.step()
+    """
+    keys = _keys(tmp_path, {"losses.py": LOSSES, "train.py": train})
+    assert "losses.py:8:16: GNN013" in keys, keys
+
+
+def test_a_loss_module_called_once_to_check_the_setup_is_not_per_step(tmp_path):
+    # VALID: a one-off call before the loop
+    train = """\
+        import torch
+        from losses import ForceLoss
+        from model import Net
+
+
+        def main(loader, x0, y0):
+            net = torch.compile(Net())
+            criterion = ForceLoss()
+            print(criterion(net(x0), y0))
+            opt = torch.optim.Adam(net.parameters())
+            for x, y in loader:
+                net(x).sum().backward()
+                opt.step()
+    """
+    keys = _keys(tmp_path, {"losses.py": LOSSES, "train.py": train})
+    assert not [k for k in keys if k.startswith("losses.py")], keys
+
+
+def test_a_local_metric_called_every_step(tmp_path):
+    # another file -> the same file: the loop and the Metric subclass together
+    train = METRICS + "\n\n" + TRAIN.replace("import torch\nfrom metrics import RMSE\n", "")
+    keys = _keys(tmp_path, {"train.py": train})
+    assert "train.py:13:12: GNN013" in keys and "train.py:18:16: GNN013" in keys, keys
+
+
+def test_a_local_metric_updated_every_step_and_computed_per_epoch(tmp_path):
+    # VALID for compute (the same file)
+    train = METRICS + "\n\n" + TRAIN.replace("import torch\nfrom metrics import RMSE\n", "") \
+        .replace("            value = metric(out, y)\n            print(value)\n",
+                 "            metric.update(out, y)\n        print(metric.compute())\n")
+    keys = _keys(tmp_path, {"train.py": train})
+    assert "train.py:13:12: GNN013" in keys and "train.py:18:16: GNN013" not in keys, keys
