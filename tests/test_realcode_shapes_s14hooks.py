@@ -223,3 +223,102 @@ def test_a_local_metric_updated_every_step_and_computed_per_epoch(tmp_path):
                  "            metric.update(out, y)\n        print(metric.compute())\n")
     keys = _keys(tmp_path, {"train.py": train})
     assert "train.py:13:12: GNN013" in keys and "train.py:18:16: GNN013" not in keys, keys
+
+
+# --- a callback list iterated in the step loop ------------------------------------------------------
+# `for cb in self.callbacks: cb.on_batch_end(...)`: the list is handed in (built from a config, another
+# file), so no class is known; every project class's method of that event name taking those arguments
+# runs once per step (semantic/hook_dispatch.py `looped_hook`, delivered by name like `_call_hooks("...")`).
+CALLBACKS = """\
+    class Callback:
+        def on_batch_end(self, trainer, batch, loss):
+            pass
+
+        def on_epoch_end(self, trainer):
+            pass
+
+
+    class LossPrinter(Callback):
+        def on_batch_end(self, trainer, batch, loss):
+            print(loss.item())
+
+        def on_epoch_end(self, trainer):
+            print(trainer.last.item())
+"""
+BATCH_END, EPOCH_END = "callbacks.py:11:15: GNN013", "callbacks.py:14:15: GNN013"
+
+TRAINER = """\
+    import torch
+    from model import Net
+
+
+    class Trainer:
+        def __init__(self, callbacks):
+            self.model = torch.compile(Net())
+            self.opt = torch.optim.Adam(self.model.parameters())
+            self.callbacks = callbacks
+
+        def fit(self, loader, epochs):
+            for epoch in range(epochs):
+                for x, y in loader:
+                    loss = (self.model(x) - y).pow(2).mean()
+                    loss.backward()
+                    self.opt.step()
+                    for cb in self.callbacks:
+                        cb.on_batch_end(self, (x, y), loss)
+                for cb in self.callbacks:
+                    cb.on_epoch_end(self)
+"""
+MAIN = """\
+    from callbacks import LossPrinter
+    from trainer import Trainer
+
+
+    def main(loader):
+        Trainer([LossPrinter()]).fit(loader, 3)
+"""
+
+
+def test_a_callback_list_iterated_every_step_runs_each_callbacks_batch_hook(tmp_path):
+    keys = _keys(tmp_path, {"callbacks.py": CALLBACKS, "trainer.py": TRAINER, "main.py": MAIN})
+    assert BATCH_END in keys, keys
+    assert EPOCH_END not in keys, keys  # VALID: once per epoch
+    assert_one_file_agrees(tmp_path, "callbacks.py", nonempty=True)
+
+
+def test_callbacks_fired_through_a_helper_method_with_star_args(tmp_path):
+    # another spelling: `self._fire(self, loss)` in the step, the loop over callbacks in the helper,
+    # a `before_/after_` event name, `*args` forwarded
+    trainer = TRAINER.replace("""                    for cb in self.callbacks:
+                        cb.on_batch_end(self, (x, y), loss)
+""", """                    self._fire(self, (x, y), loss)
+""").replace("""        def fit(""", """        def _fire(self, *args):
+            for callback in list(self.callbacks):
+                callback.after_train_iter(*args)
+
+        def fit(""")
+    callbacks = CALLBACKS.replace("def on_batch_end", "def after_train_iter")
+    keys = _keys(tmp_path, {"callbacks.py": callbacks, "trainer.py": trainer, "main.py": MAIN})
+    assert BATCH_END in keys and EPOCH_END not in keys, keys
+
+
+def test_callbacks_in_the_trainers_own_file(tmp_path):
+    # another file -> the same file
+    trainer = CALLBACKS + "\n\n" + TRAINER.replace("import torch\n", "")
+    keys = _keys(tmp_path, {"trainer.py": "    import torch\n" + trainer})
+    assert "trainer.py:12:15: GNN013" in keys and "trainer.py:15:15: GNN013" not in keys, keys
+
+
+def test_a_callback_list_of_a_program_that_never_compiles(tmp_path):
+    # VALID: nothing compiled
+    trainer = TRAINER.replace("torch.compile(Net())", "Net()")
+    keys = _keys(tmp_path, {"callbacks.py": CALLBACKS, "trainer.py": trainer, "main.py": MAIN})
+    assert not [k for k in keys if k.startswith("callbacks.py")], keys
+
+
+def test_a_loop_calling_a_plain_verb_on_its_items_is_no_hook_dispatch(tmp_path):
+    # VALID: `for m in self.trackers: m.log_value(...)` names no event (no on_/before_/after_)
+    trainer = TRAINER.replace("cb.on_batch_end(self, (x, y), loss)", "cb.log_value(self, (x, y), loss)")
+    callbacks = CALLBACKS.replace("def on_batch_end", "def log_value")
+    keys = _keys(tmp_path, {"callbacks.py": callbacks, "trainer.py": trainer, "main.py": MAIN})
+    assert not [k for k in keys if k.startswith("callbacks.py")], keys
