@@ -322,3 +322,132 @@ def test_a_loop_calling_a_plain_verb_on_its_items_is_no_hook_dispatch(tmp_path):
     callbacks = CALLBACKS.replace("def on_batch_end", "def log_value")
     keys = _keys(tmp_path, {"callbacks.py": callbacks, "trainer.py": trainer, "main.py": MAIN})
     assert not [k for k in keys if k.startswith("callbacks.py")], keys
+
+
+# --- typed containers and isinstance tests -----------------------------------------------------------
+# `outputs: List[ModelOutput]` stored as `self.outputs = nn.ModuleList(outputs)`: `for output in
+# self.outputs: output.calculate_metrics(...)` runs ModelOutput's method (semantic/typed_items.py); there
+# `if isinstance(self.metrics[k], AtomsMetric): self.metrics[k](pred, y)` calls an AtomsMetric, whose
+# abstract base leaves update/compute to the subclasses of its file: theirs run.
+ATOMS_METRICS = """\
+    import torch
+    from torchmetrics import Metric
+
+
+    class AtomsMetric(Metric):
+        def get_metric_name(self):
+            raise NotImplementedError
+
+
+    class PerAtomRMSE(AtomsMetric):
+        def update(self, preds, targets):
+            self.err = self.err + (preds - targets).square().sum()
+            self.n = self.n + preds.numel()
+
+        def compute(self):
+            return {self.get_metric_name(): (self.err / self.n).sqrt().item()}
+"""
+RMSE_COMPUTE = "atoms_metrics.py:16:41: GNN013"
+
+MODEL_OUTPUT = """\
+    from torch import nn
+    from atoms_metrics import AtomsMetric
+
+
+    class ModelOutput(nn.Module):
+        def __init__(self, name, metrics):
+            super().__init__()
+            self.name = name
+            self.metrics = {"train": nn.ModuleDict(metrics)}
+
+        def calculate_metrics(self, pred, target, subset):
+            values = {}
+            for k in self.metrics[subset]:
+                if isinstance(self.metrics[subset][k], AtomsMetric):
+                    values.update(self.metrics[subset][k](pred, target))
+            return values
+"""
+
+LIT = """\
+    from typing import List
+
+    import torch
+    from torch import nn
+    from model_output import ModelOutput
+
+
+    class Lit(nn.Module):
+        def __init__(self, model, outputs: List[ModelOutput]):
+            super().__init__()
+            self.model = torch.compile(model)
+            self.outputs = nn.ModuleList(outputs)
+            self.opt = torch.optim.Adam(self.model.parameters())
+
+        def fit(self, loader):
+            for batch in loader:
+                pred = self.model(batch)
+                loss = pred.sum()
+                loss.backward()
+                self.opt.step()
+                for output in self.outputs:
+                    output.calculate_metrics(pred, batch, "train")
+"""
+
+
+def test_typed_outputs_and_an_isinstance_narrowed_metric_call(tmp_path):
+    keys = _keys(tmp_path, {"atoms_metrics.py": ATOMS_METRICS, "model_output.py": MODEL_OUTPUT, "lit.py": LIT})
+    assert RMSE_COMPUTE in keys, keys
+    assert_one_file_agrees(tmp_path, "atoms_metrics.py", nonempty=True)
+
+
+def test_typed_callbacks_sequence_through_list_and_a_string_annotation(tmp_path):
+    # another spelling: `callbacks: "Sequence[Hook]"` stored as `list(callbacks)`, a plain method name
+    hooks = """\
+        class Hook:
+            def log_step(self, loss):
+                pass
+
+
+        class PrintHook(Hook):
+            def log_step(self, loss):
+                print(loss.item())
+    """
+    trainer = """\
+        from typing import Sequence
+
+        import torch
+        from hooks import Hook
+
+
+        def train(model, loader, callbacks: "Sequence[Hook]"):
+            model = torch.compile(model)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            hooks = list(callbacks)
+            for x in loader:
+                loss = model(x).sum()
+                loss.backward()
+                opt.step()
+                for hook in hooks:
+                    hook.log_step(loss)
+    """
+    keys = _keys(tmp_path, {"hooks.py": hooks, "trainer.py": trainer})
+    assert "hooks.py:8:15: GNN013" in keys, keys
+
+
+def test_an_isinstance_test_of_another_expression_says_nothing(tmp_path):
+    # VALID: the narrowed expression is not the one called
+    output = MODEL_OUTPUT.replace("isinstance(self.metrics[subset][k], AtomsMetric)",
+                                  "isinstance(self.metrics[subset], AtomsMetric)")
+    keys = _keys(tmp_path, {"atoms_metrics.py": ATOMS_METRICS, "model_output.py": output, "lit.py": LIT})
+    assert RMSE_COMPUTE not in keys, keys
+
+
+def test_typed_outputs_called_once_after_training(tmp_path):
+    # VALID: the metrics run once, after the loop
+    lit = LIT.replace("""                for output in self.outputs:
+                    output.calculate_metrics(pred, batch, "train")
+""", """            for output in self.outputs:
+                output.calculate_metrics(pred, batch, "train")
+""")
+    keys = _keys(tmp_path, {"atoms_metrics.py": ATOMS_METRICS, "model_output.py": MODEL_OUTPUT, "lit.py": lit})
+    assert RMSE_COMPUTE not in keys, keys

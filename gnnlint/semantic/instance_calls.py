@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gnnlint.semantic.callback_hooks import local_subclasses
+from gnnlint.semantic.typed_items import isinstance_class
+
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
     from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -52,9 +55,10 @@ def called_instance(ctx: "FileContext", call: cst.Call, import_ref):
         cls = ctx.enclosing_class(call)
         if cls is None or ctx.method_of(cls, func.attr.value) is not None:
             return None  # `self.method(...)`
-    else:
+    elif not isinstance(func, cst.Subscript):  # `self.metrics[subset][k](pred, target)`
         return None
-    owner = ctx.class_of(func, call)
+    owner = (ctx.class_of(func, call) if not isinstance(func, cst.Subscript) else None) \
+        or isinstance_class(ctx, func, call)  # under `if isinstance(self.metrics[s][k], AtomsMetric):`
     if not (isinstance(owner, import_ref) and owner.name[:1].isupper() and "." not in owner.name
             and (owner.level or (owner.module or "").split(".")[0] not in _LIBRARIES)):
         return None
@@ -77,7 +81,16 @@ def metric_methods(ctx: "FileContext", cls: "ClassInfo") -> list["FuncInfo"]:
     (the library's ``forward`` runs both on every call); else nothing."""
     if ctx.method_of(cls, "forward") is not None or not _is_metric(ctx, cls):
         return []
-    return [m for m in (ctx.method_of(cls, "update"), ctx.method_of(cls, "compute")) if m is not None]
+    return _own_or_overrides(ctx, cls, "update") + _own_or_overrides(ctx, cls, "compute")
+
+
+def _own_or_overrides(ctx: "FileContext", cls: "ClassInfo", name: str) -> list["FuncInfo"]:
+    """``cls``'s method ``name``; when it has none (an abstract base: the instance is a
+    subclass), the overrides of its local subclasses."""
+    method = ctx.method_of(cls, name)
+    if method is not None:
+        return [method]
+    return [sub.methods[name] for sub in local_subclasses(ctx).get(cls.name, ()) if name in sub.methods]
 
 
 def _is_metric(ctx: "FileContext", cls: "ClassInfo") -> bool:

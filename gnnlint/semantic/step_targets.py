@@ -38,6 +38,8 @@ def imported_target(ctx, call: cst.Call, import_ref, alongside=()):
     inherited = _inherited_target(ctx, call, import_ref)
     if inherited is not None:
         return inherited
+    if isinstance(func, cst.Subscript):
+        return called_instance(ctx, call, import_ref)  # `self.metrics[subset][k](pred, y)`, narrowed by isinstance
     if isinstance(func, cst.Name):
         ref = ctx.imports.get(func.value)
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
