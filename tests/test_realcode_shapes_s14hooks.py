@@ -5,8 +5,8 @@
   call, so a sync in either is a per-step sync (curator's ``compute_overall`` ``.item()``s, OGB metrics'
   ``.cpu().numpy()`` in ``compute``). ``metric.update(out, y)`` per step with ``metric.compute()`` at the epoch
   end leaves ``compute`` once per epoch (the torchmetrics idiom): not per step.
-- ``self.criterion(out, y)`` with ``self.criterion = ForceLoss()`` of an ``nn.Module`` another file defines:
-  its ``forward`` runs every step (a loss module's ``.item()`` / ``assert mask.sum() > 0``).
+- ``self.criterion(out, y)`` with ``self.criterion = ForceLoss()`` of a plain class another file defines: its
+  ``__call__`` runs every step (an ``nn.Module``'s forward is not told so: instance_calls.call_methods says why).
 - The same in one file (a local ``Metric`` subclass called in the loop).
 Each shape in two spellings (a local name / an attribute set in ``__init__``; ``from torchmetrics import Metric``
 / ``torchmetrics.Metric`` through a local base; another file / the same file), each INVALID with VALID twins
@@ -164,7 +164,18 @@ LOSSES = """\
 """
 
 
-def test_an_imported_loss_module_called_every_step_runs_its_forward(tmp_path):
+def test_an_imported_callable_object_called_every_step_runs_its_call(tmp_path):
+    # a plain class's own `__call__` (an `nn.Module`'s forward is left out: see instance_calls.call_methods)
+    losses = """\
+        import torch
+
+
+        class ForceLoss:
+            def __call__(self, pred, target):
+                if torch.isnan(pred).any():
+                    print("nan")
+                return (pred - target).square().mean()
+    """
     train = """\
         import torch
         from losses import ForceLoss
@@ -184,8 +195,8 @@ def test_an_imported_loss_module_called_every_step_runs_its_forward(tmp_path):
                         loss.backward()
                         self.opt.step()
     """
-    keys = _keys(tmp_path, {"losses.py": LOSSES, "train.py": train})
-    assert "losses.py:8:16: GNN013" in keys, keys
+    keys = _keys(tmp_path, {"losses.py": losses, "train.py": train})
+    assert "losses.py:6:12: GNN013" in keys, keys
 
 
 def test_a_loss_module_called_once_to_check_the_setup_is_not_per_step(tmp_path):

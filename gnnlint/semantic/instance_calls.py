@@ -10,8 +10,7 @@ A step loop calls objects, not only functions and methods::
         value = metric(out, y)    # per step
 
 ``metric(out, y)`` runs what the instance's ``__call__`` runs: a class's own
-``__call__``, else an ``nn.Module``'s ``forward``, else -- a torchmetrics
-``Metric`` -- the library's ``Metric.forward``, which runs the subclass's
+``__call__``, or -- a torchmetrics ``Metric`` -- the library's ``Metric.forward``, which runs the subclass's
 ``update`` and then its ``compute`` on every call (torchmetrics computes the
 batch value each time; only ``metric.update(...)`` leaves ``compute`` to the
 epoch end).
@@ -68,11 +67,14 @@ def called_instance(ctx: "FileContext", call: cst.Call, import_ref):
 
 
 def call_methods(ctx: "FileContext", cls: "ClassInfo") -> list["FuncInfo"]:
-    """The methods of ``cls`` (or its local bases) that calling an instance runs."""
-    for name in (CALL_KEY, "forward"):
-        method = ctx.method_of(cls, name)
-        if method is not None:
-            return [method]
+    """The methods of ``cls`` (or its local bases) that calling an instance runs: its own
+    ``__call__``, a Metric's ``update`` and ``compute``. Not an ``nn.Module``'s ``forward``: a
+    submodule called in an eager forward around a compiled backbone is told its arguments by no
+    per-step fact (``dim_size=n`` given by every local caller of the scatter helper it runs reads
+    as unknown), and a module called inside a compiled step function is compiled code."""
+    method = ctx.method_of(cls, CALL_KEY)
+    if method is not None:
+        return [method]
     return metric_methods(ctx, cls)
 
 

@@ -26,7 +26,7 @@ and a helper narrows what it calls with ``isinstance``::
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -109,9 +109,3 @@ def isinstance_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNo
         child = anc
     return None
 
-
-def narrowed_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode) -> Optional[object]:
-    """``isinstance_class`` for a subscript or attribute chain nothing else types (``self.metrics[s][k]``)."""
-    if not isinstance(expr, (cst.Subscript, cst.Attribute, cst.Name)):
-        return None
-    return isinstance_class(ctx, expr, at)
