@@ -120,7 +120,7 @@ def self_overrides(ctx: "FileContext", call: cst.Call) -> list["FuncInfo"]:
     f = call.func
     if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
         return []
-    subclasses = _subclasses(ctx)
+    subclasses = local_subclasses(ctx)
     if not subclasses:
         return []
     cls = ctx.enclosing_class(call)
@@ -129,7 +129,7 @@ def self_overrides(ctx: "FileContext", call: cst.Call) -> list["FuncInfo"]:
     return [sub.methods[f.attr.value] for sub in subclasses[cls.name] if f.attr.value in sub.methods]
 
 
-def _subclasses(ctx: "FileContext") -> dict:
+def local_subclasses(ctx: "FileContext") -> dict:
     """Class name -> the local classes deriving from it (directly or not), memoised."""
     key = ("local_subclasses",)
     if key not in ctx._memo:

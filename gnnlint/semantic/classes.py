@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.typed_items import item_class
 from gnnlint.semantic.attr_reaching import attr_values_reaching
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -208,7 +209,7 @@ class Classes:
                     and container.args and binding.index == 1):
                 return None
             container = container.args[0].value
-        return self._self_container_class(container, depth)
+        return self._self_container_class(container, depth) or item_class(self, container, container)
 
     def _self_container_class(self, container: cst.BaseExpression, depth: int):
         """The one class of the modules in ``self.<attr>``: ``ModuleList([Conv() ...])``, or
@@ -228,8 +229,10 @@ class Classes:
                         and call.args and _is_self_attr(call.func.value, attr)]
             found = {self.class_of(e, e, depth + 1) for e in self._container_elements(values) + appended
                      if e not in values}
-            return found.pop() if len(found) == 1 and isinstance(next(iter(found)), (ClassInfo, ImportRef)) \
-                else None
+            if len(found) == 1 and isinstance(next(iter(found)), (ClassInfo, ImportRef)):
+                return found.pop()
+            typed = {item_class(self, v, v) for v in values}  # `outputs: List[ModelOutput]` stored (typed_items.py)
+            return typed.pop() if len(typed) == 1 and not appended else None
         return self._memoised((cls.node, attr, "element class"), compute, None)
 
     def class_name(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:

@@ -88,7 +88,11 @@ def dispatched_hook(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, i
     """(event name, positional arguments forwarded) when ``call`` runs a local
     dispatcher with a string literal for its dispatched parameter
     (``self._call_hooks("on_train_batch_end", self, state, batch, out)``), or a
-    method it names itself (``getattr(model, "update_teacher", None)()``)."""
+    method it names itself (``getattr(model, "update_teacher", None)()``), or an
+    event method of each object of a loop (``for cb in self.callbacks: cb.on_batch_end(...)``)."""
+    looped = looped_hook(ctx, call)
+    if looped is not None:
+        return looped
     if not _gated(ctx):
         return None
     named = _named_getattr(ctx, call)
@@ -108,6 +112,33 @@ def dispatched_hook(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, i
     if not name.isidentifier() or "_" not in name.strip("_"):
         return None  # an event name (`on_train_batch_end`), not a bare word (`step`, `update`)
     return name, _forwarded(ctx, callee, call, runs)
+
+
+_EVENT_WORDS = ("on", "before", "after")
+
+
+def event_name(name: str) -> bool:
+    """A hook's event name: ``on_batch_end``, ``before_train_iter``, ``track_after_update_step``
+    (a word saying *when*), not a plain verb (``update``, ``reset_parameters``)."""
+    words = name.strip("_").split("_")
+    return len(words) > 1 and not name.startswith("__") and (
+        words[0] in _EVENT_WORDS or any(w in ("before", "after") for w in words[1:]))
+
+
+def looped_hook(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, int]]:
+    """``cb.on_batch_end(self, batch, loss)`` with ``cb`` the variable of a ``for cb in
+    self.callbacks:`` loop whose elements' class nothing here tells (handed in, built from a
+    config): (the event name, positional arguments) -- every project class's method of that
+    name may run. A known class is the ordinary callee, not this."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and event_name(func.attr.value)):
+        return None
+    binding, _scope = ctx.lookup(func.value.value, call)
+    if binding is None or binding.how != "iter" or ctx.class_of(func.value, call) is not None:
+        return None
+    if any(a.star == "*" for a in call.args):
+        return func.attr.value, -1
+    return func.attr.value, sum(1 for a in call.args if a.keyword is None and not a.star)
 
 
 def _named_getattr(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, int]]:
@@ -166,6 +197,8 @@ def dispatch_text(ctx: "FileContext", call: cst.Call, name: str) -> str:
     ``getattr(…, "update_teacher")()``."""
     if _named_getattr(ctx, call) is not None:
         return f'getattr(…, "{name}")()'
+    if looped_hook(ctx, call) is not None:
+        return f"{ctx.module.code_for_node(call.func)}()"
     return f'{ctx.module.code_for_node(call.func)}("{name}")'
 
 
@@ -196,7 +229,7 @@ def takes(node: cst.FunctionDef, count: int) -> bool:
 
 def dispatch_callers(ctx: "FileContext", func: FuncInfo) -> list[cst.Call]:
     """The calls that run the method ``func`` by its name (for steps.py's callers)."""
-    if func.cls is None or not _gated(ctx):
+    if func.cls is None or not (_gated(ctx) or event_name(func.name)):
         return []
     memo = ctx.__dict__.get("_dispatch_calls")
     if memo is None:

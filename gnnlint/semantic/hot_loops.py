@@ -23,6 +23,7 @@ from gnnlint.semantic.default_off_flags import never_built
 from gnnlint.semantic.eval_loops import evaluation_loops
 from gnnlint.semantic.returned_callables import factory_name
 from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
+from gnnlint.semantic.instance_calls import CALL_KEY, call_methods, metric_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, SCHEDULER, UNKNOWN
 from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -273,6 +274,8 @@ class HotLoops:
         if factory is not None:
             return self.returned_callables(factory)
         func = self.stepped_function(key)
+        if func is None and key.endswith(f".{CALL_KEY}") and key.partition(".")[0] in self.classes:
+            return call_methods(self, self.classes[key.partition(".")[0]])  # `metric(out, y)`: its update, compute
         return [func] if func is not None else []
 
     def stepped_function(self, key: str) -> Optional[FuncInfo]:
@@ -338,6 +341,8 @@ class HotLoops:
                 forward = self.method_of(cls, "forward")
                 if forward is not None:
                     self._mark_hot_func(forward, f"forward of `{cls.name}` runs every step")
+                for method in metric_methods(self, cls):  # a torchmetrics Metric: its update and compute
+                    self._mark_hot_func(method, f"`{cls.name}.{method.name}` runs every step")
             elif isinstance(cls, ImportRef):
                 self.exported.hot.append((cls, f"forward of `{cls.name}` runs every step"))
         if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):

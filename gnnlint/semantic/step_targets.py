@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gnnlint.semantic.arg_classes import told_param_class
+from gnnlint.semantic.instance_calls import called_instance
 from gnnlint.semantic.passed_functions import passed_function
 from gnnlint.semantic.step_handoffs import compiled_class, hands_compiled_to_step
 
@@ -31,14 +32,20 @@ def imported_target(ctx, call: cst.Call, import_ref, alongside=()):
         made = _factory_result(ctx, call, import_ref)  # `self.augment(batch)`, `self.augment = build_aug(cfg)`
         if made is not None:
             return made
+        instance = called_instance(ctx, call, import_ref)  # `self.loss_fn(out, batch)`: what calling it runs
+        if instance is not None:
+            return instance
     inherited = _inherited_target(ctx, call, import_ref)
     if inherited is not None:
         return inherited
+    if isinstance(func, cst.Subscript):
+        return called_instance(ctx, call, import_ref)  # `self.metrics[subset][k](pred, y)`, narrowed by isinstance
     if isinstance(func, cst.Name):
         ref = ctx.imports.get(func.value)
         if ref is not None and ref.name[:1].islower() and "." not in ref.name:
             return ref
-        return passed_function(ctx, call) or _factory_result(ctx, call, import_ref)  # `loss_fn(pred, y)`, handed the imported helper (passed_functions.py)
+        return passed_function(ctx, call) or _factory_result(ctx, call, import_ref) \
+            or called_instance(ctx, call, import_ref)  # `loss_fn(pred, y)`, handed the imported helper (passed_functions.py); `metric(out, y)`
     if not isinstance(func, cst.Attribute) or len(func.attr.value) < 2 or func.attr.value.startswith("__"):
         return None
     if isinstance(func.value, cst.Name) and func.value.value in ctx.imports:

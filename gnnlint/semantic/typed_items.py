@@ -1,0 +1,111 @@
+"""What class are the items of a typed container parameter? What class does an ``isinstance`` test say?
+
+A trainer stores the objects it is handed and calls them every step; only the annotation says what
+they are::
+
+    class LitNNP(pl.LightningModule):
+        def __init__(self, model, outputs: List[ModelOutput], callbacks: Sequence[Callback] = ()):
+            self.outputs = nn.ModuleList(outputs)
+            self.callbacks = list(callbacks)
+
+        def training_step(self, batch, idx):
+            for output in self.outputs:               # a ModelOutput
+                output.calculate_metrics(pred, batch, "train")
+
+and a helper narrows what it calls with ``isinstance``::
+
+    if isinstance(self.metrics[subset][k], AtomsMetric):
+        metric = self.metrics[subset][k](pred, target)   # an AtomsMetric (or a subclass)
+
+- ``item_class(ctx, expr)``: the one project class (local ``ClassInfo`` or imported ``ImportRef``) the
+  items of ``expr`` are annotated as -- ``expr`` a parameter annotated ``List[C]`` / ``list[C]`` /
+  ``Sequence[C]`` / ``Iterable[C]`` / ``tuple[C, ...]`` (also under ``Optional[...]``), or a call wrapping
+  one (``nn.ModuleList(outputs)``, ``list(callbacks)``); classes.py asks it for ``for x in self.<attr>``.
+- ``isinstance_class(ctx, expr, at)``: ``C`` of an enclosing ``if isinstance(<expr>, C):`` whose first
+  argument is written as ``expr`` is (the same code).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gnnlint.facts import ImportRef
+
+if TYPE_CHECKING:
+    from gnnlint.context import FileContext
+
+_SEQUENCES = frozenset(("List", "list", "Sequence", "Iterable", "Collection", "MutableSequence", "Tuple", "tuple"))
+_WRAPPERS = frozenset(("ModuleList", "list", "tuple", "Sequential"))
+_LIBRARIES = ("torch", "torch_geometric", "lightning", "pytorch_lightning", "typing", "collections")
+
+
+def item_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0):
+    """The project class the items of ``expr`` are annotated as (see the module doc), or None."""
+    if isinstance(expr, cst.Call) and (ctx.last_part(expr.func) or "") in _WRAPPERS and len(expr.args) == 1 \
+            and not expr.args[0].keyword and not expr.args[0].star:
+        expr = expr.args[0].value  # `nn.ModuleList(outputs)`, `list(callbacks)`
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+        expr = expr.left  # `callbacks or []`
+    if not isinstance(expr, cst.Name):
+        return None
+    binding, _func = ctx.lookup(expr.value, at)
+    if binding is not None and binding.how == "assign" and isinstance(binding.value, cst.Call) and depth == 0:
+        return item_class(ctx, binding.value, binding.value, 1)  # `hooks = list(callbacks)`
+    param = binding.node if binding is not None and binding.how == "param" else None
+    if not isinstance(param, cst.Param) or param.annotation is None:
+        return None
+    return _sequence_item(ctx, param.annotation.annotation)
+
+
+def _sequence_item(ctx: "FileContext", ann: cst.BaseExpression, depth: int = 0):
+    if isinstance(ann, cst.SimpleString):  # `"List[Callback]"`
+        try:
+            ann = cst.parse_expression(ann.raw_value)
+        except Exception:  # noqa: BLE001 - not an expression
+            return None
+    if not isinstance(ann, cst.Subscript) or depth > 2:
+        return None
+    head = ctx.last_part(ann.value) or ""
+    items = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+    if head == "Optional" and len(items) == 1:
+        return _sequence_item(ctx, items[0], depth + 1)
+    if head not in _SEQUENCES or not items:
+        return None
+    if head in ("Tuple", "tuple") and not (len(items) == 2 and isinstance(items[1], cst.Ellipsis)):
+        return None  # `tuple[A, B]`: two kinds of item
+    return _project_class(ctx, items[0])
+
+
+def _project_class(ctx: "FileContext", expr: cst.BaseExpression):
+    """A local class or an imported project class named by ``expr``."""
+    if isinstance(expr, cst.SimpleString) and expr.raw_value.isidentifier():
+        expr = cst.Name(expr.raw_value)
+    if not isinstance(expr, cst.Name) or not expr.value[:1].isupper():
+        return None
+    if expr.value in ctx.classes:
+        return ctx.classes[expr.value]
+    ref = ctx.imports.get(expr.value)
+    if isinstance(ref, ImportRef) and ref.name[:1].isupper() and "." not in ref.name \
+            and (ref.level or (ref.module or "").split(".")[0] not in _LIBRARIES):
+        return ref
+    return None
+
+
+def isinstance_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode):
+    """``C`` when ``at`` sits in the body of ``if isinstance(<expr>, C):`` (the same code as ``expr``)."""
+    code = None
+    child = at
+    for anc in ctx.ancestors(at):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        if isinstance(anc, cst.If) and child is anc.body:
+            test = anc.test
+            if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" \
+                    and len(test.args) == 2:
+                code = code or ctx.module.code_for_node(expr)
+                if ctx.module.code_for_node(test.args[0].value) == code:
+                    return _project_class(ctx, test.args[1].value)
+        child = anc
+    return None
+
