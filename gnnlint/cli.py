@@ -446,15 +446,7 @@ def _check_stdin(settings, kw):
         try:
             notebook = Notebook.parse(data)
         except (NotebookError, UnicodeDecodeError) as exc:
-            # the same answer as the file on disk: GNN000 at line 1 (an editor gets its buffer back)
-            from gnnlint.notebook import unreadable_source
-
-            one = lint_one(name, unreadable_source(exc), options_resolver(settings)(Path(name)), None)
-            if not one.findings:
-                warn(f"{name}: cannot read notebook: {exc}")
-                return None, {}, None
-            unchanged = SimpleNamespace(fixed=[], diffs=[], errors=[], source=data) if fixing else None
-            return one.findings, {}, unchanged
+            return _unreadable_stdin_notebook(name, data, exc, settings, fixing)
         nb_bytes, data = data, notebook.source.encode("utf-8")
     try:
         text = decode_source(data)
@@ -511,6 +503,21 @@ def _check_stdin(settings, kw):
         return (*localize(fixed.remaining, {name: fixed.text}, read=lambda _path: nb_bytes), outcome)
     outcome = SimpleNamespace(fixed=fixed.applied, diffs=diffs, errors=fixed.errors, source=fixed.fixed)
     return fixed.remaining, {name: fixed.text}, outcome
+
+
+def _unreadable_stdin_notebook(name, data, exc, settings, fixing):
+    """The same answer as the file on disk: GNN000 at line 1 (a named skip
+    when GNN000 is not selected); an editor gets its buffer back unchanged."""
+    from types import SimpleNamespace
+
+    from gnnlint.engine import lint_one, options_resolver
+    from gnnlint.notebook import unreadable_source
+
+    one = lint_one(name, unreadable_source(exc), options_resolver(settings)(Path(name)), None)
+    if not one.findings:
+        warn(f"{name}: cannot read notebook: {exc}")
+        return None, {}, None
+    return one.findings, {}, (SimpleNamespace(fixed=[], diffs=[], errors=[], source=data) if fixing else None)
 
 
 def _fix(paths, settings, kw):

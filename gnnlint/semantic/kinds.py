@@ -412,8 +412,8 @@ class Kinds:
             if attr.endswith("_dict") or attr in ("to", "cuda", "cpu"):
                 return UNKNOWN
             return TENSOR
-        if base == SCALAR:
-            return SCALAR
+        if base == SCALAR or attr in ("dtype", "device", "ndim", "is_cuda"):
+            return SCALAR  # a tensor's (or an array's) metadata, whatever holds it: never a tensor
         return UNKNOWN
 
     def _self_attr_kind(self, expr: cst.Attribute) -> str:
