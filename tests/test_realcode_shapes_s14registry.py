@@ -512,7 +512,8 @@ def test_the_configs_next_to_the_trainer_win_over_a_vendored_librarys(tmp_path):
 
 def test_a_bare_register_module_is_picked_by_its_class_name(tmp_path):
     # mmengine spelling: `@MODELS.register_module()` registers the class's name; `type: GraphNet` picks it
-    models = MM_MODELS.replace("@LOSSES.register_module()\nclass Loss", "@MODELS.register_module()\nclass Other")
+    models = MM_MODELS.replace("@LOSSES.register_module()\n    class Loss", "@MODELS.register_module()\n    class Other")
+    assert "class Other" in models
     trainer = """\
         import torch
         from pkg.common.registry import MODELS
@@ -526,4 +527,4 @@ def test_a_bare_register_module_is_picked_by_its_class_name(tmp_path):
     keys = _keys(tmp_path, {"pkg/common/registry.py": MM_REGISTRY, "pkg/models/mm.py": models,
                             "pkg/trainers/trainer.py": trainer, "configs/model.yaml": "model:\n  type: GraphNet\n"})
     flagged = [k for k in keys if k.startswith("pkg/models/mm.py")]
-    assert flagged and all(":9:" in k for k in flagged), keys
+    assert flagged and all(":9:" in k for k in flagged), keys  # GraphNet's branch, not Other's (line 16)
