@@ -489,3 +489,51 @@ def _defaults_choice(text: str, param: str) -> Optional[str]:
         if key == param and (match.group(3) or "null") != "null":
             return group
     return None
+
+
+# a whole scalar value of a YAML / JSON / TOML config: `name: painn`, `"model": "painn",`,
+# `model = "painn"`, `- painn` (a list item), `[painn, schnet]` (a flow list)
+_VALUE = re.compile(r"""(?:^[ \t]*-[ \t]+|[:=\[,][ \t]*)['"]?([A-Za-z_][\w.\-]*)['"]?[ \t]*(?=[,}\]#\r\n]|$)""", re.M)
+_CONFIG_EXT = (".yaml", ".yml", ".json", ".toml")
+
+
+def named_in_configs(importer: str, names: frozenset) -> frozenset:
+    """Which of ``names`` (a registry's registered names) the configs nearest
+    ``importer`` name as a whole value: the conf-like folders (``configs/``,
+    ``conf/``) of its folder, then of each parent up to the project's root;
+    the first folder whose configs name one of them answers (a vendored
+    library's configs further up do not widen the project's own)."""
+    for folder in _folders_up(importer):
+        hits = frozenset(v for root in _conf_dirs(folder) for v in _config_values(root) if v in names)
+        if hits:
+            return hits
+    return frozenset()
+
+
+@lru_cache(maxsize=1024)
+def _conf_dirs(folder: str) -> tuple[str, ...]:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ()
+    return tuple(os.path.join(folder, n) for n in names
+                 if _CONF_NAME.match(n) and os.path.isdir(os.path.join(folder, n)))
+
+
+@lru_cache(maxsize=256)
+def _config_values(root: str) -> frozenset:
+    """Every whole scalar value of the config files under ``root``, read once per run."""
+    out: set = set()
+    count = 0
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(_CONFIG_EXT):
+                continue
+            count += 1
+            if count > _MAX_FILES:
+                return frozenset(out)
+            text = _read_text(os.path.join(directory, name))
+            if text:
+                out.update(_VALUE.findall(text))
+    return frozenset(out)

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from gnnlint import config_targets, constructions, entry_points, module_constants
+from gnnlint import config_targets, constructions, entry_points, module_constants, registry_picks
 from gnnlint.facts import FACT_KINDS, ImportRef, ProjectFacts
 
 if TYPE_CHECKING:
@@ -53,6 +53,11 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
     if stem == "__init__":
         stem = Path(result.path).parent.name
     for kind, ref, why in params:
+        if kind == "compiled_params" and ref.name.endswith(":@/"):
+            # a registry lookup by a config name: the registered names the project's configs can pick
+            ref = ImportRef(ref.module, ref.name + registry_picks.picked_names(
+                result.path, ref.name.split(".")[0], every, contents, bytes_of,
+                getattr(_run_reads, "registries", None)))
         # compiled_instances: "Net", "@registry.register_model", "Trainer.model": the name imported
         # compiled_returns: "Builder.build:" (a static builder) is imported by its class's name
         function = (ref.name.split(":")[0].split(".")[0] if kind in _FUNCTION_KEYED else
@@ -286,13 +291,13 @@ def reads_once(cache=None):
     looks importers up in one index of the project's import lines. ``cache`` (a
     ``gnnlint.cache.Cache``): each file's import words are kept with it, keyed on the file's
     content digest, so a warm run does not regex-scan every file of the project again."""
-    outer = getattr(_run_reads, "memo", None), getattr(_run_reads, "importers", None), \
-        getattr(_run_reads, "cache", None)
-    _run_reads.memo, _run_reads.importers, _run_reads.cache = {}, None, cache
+    outer = (getattr(_run_reads, "memo", None), getattr(_run_reads, "importers", None),
+             getattr(_run_reads, "cache", None), getattr(_run_reads, "registries", None))
+    _run_reads.memo, _run_reads.importers, _run_reads.cache, _run_reads.registries = {}, None, cache, {}
     try:
         yield
     finally:
-        _run_reads.memo, _run_reads.importers, _run_reads.cache = outer
+        _run_reads.memo, _run_reads.importers, _run_reads.cache, _run_reads.registries = outer
 
 
 def bytes_of(path: str, contents: Optional[dict]) -> Optional[bytes]:

@@ -416,3 +416,115 @@ def test_a_builder_in_the_registry_module_itself(tmp_path):
     keys = _keys(tmp_path, {"pkg/common/registry.py": registry, "pkg/models/net.py": MM_MODELS,
                             "pkg/trainers/trainer.py": trainer})
     assert _gnn001(keys, "pkg/models/net.py") == ["pkg/models/net.py:9:12: GNN001"], keys
+
+
+# s14regnarrow: a registry lookup by a config name reaches the registered names the project's configs pick
+THREE_MODELS = """\
+    import torch
+    from torch import nn
+    from pkg.common.registry import registry
+
+
+    @registry.register_model("painn")
+    class PaiNN(nn.Module):
+        def forward(self, x, batch):
+            n = int(batch.max()) + 1
+            return x[:n]
+
+
+    @registry.register_model("schnet")
+    class SchNet(nn.Module):
+        def forward(self, x, batch):
+            n = int(batch.max()) + 1
+            return x[:n]
+
+
+    @registry.register_model("gemnet_oc")
+    class GemNetOC(nn.Module):
+        def forward(self, x, batch):
+            n = int(batch.max()) + 1
+            return x[:n]
+"""
+ALL_THREE = sorted(["pkg/models/three.py:9:13: GNN001", "pkg/models/three.py:16:13: GNN001",
+                    "pkg/models/three.py:23:13: GNN001"])
+
+
+def _three(tmp_path, extra: dict, trainer: str = TRAINER) -> list:
+    return _gnn001(_keys(tmp_path, {"pkg/common/registry.py": REGISTRY, "pkg/models/three.py": THREE_MODELS,
+                                    "pkg/trainers/trainer.py": trainer, **extra}), "pkg/models/three.py")
+
+
+def test_a_yaml_config_naming_one_of_three_registered_models(tmp_path):
+    config = """\
+        model:
+          name: schnet   # the model this project trains
+          hidden: 128
+        optim:
+          lr: 0.001
+    """
+    assert _three(tmp_path, {"configs/oc20/schnet.yml": config}) == ["pkg/models/three.py:16:13: GNN001"]
+    assert_one_file_agrees(tmp_path, "pkg/models/three.py", nonempty=True)
+
+
+def test_no_config_naming_a_registered_model_reaches_all_three(tmp_path):
+    # no config at all, and a config naming none of them: every registered class is reachable
+    assert _three(tmp_path, {}) == ALL_THREE
+    assert _three(tmp_path, {"configs/base.yaml": "model:\n  name: ${oc.env:MODEL}\noptim: adam\n"}) == ALL_THREE
+
+
+def test_a_json_config_and_a_toml_config_naming_two(tmp_path):
+    # other formats: a JSON config (quoted values) and a TOML one (`key = "value"`)
+    extra = {"conf/run.json": '{"model": {"name": "painn", "hidden": 64}, "epochs": 10}\n',
+             "conf/sweep.toml": '[model]\nname = "gemnet_oc"\n'}
+    assert _three(tmp_path, extra) == sorted(["pkg/models/three.py:9:13: GNN001",
+                                           "pkg/models/three.py:23:13: GNN001"])
+
+
+def test_argparse_choices_in_the_compiling_file_pick(tmp_path):
+    # a command-line option instead of a config file: its choices / default literals pick
+    trainer = """\
+        import argparse
+        import torch
+        from pkg.common.registry import registry
+
+
+        def main(loader):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--model", choices=["painn", "schnet"], default="painn")
+            args = parser.parse_args()
+            model = torch.compile(registry.get_model_class(args.model)())
+            for batch in loader:
+                model(batch.x, batch.batch).sum().backward()
+    """
+    assert _three(tmp_path, {}, trainer) == sorted(["pkg/models/three.py:9:13: GNN001",
+                                                   "pkg/models/three.py:16:13: GNN001"])
+
+
+def test_the_configs_next_to_the_trainer_win_over_a_vendored_librarys(tmp_path):
+    # the project's experiments folder (configs next to its trainer) names one; the vendored
+    # library's configs at the root name every model: the nearest configs answer
+    extra = {"configs/all.yml": "models:\n  - painn\n  - schnet\n  - gemnet_oc\n",
+             "pkg/experimental/__init__.py": "", "pkg/experimental/trainer.py": TRAINER,
+             "pkg/experimental/configs/run.yml": "model:\n  name: gemnet_oc\n"}
+    keys = _keys(tmp_path, {"pkg/common/registry.py": REGISTRY, "pkg/models/three.py": THREE_MODELS, **extra})
+    assert _gnn001(keys, "pkg/models/three.py") == ["pkg/models/three.py:23:13: GNN001"], keys
+
+
+def test_a_bare_register_module_is_picked_by_its_class_name(tmp_path):
+    # mmengine spelling: `@MODELS.register_module()` registers the class's name; `type: GraphNet` picks it
+    models = MM_MODELS.replace("@LOSSES.register_module()\n    class Loss", "@MODELS.register_module()\n    class Other")
+    assert "class Other" in models
+    trainer = """\
+        import torch
+        from pkg.common.registry import MODELS
+
+
+        def run(cfg, loader):
+            model = torch.compile(MODELS.build(cfg.model))
+            for batch in loader:
+                model(batch.x, batch.batch).sum().backward()
+    """
+    keys = _keys(tmp_path, {"pkg/common/registry.py": MM_REGISTRY, "pkg/models/mm.py": models,
+                            "pkg/trainers/trainer.py": trainer, "configs/model.yaml": "model:\n  type: GraphNet\n"})
+    flagged = [k for k in keys if k.startswith("pkg/models/mm.py")]
+    assert flagged and all(":9:" in k for k in flagged), keys  # GraphNet's branch, not Other's (line 16)

@@ -94,20 +94,23 @@ def imported_module(ctx, owner: cst.BaseExpression, at: cst.CSTNode) -> Optional
     return path
 
 
-def registry_key(where: str, spec: str) -> Optional[tuple[str, str]]:
+def registry_key(where: str, spec: str) -> Optional[tuple]:
     """A pulled ``compiled_params`` key ``"<stem>.<registry>.<getter>"`` with
-    spec ``"@"``: ``(registry, getter)``; None for the other keys."""
+    spec ``"@/"`` + the registered names the project's configs pick
+    (registry_picks.py; empty: any): ``(registry, getter, names | None)``;
+    None for the other keys."""
     parts = where.split(".")
-    if spec != "@/" or len(parts) != 3:
+    if not spec.startswith("@/") or len(parts) != 3:
         return None
-    return parts[1], parts[2]
+    return parts[1], parts[2], (frozenset(spec[2:].split(",")) if spec[2:] else None)
 
 
 def mark_registered_classes(ctx, registries: list) -> None:
     """``@registry.register_model("equiformer_v3") class EquiformerV3``: a
     registry another file builds its compiled model from (``registries``:
-    ``(registry, getter, why)``) -- the class is compiled when the config
-    picks its name."""
+    ``(registry, getter, picked names | None, why)``) -- the class is compiled
+    when the config picks its name: one of the picked names, or any when the
+    project's configs name none (``@MODELS.register_module()``: the class's name)."""
     from gnnlint.semantic.instances import registry_matches  # instances imports choices, which imports this
     for cls in ctx.classes.values():
         for deco in cls.node.decorators:
@@ -116,13 +119,24 @@ def mark_registered_classes(ctx, registries: list) -> None:
                     and target.attr.value.startswith("register")):
                 continue
             owner, register = target.value.value, target.attr.value
-            for registry, getter, why in registries:
+            for registry, getter, picks, why in registries:
                 if owner != registry or not (registry_matches(getter, register) or getter == SUBSCRIPT_GETTER):
                     continue
-                name = ctx.literal_value(deco.decorator.args[0].value) \
-                    if isinstance(deco.decorator, cst.Call) and deco.decorator.args else None
+                name = _registered_name(ctx, deco.decorator)
+                if picks is not None and (name if isinstance(name, str) else cls.name) not in picks:
+                    continue
                 picked = f"when the config picks {name!r}" if isinstance(name, str) else f"registered with `{owner}.{register}`"
                 source = why.split(", from ")[1] if ", from " in why else why
                 ctx._mark_class(cls, f"compiled forward of `{cls.name}` ({picked}, built from `{owner}.{getter}(...)` "
                                      f"and compiled in {source})")
                 break
+
+
+def _registered_name(ctx, decorator: cst.BaseExpression):
+    """The literal name ``@registry.register_model("painn")`` / ``(name="painn")`` registers, else None."""
+    if not isinstance(decorator, cst.Call):
+        return None
+    for arg in decorator.args:
+        if arg.keyword is None or arg.keyword.value == "name":
+            return ctx.literal_value(arg.value)
+    return None
