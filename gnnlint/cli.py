@@ -403,8 +403,12 @@ def _check_paths(paths, settings, kw):
         return None, {}
     if files and result.files_checked == 0 and result.errors:
         return None, {}
-    sources = {}
-    findings = apply_noqa(result.findings, sources_out=sources, ignore=kw.get("ignore_noqa", False))
+    sources: dict = {}
+    noqa_warnings: list[str] = []
+    findings = apply_noqa(result.findings, sources_out=sources, ignore=kw.get("ignore_noqa", False),
+                          warnings_out=noqa_warnings)
+    for message in noqa_warnings if not (kw.get("silent") or kw.get("quiet")) else ():
+        warn(message)
     return findings, sources
 
 

@@ -979,11 +979,14 @@ def options_from_settings(settings, path: Path) -> LintOptions:
 
 
 def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None,
-               sources_out: Optional[dict[str, str]] = None, ignore: bool = False) -> list[Finding]:
+               sources_out: Optional[dict[str, str]] = None, ignore: bool = False,
+               warnings_out: Optional[list[str]] = None) -> list[Finding]:
     """Drop findings suppressed by ``# noqa``; ``sources_out`` collects the
     text of every file that had findings (for the full report's snippets).
-    ``ignore`` (--ignore-noqa): keep them all."""
-    from gnnlint.suppress import filter_findings, parse_noqa
+    ``ignore`` (--ignore-noqa): keep them all. ``warnings_out`` collects a
+    line for each ``GNN`` code a directive names that is no rule (a ``.py``
+    file's; a notebook's lines are its joined module's)."""
+    from gnnlint.suppress import filter_findings, parse_noqa, unknown_codes
 
     by_path: dict[str, list[Finding]] = {}
     for f in findings:
@@ -1000,5 +1003,14 @@ def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None
                 continue
         if sources_out is not None:
             sources_out[path] = text
-        kept.extend(group if ignore else filter_findings(group, parse_noqa(text)))
+        noqa = parse_noqa(text)
+        if warnings_out is not None and not path.endswith(".ipynb"):
+            from gnnlint.config import known_codes
+
+            for line, code, guess in unknown_codes(noqa, known_codes()):
+                where = f"{path}:{line}" if line else path
+                hint = f" (did you mean {guess}?)" if guess else ""
+                warnings_out.append(f"{where}: `# noqa` names {code}, which is no gnnlint rule: "
+                                    f"it suppresses nothing{hint}")
+        kept.extend(group if ignore else filter_findings(group, noqa))
     return kept

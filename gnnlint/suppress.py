@@ -160,6 +160,25 @@ def parse_noqa(source: str | bytes) -> NoqaMap:
     return noqa
 
 
+def unknown_codes(noqa: NoqaMap, known: Iterable[str]) -> list[tuple[int, str, str | None]]:
+    """(line, code, the rule it likely meant) for each ``GNN`` code a directive
+    names that is no gnnlint rule (``# noqa: GNN13``): it suppresses nothing,
+    and ruff warns the same way. Other tools' codes are theirs; line 0: the file."""
+    import difflib
+
+    known = set(known)
+    out = []
+    named = [(line, codes) for line, codes in sorted(noqa.lines.items()) if codes] + [(0, noqa.file_codes)]
+    for line, codes in named:
+        for code in sorted(codes):
+            if not code.startswith("GNN") or code in known:
+                continue
+            padded = f"GNN{int(code[3:]):03d}" if code[3:].isdigit() else ""
+            guess = padded if padded in known else next(iter(difflib.get_close_matches(code, known, 1)), None)
+            out.append((line, code, guess))
+    return out
+
+
 def filter_findings(findings: Iterable[Finding], noqa: NoqaMap) -> list[Finding]:
     """Findings not suppressed by a directive on their line, their statement's
     first line (``noqa_line``), or the file."""

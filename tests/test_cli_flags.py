@@ -99,3 +99,23 @@ def test_help_states_the_exit_codes():
                                                     "2 a target error"))):
         out = " ".join(CliRunner().invoke(main, command, catch_exceptions=False).output.split())
         assert all(w in out for w in words), (command, out)
+
+
+def test_a_noqa_naming_no_rule_is_warned_about(tmp_path):
+    # `# noqa: GNN10` suppresses nothing: say so, as ruff does for codes it does not know (a new user's trial)
+    (tmp_path / "a.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2)\n"
+                                   "torch.compile(model)  # noqa: GNN10, E501\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, ["check", "a.py", "--no-cache", "--output-format", "concise"],
+                                    catch_exceptions=False)
+        quiet = CliRunner().invoke(main, ["check", "a.py", "--no-cache", "-q"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1 and "a.py:3:1: GNN010" in result.output
+    assert ("a.py:3: `# noqa` names GNN10, which is no gnnlint rule: it suppresses nothing "
+            "(did you mean GNN010?)") in result.output
+    # another tool's code is its own business
+    assert not any("E501" in line and "no gnnlint rule" in line for line in result.output.splitlines())
+    assert "no gnnlint rule" not in quiet.output
