@@ -130,23 +130,29 @@ def _has_yaml(folder: str) -> bool:
         return False
 
 
-@lru_cache(maxsize=256)
-def _scan_tree(root: str) -> tuple:
-    """``((yaml path, ((indent, parent key | None, dotted target), ...)), ...)``."""
-    out = []
+def _walk_configs(root: str, suffixes: tuple):
+    """The files under ``root`` whose names end with ``suffixes``, in a stable
+    order, skipping hidden folders and caches; at most ``_MAX_FILES``."""
     count = 0
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
         for name in sorted(files):
-            if not name.endswith(_YAML):
+            if not name.endswith(suffixes):
                 continue
             count += 1
             if count > _MAX_FILES:
-                return tuple(out)
-            path = os.path.join(directory, name)
-            targets = _scan_file(path)
-            if targets:
-                out.append((path, targets))
+                return
+            yield os.path.join(directory, name)
+
+
+@lru_cache(maxsize=256)
+def _scan_tree(root: str) -> tuple:
+    """``((yaml path, ((indent, parent key | None, dotted target), ...)), ...)``."""
+    out = []
+    for path in _walk_configs(root, _YAML):
+        targets = _scan_file(path)
+        if targets:
+            out.append((path, targets))
     return tuple(out)
 
 
@@ -524,16 +530,8 @@ def _conf_dirs(folder: str) -> tuple[str, ...]:
 def _config_values(root: str) -> frozenset:
     """Every whole scalar value of the config files under ``root``, read once per run."""
     out: set = set()
-    count = 0
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-        for name in sorted(files):
-            if not name.endswith(_CONFIG_EXT):
-                continue
-            count += 1
-            if count > _MAX_FILES:
-                return frozenset(out)
-            text = _read_text(os.path.join(directory, name))
-            if text:
-                out.update(_VALUE.findall(text))
+    for path in _walk_configs(root, _CONFIG_EXT):
+        text = _read_text(path)
+        if text:
+            out.update(_VALUE.findall(text))
     return frozenset(out)

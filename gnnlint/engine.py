@@ -1004,7 +1004,7 @@ def apply_noqa(findings: list[Finding], sources: Optional[dict[str, str]] = None
         if sources_out is not None:
             sources_out[path] = text
         noqa = parse_noqa(text)
-        if warnings_out is not None and not path.endswith(".ipynb"):
+        if warnings_out is not None and (noqa.lines or noqa.file_codes) and not path.endswith(".ipynb"):
             from gnnlint.config import known_codes
 
             for line, code, guess in unknown_codes(noqa, known_codes()):

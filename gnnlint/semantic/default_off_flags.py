@@ -94,15 +94,7 @@ def _guard_flags(ctx: "FileContext", node: cst.CSTNode) -> list:
 
 def _default_off(ctx: "FileContext", cls, flag: str) -> bool:
     """``flag`` is an ``__init__`` parameter defaulting to False, and ``self.<flag>`` holds only it here."""
-    init = ctx.method_of(cls, "__init__")
-    param = init.params.get(flag) if init is not None else None
-    if param is None or not (isinstance(param.default, cst.Name) and param.default.value == "False"):
-        return False
-    for current in ctx.local_lineage(cls):
-        for value in current.attrs.get(flag, ()):
-            if not (isinstance(value, cst.Name) and value.value == flag):
-                return False
-    return True
+    return _default_value(ctx, cls, flag) is False
 
 
 _NO = object()  # not a constant
