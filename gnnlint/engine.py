@@ -582,8 +582,9 @@ def _sweeps_still_vetoed(hit: "FileResult", compiles) -> bool:
     return compiles is None or not any(compiles(*ref) for ref in hit.sweep_imports)
 
 
-def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
-         facts_only: frozenset = frozenset(), compiling: Optional[CompilingImports] = None) -> list[FileResult]:
+def _run(items: list, cache=None, progress=None, contents=None,
+         facts_only: frozenset = frozenset(), compiling: Optional[CompilingImports] = None,
+         pool=None) -> list[FileResult]:
     """Lint ``items`` = (path, options, facts, force). Files are read, and
     answered from the cache, in this process; of the rest, the ones that must
     be parsed go to worker processes when there are enough of them to pay for
@@ -593,7 +594,8 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
     buffer, stdin). ``facts_only``: paths indexed only for what they tell
     other files: on a cache miss, a file whose bytes cannot export facts is
     not parsed (its findings are not wanted). ``compiling``: which imported
-    files compile anything (the sweep part of the prefilter)."""
+    files compile anything (the sweep part of the prefilter). ``pool``: the
+    run's worker processes (gnnlint/workers.py), None for one process."""
     results: list = [None] * len(items)
     cheap, costly = [], []
 
@@ -658,27 +660,24 @@ def _run(jobs: int, items: list, cache=None, progress=None, contents=None,
             continue
         job = (index, key, (path, data, options, facts, force, prefiltered, vetoed))
         (costly if prefiltered is None or any(prefiltered) else cheap).append(job)
-    _parse_jobs(jobs, cheap, costly, finish)
+    _parse_jobs(cheap, costly, finish, pool)
     return results
 
 
-def _parse_jobs(jobs: int, cheap: list, costly: list, finish) -> None:
-    """Run the jobs ``_run`` collected: the costly ones (libcst) in worker
-    processes when there are enough of them, largest first (one big file
-    does not finish last); the cheap ones (syntax check only) meanwhile."""
+def _parse_jobs(cheap: list, costly: list, finish, pool=None) -> None:
+    """Run the jobs ``_run`` collected: the costly ones (libcst) in the run's
+    worker ``pool`` when there are enough of them, or when a worker parsed
+    one of them before (it still holds the module), largest first (one big
+    file does not finish last); the cheap ones (syntax check only) meanwhile."""
     costly.sort(key=lambda job: -len(job[2][1]))
-    if jobs > 1 and len(costly) >= _PARALLEL_MIN_FILES:
-        from gnnlint import workers
-
+    paths = [args[0] for _, _, args in costly]
+    if pool is not None and (len(costly) >= _PARALLEL_MIN_FILES or pool.owns_any(paths)):
         _worker_pool_ready()
-
-        def run_cheap():  # the cheap files (syntax check only) while the workers parse
-            for index, key, args in cheap:
-                finish(index, key, _lint_job(args))
-
-        workers.run(jobs, _lint_job, [args for _, _, args in costly],
-                    lambda i, result: finish(costly[i][0], costly[i][1], result),
-                    lambda i: crashed(costly[i][2][0]), while_waiting=run_cheap)
+        pool.run(_lint_job, [args for _, _, args in costly],
+                 lambda i, result: finish(costly[i][0], costly[i][1], result),
+                 lambda i: crashed(costly[i][2][0]),
+                 side_jobs=[(lambda job=job: finish(job[0], job[1], _lint_job(job[2]))) for job in cheap],
+                 keys=paths)
     else:
         from gnnlint.parsing import past_stack_cap
 
@@ -715,15 +714,26 @@ def check_files(files: Sequence[Path], options_for, jobs: int = 1, cache=None,
     prefilter keep them cheap). ``contents``: path -> bytes replacing a file's
     contents on disk (stdin, an editor's buffer)."""
     try:
-        with reads_once(cache), kept_modules.keeping():
-            return _check_files(files, options_for, jobs, cache, progress, index, contents)
+        with reads_once(cache), kept_modules.keeping(), _worker_pool(jobs) as pool:
+            return _check_files(files, options_for, cache, progress, index, contents, pool)
     finally:
         if cache is not None:
             cache.forget_digests()  # the run's bytes are not held past it
 
 
-def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
-                 index: Sequence[Path], contents: Optional[dict]) -> CheckResult:
+def _worker_pool(jobs: int):
+    """The run's worker processes (started when first needed), or a stand-in for one process."""
+    if jobs <= 1:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from gnnlint import workers
+
+    return workers.Pool(jobs, initializer=kept_modules.keep_in_worker)
+
+
+def _check_files(files: Sequence[Path], options_for, cache, progress,
+                 index: Sequence[Path], contents: Optional[dict], pool) -> CheckResult:
     out = CheckResult()
     paths = [str(p) for p in files]
     named = set(paths)
@@ -732,8 +742,8 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
     facts_only = frozenset(extra)
     every = paths + extra
     compiling = CompilingImports(every, lambda path: bytes_of(path, contents))
-    phase1 = _run(jobs, [(p, options_for(p), None, False) for p in every], cache, progress,
-                  contents, facts_only, compiling)
+    phase1 = _run([(p, options_for(p), None, False) for p in every], cache, progress,
+                  contents, facts_only, compiling, pool)
     results = {r.path: r for r in phase1}
     # Resolve cross-file facts and lint the files they land on again; what
     # those files then say travels on (train.py compiles models.Net, whose
@@ -760,8 +770,8 @@ def _check_files(files: Sequence[Path], options_for, jobs: int, cache, progress,
         kept_modules.retain(changed)
         if not changed:
             break
-        again = _run(jobs, [(p, options_for(p), incoming[p], True) for p in sorted(changed)], cache,
-                     contents=contents, facts_only=facts_only)
+        again = _run([(p, options_for(p), incoming[p], True) for p in sorted(changed)], cache,
+                     contents=contents, facts_only=facts_only, pool=pool)
         for r in again:
             results[r.path] = r
         exporting = [r for r in again if not r.exported.is_empty()]

@@ -6,9 +6,9 @@ need not be parsed twice: the libcst module depends on the bytes only, never on 
 (the ``FileContext`` built on it is made anew). Within ``keeping()``, ``lint_bytes`` keeps
 each module it parses, up to ``KEEP_SOURCE_BYTES`` of source (a module holds ~30-100
 bytes per source byte); after each round of fact joins the engine keeps only the modules
-of the files it will lint again (``retain``). Only the process running the check keeps
-modules: a worker process (forked inside ``keeping()``) keeps none, and a file it parsed is
-parsed again.
+of the files it will lint again (``retain``). A worker process forked inside ``keeping()``
+keeps nothing of its parent's; a worker of the run's pool keeps its own (``keep_in_worker``):
+the pool sends a file linted again to the worker that parsed it (gnnlint/workers.py).
 """
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ def keeping():
         yield
     finally:
         _run.kept, _run.room, _run.pid = outer
+
+
+def keep_in_worker() -> None:
+    """Keep this worker process's modules for its life (a pool's initializer)."""
+    _run.kept, _run.room, _run.pid = {}, KEEP_SOURCE_BYTES, os.getpid()
 
 
 def keep(path: str, source: bytes, parsed: bytes, module) -> None:

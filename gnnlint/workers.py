@@ -7,10 +7,14 @@
   ``kill PID`` or a crash.
 - When the run is interrupted, the workers are killed at once instead of
   finishing their files (``ProcessPoolExecutor.shutdown`` waits for them).
-- A worker that dies (a segfault in a native parser, the OOM killer) does not
-  lose the other results: the jobs it did not finish run again in a new
-  pool, and the job it held -- found through a shared array of job states --
-  runs alone once more; if that kills its worker too, it is reported as such.
+- A worker holds one job at a time, so a worker that dies (a segfault in a
+  native parser, the OOM killer) names the job it held: that job runs once
+  more on a fresh worker, and if it kills that one too it is reported as
+  such; the other results are kept.
+- A ``Pool`` lives for a whole check: a job keyed by a path a worker ran
+  before goes back to that worker, which still holds the module it parsed
+  (gnnlint/kept_modules.py), so a file linted again for other files' facts
+  is not parsed twice.
 """
 from __future__ import annotations
 
@@ -18,9 +22,6 @@ import os
 import signal
 import sys
 from typing import Callable, Iterable, Optional
-
-_PENDING, _STARTED, _DONE = 0, 1, 2
-_states = None  # in a worker: the shared job states of its pool
 
 
 def _set_parent_death_signal(parent: int) -> None:
@@ -53,35 +54,17 @@ def _watch_parent(parent: int, interval: float = 1.0) -> None:
     threading.Thread(target=watch, name="gnnlint-parent-watch", daemon=True).start()
 
 
-def _init(parent: int, states, initializer: Optional[Callable]) -> None:
-    global _states
+def _init(parent: int, initializer: Optional[Callable]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _set_parent_death_signal(parent)
-    _states = states
     if initializer is not None:
         initializer()
 
 
-def _tracked(func: Callable, index: int, arg):
-    _states[index] = _STARTED
-    result = func(arg)
-    _states[index] = _DONE
-    return result
-
-
-def _pool(jobs: int, states, initializer: Optional[Callable]):
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
-
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init,
-                               initargs=(os.getpid(), states, initializer))
-
-
 def kill(pool) -> None:
-    """End a pool now: kill its workers (they may be deep in a parse), then
-    let the executor notice."""
+    """End an executor now: kill its workers (they may be deep in a parse),
+    then let the executor notice."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         try:
             process.kill()
@@ -90,52 +73,134 @@ def kill(pool) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def run(jobs: int, func: Callable, args: list, on_result: Callable[[int, object], None],
-        on_crash: Callable[[int], object], while_waiting: Optional[Callable[[], None]] = None,
-        initializer: Optional[Callable] = None) -> None:
-    """``on_result(i, func(args[i]))`` for every i, computed in ``jobs`` worker
-    processes (in completion order). ``on_crash(i)``: the result for a job
-    whose worker died again when it ran alone. ``while_waiting``: work for
-    this process once the jobs are handed out. An interrupt kills the
-    workers and propagates."""
-    import multiprocessing
-    from concurrent.futures import as_completed
-    from concurrent.futures.process import BrokenProcessPool
+class Pool:
+    """``size`` worker processes, started on first use and kept until ``close``.
+    ``initializer`` runs in each worker when it starts."""
 
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing
-    done: set[int] = set()
-    todo = list(range(len(args)))  # the next batch for a shared pool
-    alone: list[int] = []  # jobs a dead worker held: each runs in its own pool
-    while todo or alone:
-        isolated = not todo
-        batch, todo = (todo, []) if not isolated else ([alone.pop(0)], todo)
-        states = context.Array("b", len(args), lock=False)
-        pool = _pool(min(jobs, len(batch)), states, initializer)
-        finished = len(done)
-        try:
-            futures = {pool.submit(_tracked, func, i, args[i]): i for i in batch}
-            if while_waiting is not None:
-                while_waiting()
-                while_waiting = None
-            for future in as_completed(futures):
+    def __init__(self, size: int, initializer: Optional[Callable] = None):
+        self.size = size
+        self._initializer = initializer
+        self._executors: list = [None] * size  # one single-process executor per worker
+        self._owner: dict = {}  # job key -> the worker that last ran it
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self.close(kill_now=kind is not None)
+
+    def owns_any(self, keys: Iterable) -> bool:
+        """Whether some worker ran a job with one of ``keys`` (and may hold its module)."""
+        return any(key in self._owner for key in keys)
+
+    def close(self, kill_now: bool = False) -> None:
+        for executor in self._executors:
+            if executor is not None:
+                kill(executor) if kill_now else executor.shutdown(wait=True)
+        self._executors = [None] * self.size
+        self._owner.clear()
+
+    def _executor(self, worker: int):
+        if self._executors[worker] is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
+
+            context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+            self._executors[worker] = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init,
+                                                          initargs=(os.getpid(), self._initializer))
+        return self._executors[worker]
+
+    def _replace(self, worker: int) -> None:
+        """Drop a worker that died (its executor is broken); the next job starts a fresh one."""
+        kill(self._executors[worker])
+        self._executors[worker] = None
+        self._owner = {key: w for key, w in self._owner.items() if w != worker}
+
+    def run(self, func: Callable, args: list, on_result: Callable[[int, object], None],
+            on_crash: Callable[[int], object], side_jobs: Iterable[Callable[[], None]] = (),
+            keys: Optional[list] = None) -> None:
+        """``on_result(i, func(args[i]))`` for every i, in completion order.
+        ``on_crash(i)``: the result for a job that killed its worker twice.
+        ``side_jobs``: work for this process meanwhile (the workers are fed
+        between them). ``keys[i]``: job i's key; a job goes to the worker
+        that ran its key before, when there is one. An interrupt kills the
+        workers and propagates."""
+        from collections import deque
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        own = [deque() for _ in range(self.size)]  # per worker: the jobs whose key it ran
+        anyone: deque = deque()
+        for i in range(len(args)):
+            worker = self._owner.get(keys[i]) if keys is not None else None
+            (own[worker] if worker is not None else anyone).append(i)
+        running: dict = {}  # future -> (worker, job)
+        idle = set(range(self.size))
+        crashed_once: set[int] = set()
+
+        def next_job(worker: int) -> Optional[int]:
+            if own[worker]:
+                return own[worker].popleft()
+            if anyone:
+                return anyone.popleft()
+            # steal from a worker with more than its current job's worth left (parsing anew
+            # costs less than waiting behind a long queue)
+            other = max(range(self.size), key=lambda w: len(own[w]))
+            return own[other].pop() if len(own[other]) > 1 else None
+
+        def crash(worker: int, job: int) -> None:
+            self._replace(worker)
+            if job in crashed_once:
+                on_result(job, on_crash(job))
+            else:  # once more, on a fresh worker
+                crashed_once.add(job)
+                own[worker].appendleft(job)
+
+        def feed() -> None:
+            for worker in sorted(idle):
+                job = next_job(worker)
+                if job is None:
+                    continue
+                try:
+                    future = self._executor(worker).submit(func, args[job])
+                except (OSError, RuntimeError, BrokenProcessPool):  # a worker that cannot start
+                    crash(worker, job)
+                    continue
+                running[future] = (worker, job)
+                idle.discard(worker)
+
+        def collect(block: bool) -> None:
+            done, _ = wait(running, timeout=None if block else 0, return_when=FIRST_COMPLETED)
+            for future in done:
+                worker, job = running.pop(future)
+                idle.add(worker)
                 try:
                     result = future.result()
                 except BrokenProcessPool:
+                    crash(worker, job)
                     continue
-                done.add(futures[future])
-                on_result(futures[future], result)
+                if keys is not None:
+                    self._owner[keys[job]] = worker
+                on_result(job, result)
+
+        try:
+            feed()
+            for side_job in side_jobs:
+                side_job()
+                if running:
+                    collect(block=False)
+                feed()
+            while running or any(own) or anyone:
+                if running:
+                    collect(block=True)
+                feed()
         except BaseException:
-            kill(pool)
+            self.close(kill_now=True)
             raise
-        pool.shutdown(wait=True)
-        lost = [i for i in batch if i not in done]
-        if isolated:
-            for i in lost:
-                done.add(i)
-                on_result(i, on_crash(i))
-            continue
-        held = [i for i in lost if states[i] == _STARTED]
-        if not held and len(done) == finished:
-            held = lost  # nothing ran (a pool that cannot start): one by one
-        alone += held
-        todo += [i for i in lost if i not in held]
+
+
+def run(jobs: int, func: Callable, args: list, on_result: Callable[[int, object], None],
+        on_crash: Callable[[int], object]) -> None:
+    """``Pool(jobs).run(...)`` once: the pool ends with the jobs."""
+    with Pool(jobs) as pool:
+        pool.run(func, args, on_result, on_crash)

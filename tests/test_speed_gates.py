@@ -203,6 +203,34 @@ def test_a_file_linted_again_for_facts_is_parsed_once_and_runs_only_its_rules(tm
     assert len(parses) == len({name for name, _, _ in lints}) == 2  # utils.py and ops.py, once each
 
 
+def test_with_workers_a_file_linted_again_goes_to_the_worker_that_parsed_it(tmp_path, monkeypatch):
+    """With two worker processes, the file linted again for facts is sent to the worker that
+    parsed it in the first pass, which still holds its module (gnnlint/workers.Pool): parsed once,
+    as with one process. Ten more parsed files make the first pass use the pool."""
+    from gnnlint import parsing
+    from tests.project_files import finding_lines, run, write_project
+
+    files = dict(_VALUE_FACT_PROJECT)
+    for k in range(10):
+        files[f"demo/step{k}.py"] = "import torch\n\n\n@torch.compile\ndef f(x):\n    return x.sum().item()\n"
+    root = write_project(tmp_path, files)
+    log = tmp_path / "parses.log"  # parses happen in the workers: they append here
+    parse = parsing.parse_module
+
+    def counting_parse(data):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} {len(data)}\n")
+        return parse(data)
+
+    monkeypatch.setattr(parsing, "parse_module", counting_parse)
+    out = run(["check", ".", "--no-cache", "-j", "2", "--output-format", "concise"], root).output
+    assert "demo/ops.py" in [line.split(":")[0] for line in finding_lines(out)], out  # the fact is used
+    ops = len((root / "demo/ops.py").read_bytes())
+    entries = log.read_text().split()
+    assert entries[1::2].count(str(ops)) == 1, entries  # ops.py: parsed once, though linted twice
+    assert len(set(entries[0::2])) == 2 and str(os.getpid()) not in entries[0::2]  # in the two workers
+
+
 def test_kept_modules_are_only_the_relinted_files_and_fit_the_budget(monkeypatch):
     from gnnlint import kept_modules
 
