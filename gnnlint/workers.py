@@ -83,7 +83,7 @@ class Pool:
         self._executors: list = [None] * size  # one single-process executor per worker
         self._owner: dict = {}  # job key -> the worker that last ran it
 
-    def __enter__(self) -> "Pool":
+    def __enter__(self) -> Pool:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
@@ -103,7 +103,9 @@ class Pool:
     def _executor(self, worker: int):
         if self._executors[worker] is None:
             import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor  # 20 ms: only when a pool runs
+            from concurrent.futures import (
+                ProcessPoolExecutor,  # 20 ms: only when a pool runs
+            )
 
             context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
             self._executors[worker] = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init,
