@@ -3,7 +3,7 @@
 # torch_geometric that a cold `gnnlint check` parses -- the load-independent
 # measure of issue 10's speed bound (per-file analysis cost, pre vs now).
 #
-#   bench/callgrind.sh [-p] [-w WORKDIR] [-f FILELIST] SRC OUT
+#   bench/callgrind.sh [-p] [-t [-j N]] [-w WORKDIR] [-f FILELIST] SRC OUT
 #
 #   SRC       a gnnlint source tree (the directory holding gnnlint/), e.g. a
 #             worktree or `git archive REV | tar -x -C DIR`
@@ -17,6 +17,9 @@
 #   -t        the whole tree, as users run it: `check torch_geometric -n -j 1` from the tree, project
 #             facts on (which files get parsed is then part of what is measured; the file-list mode
 #             hides a change in that count, and the fact joins). -f is ignored.
+#   -j N      with -t: N worker processes (default 1); the count is the sum over the run's
+#             processes (valgrind --trace-children; one OUT.<pid> file each): what two workers
+#             cost in all, the work they repeat included
 #   -f FILE   file list (absolute paths, one a line). Default WORKDIR/files.txt;
 #             if it does not exist it is made by a cold run of SRC over the
 #             tree (`check TREE -n -j 1`, every file lint_bytes reports parsed).
@@ -30,18 +33,19 @@
 #   valgrind --tool=callgrind python -m gnnlint check FILES -n --no-project-facts -j 1
 set -euo pipefail
 
-pyc=0; work="${TMPDIR:-/tmp}/gnnlint-callgrind"; list=""; tree=0
-while getopts "ptw:f:" o; do
+pyc=0; work="${TMPDIR:-/tmp}/gnnlint-callgrind"; list=""; tree=0; jobs=1
+while getopts "ptw:f:j:" o; do
   case $o in
     p) pyc=1 ;;
     t) tree=1 ;;
     w) work=$OPTARG ;;
     f) list=$OPTARG ;;
-    *) sed -n '2,31p' "$0"; exit 2 ;;
+    j) jobs=$OPTARG ;;
+    *) sed -n '2,34p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,31p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,34p' "$0"; exit 2; }
 src=$(cd "$1" && pwd); out=$(realpath -m "$2")
 py=${PYTHON:-python3}
 [ -d "$src/gnnlint" ] || { echo "error: $src has no gnnlint/" >&2; exit 2; }
@@ -67,10 +71,18 @@ if [ $tree = 1 ]; then
     (cd "$work/tree" && "${envs[@]}" "$py" -m gnnlint check torch_geometric -n -j 1 -e -q >/dev/null)
   fi
   cd "$work/tree"
-  "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
-    "$py" -m gnnlint check torch_geometric -n -j 1 -e -q -v >"$out.findings" 2>"$out.log"
-  total=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$out" | head -1)
-  echo "$out: $total instructions ($(wc -l < "$out.findings") finding lines; pyc=$pyc; whole tree: $(grep 'files checked' "$out.log"))"
+  if [ "$jobs" = 1 ]; then
+    "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
+      "$py" -m gnnlint check torch_geometric -n -j 1 -e -q -v >"$out.findings" 2>"$out.log"
+    total=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$out" | head -1)
+  else
+    rm -f "$out".[0-9]*
+    "${envs[@]}" valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out.%p" \
+      "$py" -m gnnlint check torch_geometric -n -j "$jobs" -e -q -v >"$out.findings" 2>"$out.log"
+    total=$(for f in "$out".[0-9]*; do sed -n 's/^summary: *//p; s/^totals: *//p' "$f" | head -1; done |
+            awk '{s += $1} END {print s}')
+  fi
+  echo "$out: $total instructions ($(wc -l < "$out.findings") finding lines; pyc=$pyc; -j $jobs; whole tree: $(grep 'files checked' "$out.log"))"
   exit 0
 fi
 if [ ! -s "$list" ]; then
