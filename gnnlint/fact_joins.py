@@ -62,7 +62,8 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
         # compiled_returns: "Builder.build:" (a static builder) is imported by its class's name
         function = (ref.name.split(":")[0].split(".")[0] if kind in _FUNCTION_KEYED else
                     ref.name.lstrip("@").split(".")[0]).encode()
-        # compiled on its first search (``re``'s cache): most facts have no candidate importer
+        # an import line naming the function (`_import_words`: the words of both shapes); the pattern
+        # only for the module's stem, named on an import line itself
         pattern = rb"\bimport\b[^\n]*\b%s\b|\bimport\s*\([^)]*\b%s\b" % (function, function)
         if kind in _MODULE_IMPORTED:  # `import training.train as train` then `train.Train_QM9(model, ...)`
             function = function.split(b".")[0]
@@ -86,8 +87,10 @@ def pull_compiled_params(result: FileResult, every: Sequence[str], contents: Opt
                 continue
             if kind == "compiled_instances" and _names_module_class(path, data, stem, function):
                 pass  # `from pkg import layers` ... `layers.Attention(...)`: the module imported, not the class
-            elif not re.search(pattern, data):
-                continue
+            elif function not in _import_words(path, data) and not (
+                    kind in _MODULE_IMPORTED and stem.encode() in _import_words(path, data)
+                    and re.search(pattern, data)):
+                continue  # the pattern's words, read once per file (the stem: only on an import line)
             if kind == "compiled_instances" and ref.name.isidentifier() \
                     and _imported_from_elsewhere(data, function, result.path, every, contents):
                 continue  # `from jssp.models.agent import Agent`: another file's class of the same name
@@ -385,11 +388,31 @@ def _reexporting_package(path: str, stem: str, function: bytes, contents: Option
     data = bytes_of(init, contents)
     if data is None or function not in data or b"." + stem.encode() not in data:
         return []  # cheap exact preconditions of the pattern below
-    pattern = rb"from[ \t]+\.%s[ \t]+import[ \t(][^\n]*(?:\n[ \t]+[^\n]*){0,20}?\b%s\b" % (
-        re.escape(stem.encode()), re.escape(function))
-    if not re.search(pattern, data):
+    if function not in _relative_imports(init, data).get(stem.encode(), ()):
         return []
     return [os.path.basename(os.path.dirname(os.path.abspath(path)))]
+
+
+# `from .module import a, (b,\n c)`: every start (a lookahead, so a statement inside another's
+# continuation lines is found too), the module and the words of the line and of up to 20 indented
+# lines after it
+_RELATIVE_IMPORT = re.compile(rb"(?=from[ \t]+\.(\w+)[ \t]+import[ \t(]([^\n]*(?:\n[ \t]+[^\n]*){0,20}))")
+_relative_imports_memo: dict = {}
+
+
+def _relative_imports(path: str, data: bytes) -> dict:
+    """module -> the words a package's ``from .module import ...`` statements name (one scan of
+    the file's bytes, not one compiled pattern per name asked about)."""
+    key = (path, len(data), hash(data))
+    found = _relative_imports_memo.get(key)
+    if found is None:
+        found = {}
+        for module, tail in _RELATIVE_IMPORT.findall(data):
+            found.setdefault(module, set()).update(_WORD.findall(tail))
+        if len(_relative_imports_memo) > 2000:
+            _relative_imports_memo.clear()
+        _relative_imports_memo[key] = found
+    return found
 
 
 def _config_built(importer: str, kind: str, facts: list) -> list:

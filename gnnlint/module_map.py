@@ -23,6 +23,7 @@ class ModuleMap:
         self.given: dict[str, str] = {}  # absolute path -> the path as the run named it
         self._read = read  # the bytes of a run's file (for `installed_names`); None: no aliases
         self._aliases: dict[str, list] = {}  # importer -> [(dotted prefix, folder it names), ...]
+        self._top_level: dict[str, frozenset] = {}  # path -> top_level_names of its bytes
         self.modules: dict[str, str] = {}  # dotted module name -> absolute path
         for path in paths:
             absolute = os.path.abspath(path)
@@ -87,9 +88,10 @@ class ModuleMap:
         named after its modules, a project's own ``config`` package) does not."""
         if path is None or self._read is None:
             return False
-        data = self._read(path) or b""
-        return all(name == "*" or name.encode() in data and re.search(rb"^(?:(?:async\s+)?def|class)\s+%s\b|^%s\s*[:=]|\bimport\b[^\n]*\b%s\b"
-                                            % ((re.escape(name.encode()),) * 3), data, re.M) for name in names)
+        if path not in self._top_level:
+            self._top_level[path] = top_level_names(self._read(path) or b"")
+        defined = self._top_level[path]
+        return all(name == "*" or name.encode() in defined for name in names)
 
     def installed_names(self, importer: str) -> list:
         """``[(prefix, folder)]``: the importer names its own project under a
@@ -124,6 +126,21 @@ class ModuleMap:
                     break
         self._aliases[importer] = found
         return found
+
+
+# a top-level `def`/`class` or assignment at a line's start; an import line's words after `import`
+_TOP_LEVEL_DEFINED = re.compile(rb"^(?:(?:async\s+)?def|class)\s+(\w+)|^(\w+)\s*[:=]", re.M)
+_IMPORT_TAIL = re.compile(rb"\bimport\b([^\n]*)")
+_WORD = re.compile(rb"\w+")
+
+
+def top_level_names(data: bytes) -> frozenset:
+    """A byte test, one pass over the file: the names it defines at its top level (``def``/``class``
+    at a line's start, ``name =``/``name:``) or names on an import line after ``import``."""
+    names = {defined or assigned for defined, assigned in _TOP_LEVEL_DEFINED.findall(data)}
+    for tail in _IMPORT_TAIL.findall(data):
+        names.update(_WORD.findall(tail))
+    return frozenset(names)
 
 
 def module_name_for(path: str) -> str:
