@@ -18,8 +18,10 @@
 #             facts on (which files get parsed is then part of what is measured; the file-list mode
 #             hides a change in that count, and the fact joins). -f is ignored.
 #   -j N      with -t: N worker processes (default 1); the count is the sum over the run's
-#             processes (valgrind --trace-children; one OUT.<pid> file each): what two workers
-#             cost in all, the work they repeat included
+#             processes (one OUT.<pid>[.<part>] file each): what two workers cost in all, the
+#             work they repeat included. A forked child inherits its parent's counters, so
+#             callgrind dumps (and zeroes) them just before each fork (--dump-before=_Fork,
+#             glibc's fork): the parts add up to the run's instructions, each counted once
 #   -f FILE   file list (absolute paths, one a line). Default WORKDIR/files.txt;
 #             if it does not exist it is made by a cold run of SRC over the
 #             tree (`check TREE -n -j 1`, every file lint_bytes reports parsed).
@@ -77,7 +79,7 @@ if [ $tree = 1 ]; then
     total=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$out" | head -1)
   else
     rm -f "$out".[0-9]*
-    "${envs[@]}" valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out.%p" \
+    "${envs[@]}" valgrind --tool=callgrind --trace-children=yes --dump-before=_Fork --callgrind-out-file="$out.%p" \
       "$py" -m gnnlint check torch_geometric -n -j "$jobs" -e -q -v >"$out.findings" 2>"$out.log"
     total=$(for f in "$out".[0-9]*; do sed -n 's/^summary: *//p; s/^totals: *//p' "$f" | head -1; done |
             awk '{s += $1} END {print s}')
