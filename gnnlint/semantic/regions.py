@@ -205,8 +205,8 @@ class Regions(HotLoops):
                     return "method"
                 ref = inherited_method(self, cls, target.attr.value) if own is None else None
                 if ref is not None:  # `torch.compile(sim.run)`, `run` defined by an imported base
+                    # (the site's kind is judged as before: the base may hold a module there, not a method)
                     self.exported.compiled.append((ref, f"compiled method `{cls.name}.{target.attr.value}`"))
-                    return "method"
             elif isinstance(cls, ImportRef):
                 self.exported.compiled.append((ImportRef(cls.module, f"{cls.name}.{target.attr.value}", cls.level),
                                                f"compiled method `{cls.name}.{target.attr.value}`"))
