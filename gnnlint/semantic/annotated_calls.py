@@ -96,7 +96,12 @@ def inherited_self_method(ctx: "FileContext", func: cst.BaseExpression, call: cs
     cls = ctx.enclosing_class(call)
     if cls is None:
         return None
-    name = func.attr.value
+    return inherited_method(ctx, cls, func.attr.value)
+
+
+def inherited_method(ctx: "FileContext", cls: "ClassInfo", name: str) -> Optional[ImportRef]:
+    """``Base.name`` when ``cls`` neither defines nor stores ``name`` here and gets it from an imported
+    project base (``torch.compile(sim.run)`` in another file, ``run`` defined by ``Dynamics``)."""
     lineage = list(ctx.local_lineage(cls))
     if any(name in c.methods or name in c.attrs for c in lineage):
         return None

@@ -15,7 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.typed_items import item_class
+from gnnlint.semantic.typed_items import item_class, mapping_value_class
 from gnnlint.semantic.attr_reaching import attr_values_reaching
 from gnnlint.semantic.kinds import _MODEL_METHODS_SELF
 from gnnlint.semantic.model import ClassInfo, FuncInfo
@@ -205,11 +205,32 @@ class Classes:
         ``for i, conv in enumerate(self.convs)`` over ``ModuleList([Conv() ...])``."""
         container = binding.value
         if binding.how == "iter_unpack":
-            if not (isinstance(container, cst.Call) and self.resolve(container.func) in ("enumerate", "builtins.enumerate")
-                    and container.args and binding.index == 1):
+            enumerated = isinstance(container, cst.Call) and self.resolve(container.func) in (
+                "enumerate", "builtins.enumerate")
+            if enumerated and container.args and binding.index == 1:
+                container = container.args[0].value
+            elif not enumerated and binding.index >= 0:
+                # `for code, stage in self.stages` over `list[tuple[int, Stage]]`, `for k, m in mods.items()`
+                return self._unpacked_item_class(container, binding.index, depth)
+            else:
                 return None
-            container = container.args[0].value
         return self._self_container_class(container, depth) or item_class(self, container, container)
+
+    def _unpacked_item_class(self, container: cst.BaseExpression, index: int, depth: int):
+        """The class at ``index`` of the items a loop unpacks, by the annotation of the parameter
+        they come from (typed_items.py), also when a class stores it (``self.stages = stages``)."""
+        items = isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute) \
+            and container.func.attr.value == "items" and not container.args
+        held = container.func.value if items else container
+        if not (isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name) and held.value.value == "self"):
+            return item_class(self, container, container, index=index)
+        cls = self.enclosing_class(held)
+        if cls is None:
+            return None
+        values = self.class_attr_values(cls, held.attr.value)
+        typed = {(mapping_value_class(self, v, v) if index == 1 else None) if items
+                 else item_class(self, v, v, index=index) for v in values}
+        return typed.pop() if len(typed) == 1 else None
 
     def _self_container_class(self, container: cst.BaseExpression, depth: int):
         """The one class of the modules in ``self.<attr>``: ``ModuleList([Conv() ...])``, or

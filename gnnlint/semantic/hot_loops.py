@@ -26,6 +26,7 @@ from gnnlint.semantic.hook_dispatch import dispatched_hook, hook_methods
 from gnnlint.semantic.instance_calls import CALL_KEY, call_methods, metric_methods
 from gnnlint.semantic.inherited import inherited_compiled_calls
 from gnnlint.semantic.kinds import MODEL, SCHEDULER, UNKNOWN
+from gnnlint.semantic.library_steps import super_method
 from gnnlint.semantic.model import ClassInfo, FuncInfo
 from gnnlint.semantic.once_loops import runs_once
 from gnnlint.semantic.sampler_loops import sampler_batch_loops
@@ -319,7 +320,8 @@ class HotLoops:
         hook = dispatched_hook(self, call)  # `self._call_hooks("on_train_batch_end", ...)` (hook_dispatch.py)
         for method in hook_methods(self, *hook) if hook is not None else ():
             self._mark_hot_func(method, why)
-        callee = self.local_callee(call)
+        # `super().refill(batch)` in an override: the base's body runs every step too (library_steps.py)
+        callee = self.local_callee(call) or super_method(self, call)
         if isinstance(callee, FuncInfo):
             if not batch_loops.iterates_batches(self, callee):  # `self.validate()`: its own loop decides
                 self._mark_hot_func(callee, why)

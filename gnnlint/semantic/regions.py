@@ -33,7 +33,7 @@ from gnnlint.semantic.compiled_overrides import (OVERRIDES, export_abstract_forw
                                                   with_passed)
 from gnnlint.semantic.stepped_overrides import export_stepped_overrides
 from gnnlint.semantic.default_off_flags import built_only_when_on, export_ctor_switches, never_built, switched_off
-from gnnlint.semantic.annotated_calls import annotated_methods, inherited_self_method
+from gnnlint.semantic.annotated_calls import annotated_methods, inherited_method, inherited_self_method
 from gnnlint.semantic.inherited import (export_compiled_hooks, inherited_forward_base,
                                         mark_compiled_hooks)
 from gnnlint.semantic.kinds import MODEL, OPTIMIZER
@@ -175,6 +175,8 @@ class Regions(HotLoops):
             self._mark_compiled_func(method, why)
         elif attr in cls.attrs:
             self._mark_held(cls, attr, why)
+        elif (ref := inherited_method(self, cls, attr)) is not None:
+            self.exported.compiled.append((ref, why))  # `torch.compile(sim.run)`: `run` of an imported base
 
     def _mark_held(self, cls: ClassInfo, attr: str, why: str) -> None:
         for value in self.class_attr_values(cls, attr):
@@ -201,6 +203,10 @@ class Regions(HotLoops):
                 if method is not None:
                     self._mark_compiled_func(method, f"compiled method `{method.qualname}`")
                     return "method"
+                ref = inherited_method(self, cls, target.attr.value) if own is None else None
+                if ref is not None:  # `torch.compile(sim.run)`, `run` defined by an imported base
+                    # (the site's kind is judged as before: the base may hold a module there, not a method)
+                    self.exported.compiled.append((ref, f"compiled method `{cls.name}.{target.attr.value}`"))
             elif isinstance(cls, ImportRef):
                 self.exported.compiled.append((ImportRef(cls.module, f"{cls.name}.{target.attr.value}", cls.level),
                                                f"compiled method `{cls.name}.{target.attr.value}`"))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from gnnlint.semantic import lightning_stages, stepped_payload
+from gnnlint.semantic import library_steps, lightning_stages, stepped_payload
 from gnnlint.semantic.batch_loops import hands_model, iterates_batches
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, NOT_RUNNING
 from gnnlint.semantic.handed_calls import runs_handed
@@ -207,7 +207,8 @@ class StepAnalysis:
         key = ("callee", id(call))
         if key in self._memo:
             return self._memo[key]
-        callee = ctx.method_callee(call)
+        # `super().refill(batch)`: the base's method (library_steps.py), as hot_loops.py marks it
+        callee = ctx.method_callee(call) or library_steps.super_method(ctx, call)
         if not isinstance(callee, FuncInfo):
             callee = None
             func = call.func

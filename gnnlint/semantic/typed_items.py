@@ -26,7 +26,7 @@ and a helper narrows what it calls with ``isinstance``::
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -40,8 +40,14 @@ _WRAPPERS = frozenset(("ModuleList", "list", "tuple", "Sequential"))
 _LIBRARIES = ("torch", "torch_geometric", "lightning", "pytorch_lightning", "typing", "collections")
 
 
-def item_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0):
-    """The project class the items of ``expr`` are annotated as (see the module doc), or None."""
+def item_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0,
+               index: Optional[int] = None):
+    """The project class the items of ``expr`` are annotated as (see the module doc), or None. With
+    ``index``, the class at that position of the items unpacked in a loop (``for code, stage in
+    stages`` over ``list[tuple[int, Stage]]``; ``for name, m in mods.items()`` over ``dict[str, M]``)."""
+    if index is not None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value == "items" and not expr.args:
+        return mapping_value_class(ctx, expr.func.value, at, depth) if index == 1 else None
     if isinstance(expr, cst.Call) and (ctx.last_part(expr.func) or "") in _WRAPPERS and len(expr.args) == 1 \
             and not expr.args[0].keyword and not expr.args[0].star:
         expr = expr.args[0].value  # `nn.ModuleList(outputs)`, `list(callbacks)`
@@ -51,30 +57,86 @@ def item_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, de
         return None
     binding, _func = ctx.lookup(expr.value, at)
     if binding is not None and binding.how == "assign" and isinstance(binding.value, cst.Call) and depth == 0:
-        return item_class(ctx, binding.value, binding.value, 1)  # `hooks = list(callbacks)`
+        return item_class(ctx, binding.value, binding.value, 1, index)  # `hooks = list(callbacks)`
+    ann = _param_annotation(binding)
+    if ann is None:
+        return None
+    item = _sequence_item(ctx, ann, want_node=index is not None)
+    return item if index is None else _tuple_element(ctx, item, index)
+
+
+def _param_annotation(binding) -> Optional[cst.BaseExpression]:
     param = binding.node if binding is not None and binding.how == "param" else None
     if not isinstance(param, cst.Param) or param.annotation is None:
         return None
-    return _sequence_item(ctx, param.annotation.annotation)
+    return _parsed(param.annotation.annotation)
 
 
-def _sequence_item(ctx: "FileContext", ann: cst.BaseExpression, depth: int = 0):
+def _parsed(ann: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     if isinstance(ann, cst.SimpleString):  # `"List[Callback]"`
         try:
-            ann = cst.parse_expression(ann.raw_value)
+            return cst.parse_expression(ann.raw_value)
         except Exception:  # noqa: BLE001 - not an expression
             return None
+    return ann
+
+
+def _subscript(ctx: "FileContext", ann) -> tuple[str, list]:
+    """``(head, items)`` of ``head[items]``, through ``Optional[...]`` and ``X | None``."""
+    for _ in range(3):
+        ann = _parsed(ann)
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            parts = [p for p in (ann.left, ann.right) if not (isinstance(p, cst.Name) and p.value == "None")]
+            if len(parts) != 1:
+                return "", []
+            ann = parts[0]
+            continue
+        if not isinstance(ann, cst.Subscript):
+            return "", []
+        head = ctx.last_part(ann.value) or ""
+        items = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+        if head == "Optional" and len(items) == 1:
+            ann = items[0]
+            continue
+        return head, items
+    return "", []
+
+
+def _sequence_item(ctx: "FileContext", ann: cst.BaseExpression, depth: int = 0, want_node: bool = False):
+    ann = _parsed(ann)
     if not isinstance(ann, cst.Subscript) or depth > 2:
         return None
     head = ctx.last_part(ann.value) or ""
     items = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
     if head == "Optional" and len(items) == 1:
-        return _sequence_item(ctx, items[0], depth + 1)
+        return _sequence_item(ctx, items[0], depth + 1, want_node)
     if head not in _SEQUENCES or not items:
         return None
     if head in ("Tuple", "tuple") and not (len(items) == 2 and isinstance(items[1], cst.Ellipsis)):
         return None  # `tuple[A, B]`: two kinds of item
-    return _project_class(ctx, items[0])
+    return items[0] if want_node else _project_class(ctx, items[0])
+
+
+def _tuple_element(ctx: "FileContext", item, index: int):
+    """The class at ``index`` of a ``tuple[int, Stage]`` item annotation (a fixed-length tuple)."""
+    head, items = _subscript(ctx, item) if item is not None else ("", [])
+    if head not in ("Tuple", "tuple") or any(isinstance(i, cst.Ellipsis) for i in items) \
+            or not 0 <= index < len(items):
+        return None
+    return _project_class(ctx, items[index])
+
+
+_MAPPINGS = frozenset(("Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "ModuleDict"))
+
+
+def mapping_value_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0):
+    """The value class of a parameter annotated ``dict[str, M]`` / ``Mapping[str, M]``."""
+    if not isinstance(expr, cst.Name) or depth > 1:
+        return None
+    binding, _func = ctx.lookup(expr.value, at)
+    ann = _param_annotation(binding)
+    head, items = _subscript(ctx, ann) if ann is not None else ("", [])
+    return _project_class(ctx, items[1]) if head in _MAPPINGS and len(items) == 2 else None
 
 
 def _project_class(ctx: "FileContext", expr: cst.BaseExpression):
