@@ -290,6 +290,14 @@ class FileContext(SemanticModel, Names, Narrowing, Kinds, Classes, Literals, Dev
 
         return assembled_batch_feed(self, site_node)
 
+    def padded_call_feed(self, site_node: cst.CSTNode):
+        """The function that runs what ``site_node`` compiles on a batch it pads per call to the longest
+        of its inputs (``tokenizer(texts, padding=True, return_tensors="pt")``;
+        ``semantic.padded_batches.PaddedFeed``), or None."""
+        from gnnlint.semantic.padded_batches import padded_call_feed
+
+        return padded_call_feed(self, site_node)
+
     def swept_shape_feed(self, site_node: cst.CSTNode):
         """The function that runs what ``site_node`` compiles on tensors a loop sizes anew each
         iteration (``semantic.swept_shapes.SweptFeed``), or None."""

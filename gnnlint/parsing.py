@@ -11,9 +11,10 @@ fits the file. What libcst still cannot parse although Python compiles it
 (its limit of 3,000 adjacent string literals) is a named skip, not GNN000.
 
 The compiler is the running interpreter's: syntax newer than it (PEP 695
-``def f[T]``, ``class C[T]``, ``type X = ...`` on Python < 3.12) is not the
-user's error when the project targets a newer Python, so such a rejection
-is handed to libcst, which knows that grammar (``newer_syntax``).
+``def f[T]``, ``class C[T]``, ``type X = ...``, and PEP 701 f-strings that
+reuse their quotes, ``f"{name}{"_c" if c else ""}"``, on Python < 3.12) is
+not the user's error when the project targets a newer Python, so such a
+rejection is handed to libcst, which knows that grammar (``newer_syntax``).
 """
 from __future__ import annotations
 
@@ -69,10 +70,13 @@ _PEP695 = re.compile(rb"^[ \t]*(?:type[ \t]+\w+[ \t]*(?:\[|=)|(?:async[ \t]+)?de
 
 def newer_syntax(data: bytes, exc: BaseException) -> bool:
     """Whether ``exc`` is the running compiler rejecting grammar of a newer
-    Python (3.12's type parameters and ``type`` statements) that libcst
-    parses: then the file is linted, not reported as GNN000."""
+    Python (3.12's type parameters and ``type`` statements, its PEP 701
+    f-strings) that libcst parses: then the file is linted, not reported as
+    GNN000 (libcst still rejects a truly broken f-string: Python's message stands)."""
     if sys.version_info >= (3, 12) or type(exc) is not SyntaxError or not exc.lineno:
         return False
+    if (exc.msg or "").startswith("f-string"):  # the pre-3.12 f-string tokenizer's messages
+        return True
     lines = data.splitlines()
     # the error is reported on the statement or just after its header
     for lineno in (exc.lineno, exc.lineno - 1):

@@ -296,7 +296,8 @@ for data in loader:
             # last partial batch -- two recordings, not one per batch
             feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded and not f.fixed]
             batch_loop = None if feeds else self._dynamic_batch_loop(site_node)
-            if not feeds and batch_loop is None:
+            padded = None if feeds or batch_loop else ctx.padded_call_feed(site_node)
+            if not feeds and batch_loop is None and padded is None:
                 continue
             source = ctx.compile_option_source(site_node, "mode") if how != "options" else None
             setting = {"reduce-overhead": '`mode="reduce-overhead"`',
@@ -308,6 +309,12 @@ for data in loader:
                            f"distinct input shape, even with `dynamic=True`; the batches come from "
                            f"`{feeds[0].loader}` ({feeds[0].via}). Use the default mode or pad batches to fixed "
                            f"sizes (`T.Pad`).")
+            elif padded is not None:  # no loader: a function pads each call's sequences to their longest
+                message = (f"`{site.target}` is compiled with {setting} and run by `{padded.func}` on "
+                           f"`{padded.pad}`, which pads each call's sequences to the longest of them: CUDA graphs "
+                           f"are recorded per distinct input shape, so each new length re-records a graph and "
+                           f"keeps its memory pool. Use the default mode or pad to a fixed length "
+                           f"(`padding=\"max_length\"`).")
             else:  # no PyG loader, but `dynamic=True` says the shapes of the batches it runs on change
                 message = (f"`{site.target}` is compiled with {setting} and `dynamic=True` (its input shapes are "
                            f"expected to change) and runs on every batch of {batch_loop}: CUDA graphs are recorded "

@@ -612,8 +612,7 @@ def compute_predictions(model, node_emb, seeds):
             dynamic = ctx.compile_dynamic(site_node)
             if dynamic is True or dynamic is _NO_VALUE:
                 continue
-            feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded]
-            feeds = [f for f in feeds if not (f.marked_any and not f.unmarked)]
+            feeds = [f for f in ctx.loader_feeds(site_node) if not f.padded and not (f.marked_any and not f.unmarked)]
             # fixed-size examples (`T.SamplePoints(n)`) with drop_last=True: every batch has one size
             feeds = [f for f in feeds if not (f.fixed and f.drop_last)]
             if not feeds:
@@ -629,8 +628,8 @@ def compute_predictions(model, node_emb, seeds):
     def _report_without_loader(self, site_node, site) -> None:
         """No loader feeds it, but a library function runs the compiled kernel on the graph it is handed
         (layer_feeds.py), a loop sizes its inputs anew (swept_shapes.py), the class compiles a sibling
-        with ``dynamic=True`` on the same per-call data (dynamic_siblings.py), or a function batches
-        graphs cut from its inputs (assembled_batches.py)."""
+        with ``dynamic=True`` on the same data (dynamic_siblings.py), or a function batches graphs cut
+        from its inputs (assembled_batches.py) or pads them to their longest (padded_batches.py)."""
         ctx, head, fix = self.context, f"`{site.target}` is compiled without `dynamic=`", None
         if (layer := ctx.layer_input_feed(site_node)) is not None:
             message = (f"{head} and run by `{layer.layer}` on the graph "
@@ -647,6 +646,8 @@ def compute_predictions(model, node_emb, seeds):
             elif (assembled := ctx.assembled_batch_feed(site_node)) is not None:
                 why = (f"`{assembled.func}` runs it on `{assembled.batch}`, a batch of graphs cut from each "
                        f"call's inputs with their own edges, whose node and edge counts change from call to call")
+            elif (padded := ctx.padded_call_feed(site_node)) is not None:
+                why = f"`{padded.func}` runs it on `{padded.pad}`, padding each call's sequences to their longest"
             else:
                 return
             message = f"{head}, but {why}: the first call with a new size recompiles it."

@@ -525,7 +525,8 @@ model = torch.compile(Knn())
         # unless an `if isinstance(self.pool, (AttentivePooling, ...)):` around the call says it is a module
         targets = [] if self._narrowed_to_class(func, node) else ctx.callable_targets(func, node)
         for dotted in targets:
-            entry = pyg_sizes.lookup(dotted)
+            instance = dotted.endswith("()")  # an instance, `POOLS[name]` holding `MeanAggregation()`
+            entry = pyg_sizes.lookup(dotted[:-2] if instance else dotted, module=instance)
             if entry is not None:
                 self._held = " / ".join(f"`{d.split('.')[-1]}`" for d in sorted(set(targets)))
                 return entry

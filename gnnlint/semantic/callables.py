@@ -9,6 +9,12 @@ factory's ``return`` statements, or -- for a factory imported from another
 project file -- the ``returns`` facts that file tells its importers
 (``export_returned_functions``: a top-level function whose every ``return``
 names a torch / PyG function).
+
+A value may also hold an *instance* of a library class (``self.pool =
+POOLS[name]`` with ``POOLS = {"mean": MeanAggregation(), ...}`` at module
+level, ``self.pool = AGGRS[name]()`` with a table of classes): such a target
+is the class's dotted name followed by ``INSTANCE_MARK`` (calling it runs
+the class's ``__call__``; GNN009 looks it up as a module).
 """
 from __future__ import annotations
 
@@ -23,13 +29,15 @@ _LIBRARY_ROOTS = ("torch", "torch_geometric", "torch_scatter", "torch_cluster", 
 _EXPORTED_ROOTS = ("torch_geometric", "torch_scatter")  # told across files: PyG's pools and scatters
 _MAX_DEPTH = 3
 LOCAL_MARK = "="  # a `returns` entry naming a top-level function of the told file, not a library one
+INSTANCE_MARK = "()"  # a target that is an instance of the library class it names
 
 
 class Callables:
     """The library functions a callable value may be. Mixed into FileContext."""
 
     def callable_targets(self, func: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
-        """Dotted library names ``func`` (a callee) may stand for; [] when unknown."""
+        """Dotted library names ``func`` (a callee) may stand for; [] when unknown.
+        An instance of a library class is its class's name followed by ``()``."""
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             cls = self.enclosing_class(at)
             if cls is None:
@@ -48,8 +56,16 @@ class Callables:
             return [dotted] if dotted.split(".")[0] in _LIBRARY_ROOTS else []
         if isinstance(value, cst.IfExp):
             return self._function_values(value.body, depth + 1) + self._function_values(value.orelse, depth + 1)
+        if isinstance(value, cst.Subscript):  # POOLS[name]: any value of a table literal
+            return [d for item in self._table_values(value) for d in self._function_values(item, depth + 1)]
         if not isinstance(value, cst.Call):
             return []
+        if isinstance(value.func, cst.Subscript):  # AGGRS[name](): an instance of any class of the table
+            return [d + INSTANCE_MARK for item in self._table_values(value.func)
+                    for d in self._function_values(item, depth + 1) if not d.endswith(INSTANCE_MARK)]
+        dotted = self.resolve(value.func) or ""
+        if dotted.split(".")[0] in _LIBRARY_ROOTS and dotted.split(".")[-1][:1].isupper():
+            return [dotted + INSTANCE_MARK]  # MeanAggregation(): a library class's instance
         local = self.local_callee(value)
         if isinstance(local, FuncInfo):
             return [d for ret in local.returns for d in self._function_values(ret.value, depth + 1)]
@@ -59,6 +75,23 @@ class Callables:
             told = self.project.returns.get(f"{stem}.{ref.name}")
             # (`=train_a`: a project function of the factory's file, returned_functions.py)
             return [d for d in told.split(",") if not d.startswith(LOCAL_MARK)] if told else []
+        return []
+
+    def _table_values(self, expr: cst.Subscript) -> list[cst.BaseExpression]:
+        """The values of the dict / list / tuple literal ``expr`` indexes, when
+        its container is a name bound once, at module level, to that literal
+        (a table the index picks from by a run-time key); [] otherwise."""
+        if not isinstance(expr.value, cst.Name):
+            return []
+        binding = self.feed_binding(expr.value.value, expr)
+        bindings = self.module_bindings.get(expr.value.value) or []
+        if binding is None or bindings != [binding] or binding.how != "assign":
+            return []  # a local name, or a table re-bound or filled elsewhere
+        table = binding.value
+        if isinstance(table, cst.Dict):
+            return [e.value for e in table.elements if isinstance(e, cst.DictElement)]
+        if isinstance(table, (cst.List, cst.Tuple)):
+            return [e.value for e in table.elements if isinstance(e, cst.Element)]
         return []
 
     def export_returned_functions(self) -> None:

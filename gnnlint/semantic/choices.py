@@ -195,7 +195,7 @@ class Choices:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS_SELF:
             return self._instance_choices(func.value, at, depth + 1, cond)  # model.to(device)
-        if self.compile_api(func):
+        if self.compile_api(func) or self.wraps_module(call):  # also to_hetero(model, meta), DataParallel(model)
             first = call.args[0].value if call.args else None
             return self._instance_choices(first, at, depth + 1, cond)
         if isinstance(func, cst.Call) and (self.resolve(func.func) or "").endswith(".make_fx") and func.args:

@@ -49,9 +49,7 @@ class Classes:
                     return owner
                 return None  # a class's own `train(graph)` returns what it returns (a loss)
             resolved = self.resolve(func) or ""
-            if resolved in COMPILE_FUNCS or self.compile_api(func) or resolved.endswith((".to_hetero", ".to_hetero_with_bases")) \
-                    or resolved in ("to_hetero", "DataParallel") or resolved.endswith(
-                        ("DataParallel", "DistributedDataParallel")):
+            if resolved in COMPILE_FUNCS or self.compile_api(func) or self.wraps_module(expr):
                 first = expr.args[0].value if expr.args else None
                 return self.class_of(first, at, depth + 1)
             local = self.local_callee(expr)
@@ -110,6 +108,14 @@ class Classes:
                     if found is not None:
                         return found
         return None
+
+    def wraps_module(self, call: cst.Call) -> bool:
+        """``to_hetero(model, metadata)`` / ``DataParallel(model)``: a wrapper
+        whose calls run its first argument's forward (PyG's heterogeneous copy
+        runs each submodule of the traced forward; DP / DDP the module itself)."""
+        resolved = self.resolve(call.func) or ""
+        return resolved.endswith((".to_hetero", ".to_hetero_with_bases")) or resolved in ("to_hetero", "DataParallel") \
+            or resolved.endswith(("DataParallel", "DistributedDataParallel"))
 
     def _alternate_constructor(self, func: cst.BaseExpression, at: cst.CSTNode):
         """``Net.load_from_checkpoint(path)`` (Lightning's classmethod builds

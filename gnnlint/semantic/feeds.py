@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from gnnlint.semantic import chunks, fed_builders, graph_collates, lightning_feeds, nested_feeds
+from gnnlint.semantic import chunks, fed_builders, graph_collates, lightning_feeds, nested_feeds, padded_batches
 from gnnlint.semantic.kinds import BATCH, SCALAR
 from gnnlint.semantic.model import Binding, ClassInfo, FuncInfo, walk
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS
@@ -164,7 +164,8 @@ class Feeds:
         if resolved in ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"):
             collate = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "collate_fn"),
                            None)
-            return "DataLoader" if collate is not None and self._graph_collate(collate, expr) else None
+            return "DataLoader" if collate is not None and (self._graph_collate(collate, expr)
+                                                            or self._padding_collate(collate)) else None
         if resolved.startswith("torch_geometric.data") and last in _FEED_LIGHTNING_DATA:
             mode = next((self.literal_value(a.value, a.value) for a in expr.args
                          if a.keyword is not None and a.keyword.value == "loader"), None)
@@ -241,6 +242,13 @@ class Feeds:
         if isinstance(local, FuncInfo):
             return any(graph_collates.batches_graphs(self, call) for call in local.calls)
         return local is None and graph_collates.imported_graph_collate(self, expr, loader)
+
+    def _padding_collate(self, expr: cst.BaseExpression) -> bool:
+        """A local ``collate_fn`` that pads its samples to the batch's longest or cuts them to it
+        (``pad_sequence``, ``v[..., :lengths.max()]``): the sequence length changes every batch
+        (padded_batches.py)."""
+        local = self.local_callee(cst.Call(func=expr)) if isinstance(expr, cst.Name) else None
+        return isinstance(local, FuncInfo) and padded_batches.collate_pads(self, local)
 
     def _loader_of_name(self, expr: cst.Name, at: cst.CSTNode, depth: int) -> Optional[str]:
         """A name bound to a loader: assigned, unpacked from a local call, iterated, a parameter."""
