@@ -20,7 +20,7 @@ method), each INVALID with VALID twins (never compiled; a base method with a bod
 branch the per-step calls never take)."""
 from __future__ import annotations
 
-from tests.project_files import finding_keys, write_project
+from tests.project_files import assert_one_file_agrees, finding_keys, write_project
 
 PYPROJECT = "[project]\nname = 'demo'\n\n[tool.gnnlint]\n"
 
@@ -191,3 +191,168 @@ def test_a_loss_modules_forward_is_not_told_yet(tmp_path):
     """
     keys = _keys(tmp_path, {"losses.py": losses, "train.py": train})
     assert not [k for k in keys if k.startswith("losses.py")], keys
+
+
+# -- 3. a container built with one class's instances, iterated every step -------------------------------------
+
+TRACKERS = """\
+    import torch
+
+
+    class Tracker:
+        def __init__(self, weight):
+            self.weight = weight
+            self.losses = []
+
+        def append_batch(self, out, batch):
+            self.losses.append((out - batch.y).abs().mean().item() * self.weight)
+"""
+TRACKER_LINE = "trackers.py:10:28: GNN013"
+
+
+def _tracker_train(build: str, loop: str) -> str:
+    return f"""\
+        import torch
+        from model import Net
+        from trackers import Tracker
+
+
+        def evaluate(loader, weights):
+            model = torch.compile(Net())
+            {build}
+            for batch in loader:
+                out = model(batch.x)
+                {loop}
+                    tracker.append_batch(out, batch)
+    """
+
+
+def test_the_values_of_a_dict_comprehension_of_trackers_run_their_method_every_step(tmp_path):
+    train = _tracker_train("trackers = {name: Tracker(w) for name, w in weights.items()}",
+                           "for tracker in trackers.values():")
+    keys = _keys(tmp_path, {"trackers.py": TRACKERS, "train.py": train})
+    assert TRACKER_LINE in keys, keys
+
+
+def test_the_items_of_a_list_of_trackers_run_their_method_every_step(tmp_path):
+    # a list literal, iterated directly
+    train = _tracker_train("trackers = [Tracker(1.0), Tracker(weights[0])]", "for tracker in trackers:")
+    keys = _keys(tmp_path, {"trackers.py": TRACKERS, "train.py": train})
+    assert TRACKER_LINE in keys, keys
+
+
+def test_a_list_of_two_classes_says_no_class(tmp_path):
+    # VALID: the items are of two classes (only one is a Tracker): nothing is told
+    trackers = TRACKERS + """\
+
+
+        class Other:
+            def append_batch(self, out, batch):
+                pass
+    """
+    train = _tracker_train("trackers = [Tracker(1.0), Other()]", "for tracker in trackers:").replace(
+        "from trackers import Tracker", "from trackers import Other, Tracker")
+    keys = _keys(tmp_path, {"trackers.py": trackers, "train.py": train})
+    assert TRACKER_LINE not in keys, keys
+
+
+def test_trackers_of_a_program_that_never_compiles(tmp_path):
+    # VALID
+    train = _tracker_train("trackers = {name: Tracker(w) for name, w in weights.items()}",
+                           "for tracker in trackers.values():").replace("torch.compile(Net())", "Net()")
+    keys = _keys(tmp_path, {"trackers.py": TRACKERS, "train.py": train})
+    assert TRACKER_LINE not in keys, keys
+
+
+# -- 4. a method of an abstract base runs the local subclasses' overrides ------------------------------------
+
+LOSS_FUNCTIONS = """\
+    import torch
+
+
+    class LossFunction:
+        def compute_batch_loss(self, results, batch):
+            raise NotImplementedError()
+
+
+    class MaskedLoss(LossFunction):
+        def compute_batch_loss(self, results, batch):
+            mask = ~torch.isnan(batch.y)
+            if mask.sum().item() == 0:
+                return results.sum() * 0.0
+            return (results[mask] - batch.y[mask]).abs().mean()
+
+
+    class Accumulator:
+        def __init__(self, loss_fn: LossFunction):
+            self.loss_fn = loss_fn
+            self.values = []
+
+        def append_batch(self, results, batch):
+            self.values.append(self.loss_fn.compute_batch_loss(results, batch))
+"""
+OVERRIDE_LINE = "loss_functions.py:12:12: GNN013"
+
+ACCUMULATE = """\
+    import torch
+    from model import Net
+    from loss_functions import Accumulator
+
+
+    def validate(loader, loss_fn):
+        model = torch.compile(Net())
+        acc = Accumulator(loss_fn)
+        for batch in loader:
+            acc.append_batch(model(batch.x), batch)
+"""
+
+
+def test_an_abstract_method_called_on_an_annotated_attribute_runs_the_overrides(tmp_path):
+    keys = _keys(tmp_path, {"loss_functions.py": LOSS_FUNCTIONS, "validate.py": ACCUMULATE})
+    assert OVERRIDE_LINE in keys, keys
+    assert_one_file_agrees(tmp_path, "loss_functions.py", nonempty=True)
+
+
+def test_an_abstract_method_called_on_a_parameter_runs_the_overrides(tmp_path):
+    # a function instead of a method, the base named by the parameter's annotation
+    losses = LOSS_FUNCTIONS.replace("""\
+    class Accumulator:
+        def __init__(self, loss_fn: LossFunction):
+            self.loss_fn = loss_fn
+            self.values = []
+
+        def append_batch(self, results, batch):
+            self.values.append(self.loss_fn.compute_batch_loss(results, batch))
+""", """\
+    def batch_loss(loss_fn: LossFunction, results, batch):
+        return loss_fn.compute_batch_loss(results, batch)
+""")
+    validate = """\
+        import torch
+        from model import Net
+        from loss_functions import batch_loss
+
+
+        def validate(loader, loss_fn, opt):
+            model = torch.compile(Net())
+            for batch in loader:
+                loss = batch_loss(loss_fn, model(batch.x), batch)
+                loss.backward()
+                opt.step()
+    """
+    keys = _keys(tmp_path, {"loss_functions.py": losses, "validate.py": validate})
+    assert OVERRIDE_LINE in keys, keys
+
+
+def test_a_method_with_a_body_does_not_run_the_overrides(tmp_path):
+    # VALID: the base's method is no abstract one (an override may not be what runs): nothing is presumed
+    losses = LOSS_FUNCTIONS.replace("            raise NotImplementedError()", "            return results.sum()")
+    keys = _keys(tmp_path, {"loss_functions.py": losses, "validate.py": ACCUMULATE})
+    assert OVERRIDE_LINE not in keys, keys
+
+
+def test_the_overrides_of_a_program_that_never_compiles(tmp_path):
+    # VALID
+    keys = _keys(tmp_path, {"loss_functions.py": LOSS_FUNCTIONS,
+                            "validate.py": ACCUMULATE.replace("torch.compile(Net())", "Net()")})
+    assert OVERRIDE_LINE not in keys, keys
