@@ -129,6 +129,42 @@ def self_overrides(ctx: "FileContext", call: cst.Call) -> list["FuncInfo"]:
     return [sub.methods[f.attr.value] for sub in subclasses[cls.name] if f.attr.value in sub.methods]
 
 
+def abstract_overrides(ctx: "FileContext", method: "FuncInfo") -> list["FuncInfo"]:
+    """``obj.compute(...)`` runs an abstract method (``raise NotImplementedError``) of a local class:
+    the instance is one of its local subclasses, so the call runs their overrides."""
+    from gnnlint.semantic.compiled_overrides import _abstract
+
+    if method.cls is None or method.parent is not None or method.name.startswith("__") or not _abstract(method):
+        return []
+    return [sub.methods[method.name] for sub in local_subclasses(ctx).get(method.cls.name, ())
+            if method.name in sub.methods and sub.methods[method.name] is not method]
+
+
+def abstract_callers(ctx: "FileContext", func: "FuncInfo") -> list[cst.Call]:
+    """The calls of the abstract method of a local base class that ``func`` overrides: they run
+    ``func`` (``self.loss_fn.compute(...)`` with ``self.loss_fn`` a ``LossFunction`` by its
+    construction or its annotation)."""
+    from gnnlint.semantic.typed_items import annotated_local_class
+
+    if func.cls is None or func.parent is not None or func.name.startswith("__"):
+        return []
+    base = None
+    for cls in ctx.local_lineage(func.cls):
+        method = cls.methods.get(func.name) if cls is not func.cls else None
+        if method is not None:
+            base = method if func in abstract_overrides(ctx, method) else None
+            break
+    if base is None:
+        return []
+    found = list(ctx.callers_of(base))
+    for call in ctx.all_calls():
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value == func.name and not any(c is call for c in found) \
+                and annotated_local_class(ctx, f.value, call) is base.cls:
+            found.append(call)
+    return found
+
+
 def local_subclasses(ctx: "FileContext") -> dict:
     """Class name -> the local classes deriving from it (directly or not), memoised."""
     key = ("local_subclasses",)

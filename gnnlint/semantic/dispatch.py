@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gnnlint.semantic.hook_dispatch import dispatch_callers
+from gnnlint.semantic.callback_hooks import abstract_callers
 from gnnlint.semantic.instance_calls import instance_callers
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ def extra_callers(ctx: "FileContext", func: "FuncInfo", depth: int = 0) -> list:
         return []
     out: list = dispatch_callers(ctx, func)  # `self._call_hooks("on_train_batch_end", ...)` (hook_dispatch.py)
     out += instance_callers(ctx, func)  # `metric(out, y)` runs a local Metric's update and compute (instance_calls.py)
+    out += abstract_callers(ctx, func)  # `self.loss_fn.compute(...)` of an abstract base runs the override
     if func.parent is None and func.cls is None and func.name in _literal_names(ctx):
         out += [call for call in ctx.all_calls() if is_name_dispatch(ctx, call)]
     parent = func.parent

@@ -16,7 +16,7 @@ import libcst as cst
 
 from gnnlint.facts import ImportRef
 from gnnlint.semantic import batch_loops, dispatch
-from gnnlint.semantic.callback_hooks import self_overrides
+from gnnlint.semantic.callback_hooks import abstract_overrides, self_overrides
 from gnnlint.semantic.compiled_holders import HANDED_HOLDER, held_compiled_attrs
 from gnnlint.semantic.compiled_overrides import _abstract
 from gnnlint.semantic.default_off_flags import never_built
@@ -34,6 +34,7 @@ from gnnlint.semantic.step_handoffs import hands_compiled_to_step
 from gnnlint.semantic.vocab import LIGHTNING_STEP_HOOKS, MESSAGE_PASSING_METHODS
 from gnnlint.semantic.stepped_overrides import stepped_items
 from gnnlint.semantic.stepped_payload import origin_file
+from gnnlint.semantic.typed_items import annotated_local_class
 
 
 # a nested loop or def ends a direct trigger's reach (exact types: libcst's node classes are leaves,
@@ -325,8 +326,8 @@ class HotLoops:
         if isinstance(callee, FuncInfo):
             if not batch_loops.iterates_batches(self, callee):  # `self.validate()`: its own loop decides
                 self._mark_hot_func(callee, why)
-            for override in self_overrides(self, call):  # `self.get_figure()`: a local subclass's runs
-                self._mark_hot_func(override, why)
+            for override in self_overrides(self, call) + abstract_overrides(self, callee):
+                self._mark_hot_func(override, why)  # `self.get_figure()`, `self.loss_fn.compute(...)`: a subclass's
             return
         func = call.func
         if isinstance(func, cst.Name) and func.value == "self":  # `out = self(batch)` in a step hook: the forward
@@ -348,11 +349,13 @@ class HotLoops:
             elif isinstance(cls, ImportRef):
                 self.exported.hot.append((cls, f"forward of `{cls.name}` runs every step"))
         if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call):
-            owner = self.class_of(func.value, call)
+            owner = self.class_of(func.value, call) or annotated_local_class(self, func.value, call)
             if isinstance(owner, ClassInfo):
                 method = self.method_of(owner, func.attr.value)
                 if method is not None:
                     self._mark_hot_func(method, why)
+                    for override in abstract_overrides(self, method):  # an abstract base's: the subclasses'
+                        self._mark_hot_func(override, why)
 
     def _mark_hot_func(self, info: FuncInfo, why: str) -> None:
         if info in self.hot_funcs:

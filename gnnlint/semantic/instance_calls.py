@@ -68,10 +68,12 @@ def called_instance(ctx: "FileContext", call: cst.Call, import_ref):
 
 def call_methods(ctx: "FileContext", cls: "ClassInfo") -> list["FuncInfo"]:
     """The methods of ``cls`` (or its local bases) that calling an instance runs: its own
-    ``__call__``, a Metric's ``update`` and ``compute``. Not an ``nn.Module``'s ``forward``: a
-    submodule called in an eager forward around a compiled backbone is told its arguments by no
-    per-step fact (``dim_size=n`` given by every local caller of the scatter helper it runs reads
-    as unknown), and a module called inside a compiled step function is compiled code."""
+    ``__call__``, a Metric's ``update`` and ``compute``. Not an ``nn.Module``'s ``forward``
+    (``loss, terms = self.loss_fn(batch, out)``), though it runs every step: the argument
+    values now reach it and its helpers (step_args.py reads ``Class.__call__`` facts for a
+    forward), but a loss forward branches on keys of the step's batch (``if "positive_triples"
+    in batch:``) that no project code may ever produce, and nothing tells that yet (s15steps:
+    2 labelled-false lines in heldout17 against 3 true)."""
     method = ctx.method_of(cls, CALL_KEY)
     if method is not None:
         return [method]

@@ -59,7 +59,9 @@ class Regions(HotLoops):
         self._compiled_via: dict = {}  # FuncInfo -> the calls from compiled code that reach it
         self._fact_roots: set = set()  # top-level functions compiled because other files call them compiled
         self._analyse_compiled()
+        self._hot_known = False  # step_args.py reads hot callers only once they are all known
         self._analyse_hot()
+        self._hot_known = True
 
     def compiled_region(self, node: cst.CSTNode) -> Optional[str]:
         """Why ``node`` runs under torch.compile, or None."""

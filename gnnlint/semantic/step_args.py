@@ -18,9 +18,12 @@ passes the one value the calling function's own per-step calls give it
 in a helper whose callers leave it at ``0``). The engine joins the calls of
 all files with ``|``, as ``compiled_passed``.
 
-The defining side (``step_param_values``) reads them for a top-level function, with what
-its local calls pass (a compiled forward here calling it runs per step too): an argument a
-call leaves out has the parameter's default. ``step_arg_unreached(node)`` is
+The defining side (``step_param_values``) reads them for a top-level function or a method
+(``Class.method``; a ``forward`` by the ``Class.__call__`` an instance call is told as), with
+what its local calls pass (a compiled forward here calling it runs per step too): an argument a
+call leaves out has the parameter's default. A top-level helper no other file calls per step
+but this file's per-step code does (``scatter_sum(src, index, dim_size=num_segments)`` in a
+stepped ``segment_sum``) reads what those per-step calls pass, once the hot regions are known. ``step_arg_unreached(node)`` is
 True when a line runs only under a test (an enclosing ``if``, an ``if <test>:
 return`` before it) that is false for every combination of those values.
 """
@@ -64,25 +67,47 @@ class StepArgs:
             if reaching and all(binding.how == "param" for binding, _f in reaching):
                 values = self.step_param_values(func).get(expr.value, ())
                 value = next(iter(values)) if len(values) == 1 else _NO_VALUE
-        if value is _NO_VALUE and self._never_none(expr, call, 0):
+        if value is _NO_VALUE and (self._never_none(expr, call, 0) or self._assigned_never_none(expr, call)):
             return _SOME  # `dim_size=graph.n_node.size(0)`: unknown, but not None
         return _encode(value)
+
+    def _assigned_never_none(self, expr: cst.BaseExpression, call: cst.Call) -> bool:
+        """``dim_size`` re-bound before the call (``dim_size = out.size(dim)`` over a parameter
+        of that name): every assignment reaching the call holds a value that is never None."""
+        if not isinstance(expr, cst.Name):
+            return False
+        reaching = self.reaching(expr.value, call)
+        return bool(reaching) and all(binding.how == "assign" and binding.value is not None
+                                      and self._never_none(binding.value, binding.value, 1)
+                                      for binding, _f in reaching)
 
     # the defining side ------------------------------------------------------------------
     def step_param_values(self, func) -> dict:
         """parameter -> the constants every per-step call from other files gives it (only the
         parameters all of them give a readable constant); {} when not known."""
-        if func is None or func.parent is not None or func.cls is not None:
+        if func is None or func.parent is not None:
             return {}
-        return self._memoised(("step_params", func.name), lambda: self._step_param_values(func), {})
+        known = getattr(self, "_hot_known", True)
+        return self._memoised(("step_params", id(func.node), known), lambda: self._step_param_values(func, known), {})
 
-    def _step_param_values(self, func) -> dict:
-        spec = self.project.stepped_args.get(func.name)
-        if not spec or func.name not in self.project.stepped:
+    def _step_param_values(self, func, hot_known: bool) -> dict:
+        key = _stepped_key(self, func)
+        spec = self.project.stepped_args.get(key)
+        if spec and key in self.project.stepped:
+            # a local caller may run per step too (a compiled forward calling the helper): its arguments count
+            specs = spec.split("|") + [self.step_args_spec(call) for call in self.callers_of(func)]
+        elif hot_known and func.cls is None and key not in self.project.stepped and func in self.hot_funcs:
+            # a helper no other file calls per step (`scatter_sum(..., dim_size=n)` from a stepped
+            # `segment_sum`): it runs per step through this file's per-step calls, with what they
+            # pass (a parameter they forward carries their own per-step callers' value)
+            specs = [self.step_args_spec(call) for call in self.callers_of(func) if self.hot_region(call)]
+            if not specs:
+                return {}  # hot for another reason (a dispatch table, a framework)
+        else:
             return {}
-        # a local caller may run per step too (a compiled forward calling the helper): its arguments count
-        specs = spec.split("|") + [self.step_args_spec(call) for call in self.callers_of(func)]
         names = list(func.params)
+        if func.cls is not None and names and names[0] in ("self", "cls"):
+            names = names[1:]  # a method's positions count after the receiver
         values: dict = {}
         unknown: set = set()
         for one in specs:
@@ -128,6 +153,17 @@ class StepArgs:
         return False
 
 
+def _stepped_key(ctx, func):
+    """The key other files' ``stepped`` / ``stepped_args`` facts name ``func`` by: ``helper``,
+    ``Class.method``, or ``Class.__call__`` for the forward an instance call runs (instance_calls.py)."""
+    if func.cls is None:
+        return func.name
+    key = f"{func.cls.name}.{func.name}"
+    if key not in ctx.project.stepped and func.name == "forward":
+        return f"{func.cls.name}.__call__"
+    return key
+
+
 class _NotNone:
     """A passed value known only not to be None: ``is None`` tests read it, nothing else does."""
 
@@ -140,7 +176,7 @@ class _NotNone:
     __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
 
     def __hash__(self):
-        return 0
+        return id(self)  # no number's hash: a set of passed values never compares it with one
 
     def __repr__(self):
         return "!"

@@ -20,7 +20,11 @@ and a helper narrows what it calls with ``isinstance``::
 - ``item_class(ctx, expr)``: the one project class (local ``ClassInfo`` or imported ``ImportRef``) the
   items of ``expr`` are annotated as -- ``expr`` a parameter annotated ``List[C]`` / ``list[C]`` /
   ``Sequence[C]`` / ``Iterable[C]`` / ``tuple[C, ...]`` (also under ``Optional[...]``), or a call wrapping
-  one (``nn.ModuleList(outputs)``, ``list(callbacks)``); classes.py asks it for ``for x in self.<attr>``.
+  one (``nn.ModuleList(outputs)``, ``list(callbacks)``), or a local name built with one class's
+  instances (``trackers = {k: Tracker(fn) for ...}`` iterated as ``trackers.values()``, ``[Loss(), Loss()]``);
+  classes.py asks it for ``for x in self.<attr>`` and loop names.
+- ``annotated_local_class(ctx, expr, at)``: the local class a parameter (or ``self.<attr>`` holding only
+  one) is annotated as; hot_loops.py asks it for a per-step call of an abstract base's method.
 - ``isinstance_class(ctx, expr, at)``: ``C`` of an enclosing ``if isinstance(<expr>, C):`` whose first
   argument is written as ``expr`` is (the same code).
 """
@@ -53,11 +57,18 @@ def item_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode, de
         expr = expr.args[0].value  # `nn.ModuleList(outputs)`, `list(callbacks)`
     if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
         expr = expr.left  # `callbacks or []`
+    if index is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value == "values" and not expr.args:
+        expr = expr.func.value  # `for tracker in trackers.values():`
     if not isinstance(expr, cst.Name):
         return None
     binding, _func = ctx.lookup(expr.value, at)
     if binding is not None and binding.how == "assign" and isinstance(binding.value, cst.Call) and depth == 0:
         return item_class(ctx, binding.value, binding.value, 1, index)  # `hooks = list(callbacks)`
+    if index is None and binding is not None and binding.how == "assign" and depth == 0:
+        built = _built_items(ctx, binding.value)
+        if built is not None:
+            return built
     ann = _param_annotation(binding)
     if ann is None:
         return None
@@ -70,6 +81,25 @@ def _param_annotation(binding) -> Optional[cst.BaseExpression]:
     if not isinstance(param, cst.Param) or param.annotation is None:
         return None
     return _parsed(param.annotation.annotation)
+
+
+def _built_items(ctx: "FileContext", value: cst.BaseExpression):
+    """The one project class a container is built with: ``{k: Tracker(fn) for k, fn in fns.items()}``,
+    ``[Scorer(m) for m in metrics]``, ``[LossA(), LossA(w=2)]`` (the values of a dict, the items of a list)."""
+    if isinstance(value, cst.DictComp):
+        items = [value.value]
+    elif isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        items = [value.elt]
+    elif isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        items = [e.value for e in value.elements]
+    elif isinstance(value, cst.Dict):
+        items = [e.value for e in value.elements]
+    else:
+        return None
+    if not items or any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in items):
+        return None
+    found = {_project_class(ctx, e.func) if isinstance(e, cst.Call) else None for e in items}
+    return found.pop() if len(found) == 1 else None
 
 
 def _parsed(ann: cst.BaseExpression) -> Optional[cst.BaseExpression]:
@@ -152,6 +182,24 @@ def _project_class(ctx: "FileContext", expr: cst.BaseExpression):
             and (ref.level or (ref.module or "").split(".")[0] not in _LIBRARIES):
         return ref
     return None
+
+
+def annotated_local_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode):
+    """The local class a receiver is annotated as: a parameter ``loss_fn: LossFunction``, or
+    ``self.loss_fn`` only ever assigned such a parameter (``self.loss_fn = loss_fn`` in ``__init__``)."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        cls = ctx.enclosing_class(at)
+        values = ctx.class_attr_values(cls, expr.attr.value) if cls is not None else []
+        found = {annotated_local_class(ctx, v, v) if isinstance(v, cst.Name) else None for v in values}
+        return found.pop() if len(found) == 1 else None
+    if not isinstance(expr, cst.Name):
+        return None
+    binding, _func = ctx.lookup(expr.value, at)
+    param = binding.node if binding is not None and binding.how == "param" else None
+    if not isinstance(param, cst.Param) or param.annotation is None:
+        return None
+    found = _project_class(ctx, param.annotation.annotation)
+    return found if found is not None and not isinstance(found, ImportRef) else None
 
 
 def isinstance_class(ctx: "FileContext", expr: cst.BaseExpression, at: cst.CSTNode):
