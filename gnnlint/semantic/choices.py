@@ -29,6 +29,13 @@ _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightn
 _MAX_CONDITION = 60  # longer conditions are left out of messages
 _MAX_DEPTH = 6
 _LIST_WRAPPERS = ("ModuleList", "list", "tuple")  # a module list / copy of the items it is given
+_RETURNED_CONTAINERS = ("ModuleList", "Sequential", "list", "tuple")
+
+
+def _is_container_value(ctx, value) -> bool:
+    """``[]``, ``[A(), B()]``, ``nn.ModuleList()``, ``nn.Sequential()``, ``list()``: a module list."""
+    return isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) \
+        or isinstance(value, cst.Call) and ctx.last_part(value.func) in _RETURNED_CONTAINERS
 
 
 class Choices:
@@ -138,6 +145,23 @@ class Choices:
             out += self._instance_choices(value, value, depth + 1, cond)
         return out
 
+    def _returned_items(self, value, depth: int, cond: Optional[str]) -> list:
+        """What a builder returns as a module container: ``layers = nn.ModuleList()``,
+        ``layers.append(self._build_layer(i))``, ``return layers`` (also a list literal, a
+        comprehension, ``nn.Sequential(*layers)``): the classes of its items, which run where the
+        container does (``self.backbone = self._build_layers(n)``, ``for conv in self.backbone``)."""
+        if isinstance(value, cst.Call) and self.last_part(value.func) in _RETURNED_CONTAINERS and value.args \
+                and value.args[0].keyword is None:
+            value = value.args[0].value  # nn.ModuleList(layers) / nn.Sequential(*layers)
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
+            items = [value.elt] if isinstance(value, cst.ListComp) \
+                else [e.value for e in value.elements if isinstance(e, cst.Element)]
+            return [c for item in items for c in self._instance_choices(item, item, depth + 1, cond)]
+        if isinstance(value, cst.Name) and any(b.how == "assign" and _is_container_value(self, b.value)
+                                               for b, _f in self.reaching(value.value, value)):
+            return self._container_choices(value, depth, cond)
+        return []
+
     def handed_items(self, cls: ClassInfo, attr: str) -> list:
         """The classes of the items of the lists this file's constructions of ``cls`` hand the ``__init__``
         parameter stored in ``self.<attr>`` (``self.terms = terms`` / ``nn.ModuleList(terms)``): what the
@@ -214,6 +238,7 @@ class Choices:
             for ret in local.returns:
                 if ret.value is not None:
                     out += self._instance_choices(ret.value, ret.value, depth + 1, self._binding_cond_at(ret, cond))
+                    out += self._returned_items(ret.value, depth + 1, self._binding_cond_at(ret, cond))
             for value in override_choices(self, call, local):  # `self.get_model(x)`: subclasses' overrides
                 out += [(value, cond)] if isinstance(value, ImportRef) \
                     else self._instance_choices(value, value, depth + 1, cond)

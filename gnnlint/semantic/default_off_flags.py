@@ -224,7 +224,8 @@ def default_off_branch(ctx: "FileContext", node: cst.CSTNode) -> bool:
     if func is None or func.cls is None:
         return False
     flags = _guard_flags(ctx, node)
-    return any(_default_off(ctx, func.cls, flag) and (told.get(f"{func.cls.name}:{flag}") == "off" or _gate(ctx))
+    return any(_default_off(ctx, func.cls, flag) and (told.get(f"{func.cls.name}:{flag}") == "off" or _gate(ctx)
+                                                      and told.get(f"{func.cls.name}:{flag}") != "on")
                for flag in flags)
 
 
