@@ -243,3 +243,149 @@ def test_switch_never_turned_on_stays_off(tmp_path):
              "demo/model.py": CUTOFF_MODEL.format(arg="").replace("radius, )", "radius)"),
              "demo/train.py": TRAIN.format(args="5.0, True")}
     assert _lines(tmp_path / "b", files) == []
+
+
+# -- a PyG norm a local factory builds: `self.norm = build_norm(kind, dim)`, `self.norm(f, batch)` ---------
+NORM_FUNC_MODEL = """\
+    import torch
+    import torch.nn as nn
+    from torch_geometric.nn import GraphNorm
+
+
+    def build_norm(norm, channels):
+        if norm == "graph":
+            return GraphNorm(channels)
+        elif norm == "layer":
+            return nn.LayerNorm(channels)
+        raise ValueError(norm)
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, graph_norm="graph"):
+            super().__init__()
+            self.norm = build_norm(graph_norm, dim)
+
+        def forward(self, f, batch):
+            return self.norm(f, batch)
+"""
+# another spelling: a method picks the norm, the call is guarded by the kind it stored
+NORM_METHOD_MODEL = """\
+    import torch
+    from torch import nn
+    import torch_geometric.nn as gnn
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, kind="pair"):
+            super().__init__()
+            self.kind = kind
+            self.normalize = self._make_norm(dim)
+
+        def _make_norm(self, dim):
+            if self.kind == "pair":
+                return gnn.PairNorm()
+            return nn.BatchNorm1d(dim)
+
+        def forward(self, h, batch):
+            if self.kind == "pair":
+                return self.normalize(h, batch)
+            return self.normalize(h)
+"""
+NORM_TRAIN = """\
+    import torch
+    from demo.model import Block
+    model = torch.compile(Block(8))
+"""
+
+
+def test_pyg_norm_from_a_factory_function(tmp_path):
+    files = {"demo/__init__.py": "", "demo/model.py": NORM_FUNC_MODEL, "demo/train.py": NORM_TRAIN}
+    assert _lines(tmp_path, files) == ["demo/model.py:20 GNN009"]
+
+
+def test_pyg_norm_from_a_factory_method(tmp_path):
+    files = {"demo/__init__.py": "", "demo/model.py": NORM_METHOD_MODEL, "demo/train.py": NORM_TRAIN}
+    assert _lines(tmp_path, files) == ["demo/model.py:19 GNN009"]
+
+
+def test_factory_norm_valid_when_torch_norms_only_or_not_compiled(tmp_path):
+    model = NORM_FUNC_MODEL.replace("return GraphNorm(channels)", "return nn.BatchNorm1d(channels)") \
+        .replace("return self.norm(f, batch)", "return self.norm(f)")
+    files = {"demo/__init__.py": "", "demo/model.py": model, "demo/train.py": NORM_TRAIN}
+    assert _lines(tmp_path, files) == []
+    files = {"demo/__init__.py": "", "demo/model.py": NORM_FUNC_MODEL,
+             "demo/train.py": "from demo.model import Block\nmodel = Block(8)\n"}
+    assert _lines(tmp_path / "b", files) == []
+
+
+# -- a factory returning the builder it defines: `build = self._conv_factory(...)`, `build(...)` ----------
+CLOSURE_MODEL = """\
+    import torch
+    from torch import nn
+    from demo.layer import LiteLayer
+
+
+    class Net(nn.Module):
+        def __init__(self, depth, kind="lite"):
+            super().__init__()
+            self.blocks = nn.ModuleList()
+            build_block = self._block_factory(kind)
+            for _ in range(depth):
+                block = build_block()
+                self.blocks.append(block)
+
+        def _block_factory(self, kind):
+            def build_block():
+                if kind == "lite":
+                    return LiteLayer()
+                return nn.Identity()
+            return build_block
+
+        def forward(self, x, mask):
+            for block in self.blocks:
+                x = block(x, mask)
+            return x
+"""
+# another spelling: a module-level maker, the blocks built in a comprehension
+CLOSURE_FUNC_MODEL = """\
+    import torch
+    from torch import nn
+    from demo.layer import LiteLayer
+
+
+    def make_builder(width):
+        def make(i):
+            return LiteLayer()
+        return make
+
+
+    class Net(nn.Module):
+        def __init__(self, depth):
+            super().__init__()
+            make = make_builder(16)
+            self.layers = nn.ModuleList([make(i) for i in range(depth)])
+
+        def forward(self, x, mask):
+            for layer in self.layers:
+                x = layer(x, mask)
+            return x
+"""
+
+
+def test_closure_factory_method_reached(tmp_path):
+    files = {"demo/__init__.py": "", "demo/layer.py": LAYER, "demo/model.py": CLOSURE_MODEL,
+             "demo/train.py": TRAIN.format(args="3")}
+    assert _lines(tmp_path, files) == ["demo/layer.py:7 GNN008"]
+
+
+def test_closure_factory_function_reached(tmp_path):
+    files = {"demo/__init__.py": "", "demo/layer.py": LAYER, "demo/model.py": CLOSURE_FUNC_MODEL,
+             "demo/train.py": TRAIN.format(args="3")}
+    assert _lines(tmp_path, files) == ["demo/layer.py:7 GNN008"]
+
+
+def test_closure_factory_valid_when_it_builds_other_layers(tmp_path):
+    model = CLOSURE_FUNC_MODEL.replace("return LiteLayer()", "return nn.Linear(3, 3)")
+    files = {"demo/__init__.py": "", "demo/layer.py": LAYER, "demo/model.py": model,
+             "demo/train.py": TRAIN.format(args="3")}
+    assert _lines(tmp_path, files) == []

@@ -7,6 +7,8 @@ import libcst as cst
 from gnnlint import pyg_sizes
 from gnnlint.context import arg_of, has_star_args, passed
 from gnnlint.rules.base import Invalid, Rule, Valid
+from gnnlint.semantic.classes import full_name
+from gnnlint.semantic.model import FuncInfo
 
 
 class PygSizeInference(Rule):
@@ -529,4 +531,26 @@ model = torch.compile(Knn())
             if entry is not None:
                 self._held = " / ".join(f"`{d.split('.')[-1]}`" for d in sorted(set(targets)))
                 return entry
-        return None
+        return self._factory_module_entry(func, node)
+
+    def _factory_module_entry(self, func: cst.BaseExpression, node: cst.Call) -> Optional[pyg_sizes.SizeInference]:
+        """``self.norm(f, batch)`` with ``self.norm = build_norm(kind, dim)``, a local factory returning
+        ``GraphNorm(dim)`` or ``nn.LayerNorm(dim)``: the PyG module among the classes it may build (a torch
+        norm takes no batch vector, so a call passing one runs the PyG one; ``entry.needs`` checks it)."""
+        ctx = self.context
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        cls = ctx.enclosing_class(node)
+        values = cls.attrs.get(func.attr.value, ()) if cls is not None else ()
+        # cheap gate: the attribute holds what a local function of this file returns
+        if not any(isinstance(v, cst.Call) and isinstance(v.func, (cst.Name, cst.Attribute))
+                   and isinstance(ctx.local_callee(v), FuncInfo) for v in values) \
+                or ctx.compiled_region(node) is None:
+            return None
+        names = sorted({name for choice, _when in ctx.model_choices(func, node)
+                        if (name := full_name(choice)) is not None})
+        entries = [(name, entry) for name in names if (entry := pyg_sizes.lookup(name, module=True)) is not None]
+        if not entries:
+            return None
+        self._held = " / ".join(f"`{name.split('.')[-1]}`" for name, _entry in entries)
+        return entries[0][1]

@@ -145,6 +145,25 @@ class Choices:
             out += self._instance_choices(value, value, depth + 1, cond)
         return out
 
+    def _made_function(self, func, call: cst.Call) -> Optional[FuncInfo]:
+        """``build_conv = self._make_conv_factory(...)`` then ``build_conv(...)``: the function defined
+        inside the factory that it returns (``def build_conv(...): ...; return build_conv``)."""
+        if not isinstance(func, cst.Name):
+            return None
+        binding, _scope = self.lookup(func.value, call)
+        value = binding.value if binding is not None and binding.how == "assign" else None
+        maker = self.local_callee(value) if isinstance(value, cst.Call) else None
+        if not isinstance(maker, FuncInfo):
+            return None
+        made = []
+        for ret in maker.returns:
+            if isinstance(ret.value, cst.Name):
+                inner, _ = self.lookup(ret.value.value, ret.value)
+                found = self.func_info.get(inner.node) if inner is not None and inner.how == "def" else None
+                if found is not None and found is not maker:
+                    made.append(found)
+        return made[0] if len(made) == 1 else None
+
     def _returned_items(self, value, depth: int, cond: Optional[str]) -> list:
         """What a builder returns as a module container: ``layers = nn.ModuleList()``,
         ``layers.append(self._build_layer(i))``, ``return layers`` (also a list literal, a
@@ -230,7 +249,7 @@ class Choices:
         config = self.instantiated_param(call)  # instantiate(encoder) of an __init__ parameter a config fills
         if config is not None:
             return self._instance_choices(config, at, depth + 1, cond)
-        local = self.local_callee(call)
+        local = self.local_callee(call) or self._made_function(func, call)
         if isinstance(local, ClassInfo):
             return [(local, cond)]
         if isinstance(local, FuncInfo) and not local.is_async:
@@ -254,7 +273,11 @@ class Choices:
         factory = self._imported_factory(func, call)
         if factory is not None:
             return [(factory, cond)]
-        single = self._single(self.class_of(call, at), cond)
+        built = self.class_of(call, at)
+        if isinstance(built, str) and "." in built and isinstance(func, cst.Attribute) \
+                and built.rsplit(".", 1)[1][:1].isupper():  # `gnn.GraphNorm(dim)` of `import torch_geometric.nn as gnn`
+            built = ImportRef(*built.rsplit(".", 1), 0)
+        single = self._single(built, cond)
         if not single:  # MODELS.build(cfg) of a registry another file fills (registries.py)
             single = self._single(registry_choice(self, call, instance=True), cond)
         if not single and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
