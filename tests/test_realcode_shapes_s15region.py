@@ -389,3 +389,60 @@ def test_closure_factory_valid_when_it_builds_other_layers(tmp_path):
     files = {"demo/__init__.py": "", "demo/layer.py": LAYER, "demo/model.py": model,
              "demo/train.py": TRAIN.format(args="3")}
     assert _lines(tmp_path, files) == []
+
+
+# -- graph i's row of a batch of masks: `x[i][node_mask[i]]` -----------------------------------------------
+ROWS_FUNC = """\
+    import torch
+    import torch_geometric
+    from torch import nn
+
+
+    def to_pyg_batch(node_features, edge_index, node_mask):
+        data_list = [
+            torch_geometric.data.Data(x=node_features[i][node_mask[i]], edge_index=edge_index[i])
+            for i in range(node_features.shape[0])
+        ]
+        return torch_geometric.data.Batch.from_data_list(data_list)
+
+
+    class Net(nn.Module):
+        def forward(self, node_features, edge_index, node_mask):
+            return to_pyg_batch(node_features, edge_index, node_mask)
+"""
+# another spelling: a method looping over the graphs of a padded batch
+ROWS_METHOD = """\
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def _unpad(self, h, pad_mask):
+            out = []
+            for b in range(h.size(0)):
+                out.append(h[b][pad_mask[b]])
+            return torch.cat(out)
+
+        def forward(self, h, pad_mask):
+            return self._unpad(h, pad_mask)
+"""
+
+
+def test_mask_row_in_a_comprehension(tmp_path):
+    files = {"demo/__init__.py": "", "demo/model.py": ROWS_FUNC, "demo/train.py": TRAIN.format(args="")}
+    assert _lines(tmp_path, files) == ["demo/model.py:8 GNN008"]
+
+
+def test_mask_row_in_a_loop(tmp_path):
+    files = {"demo/__init__.py": "", "demo/model.py": ROWS_METHOD, "demo/train.py": TRAIN.format(args="")}
+    assert _lines(tmp_path, files) == ["demo/model.py:9 GNN008"]
+
+
+def test_mask_row_valid_for_positions_and_assignment(tmp_path):
+    model = ROWS_METHOD.replace("out.append(h[b][pad_mask[b]])", "out.append(h[b][node_index[b]])") \
+        .replace("def _unpad(self, h, pad_mask)", "def _unpad(self, h, node_index)")
+    files = {"demo/__init__.py": "", "demo/model.py": model, "demo/train.py": TRAIN.format(args="")}
+    assert _lines(tmp_path, files) == []
+    model = ROWS_METHOD.replace("out.append(h[b][pad_mask[b]])", "h[b][pad_mask[b]] = 0.0\n            out.append(h[b])")
+    files = {"demo/__init__.py": "", "demo/model.py": model, "demo/train.py": TRAIN.format(args="")}
+    assert _lines(tmp_path / "b", files) == []
