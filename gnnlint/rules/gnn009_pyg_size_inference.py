@@ -7,8 +7,6 @@ import libcst as cst
 from gnnlint import pyg_sizes
 from gnnlint.context import arg_of, has_star_args, passed
 from gnnlint.rules.base import Invalid, Rule, Valid
-from gnnlint.semantic.classes import full_name
-from gnnlint.semantic.model import FuncInfo
 
 
 class PygSizeInference(Rule):
@@ -538,17 +536,7 @@ model = torch.compile(Knn())
         ``GraphNorm(dim)`` or ``nn.LayerNorm(dim)``: the PyG module among the classes it may build (a torch
         norm takes no batch vector, so a call passing one runs the PyG one; ``entry.needs`` checks it)."""
         ctx = self.context
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
-            return None
-        cls = ctx.enclosing_class(node)
-        values = cls.attrs.get(func.attr.value, ()) if cls is not None else ()
-        # cheap gate: the attribute holds what a local function of this file returns
-        if not any(isinstance(v, cst.Call) and isinstance(v.func, (cst.Name, cst.Attribute))
-                   and isinstance(ctx.local_callee(v), FuncInfo) for v in values) \
-                or ctx.compiled_region(node) is None:
-            return None
-        names = sorted({name for choice, _when in ctx.model_choices(func, node)
-                        if (name := full_name(choice)) is not None})
+        names = ctx.factory_module_classes(func, node) if ctx.compiled_region(node) is not None else []
         entries = [(name, entry) for name in names if (entry := pyg_sizes.lookup(name, module=True)) is not None]
         if not entries:
             return None

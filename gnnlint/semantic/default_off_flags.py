@@ -24,7 +24,9 @@ The same holds wherever the class is compiled when no construction in the projec
 (``Normalizer(size=4, zscore=True)`` in model.py, never ``scale_by_max=True``): ``export_ctor_switches``
 names the switches this file never turns on (no call here passes the keyword, no construction passes
 ``*args`` or enough positional arguments, the class name is read only as a call), the engine reads the
-other files' bytes (gnnlint/constructions.py) and tells back ``ctor_switches`` "off".
+other files' bytes (gnnlint/constructions.py) and tells back ``ctor_switches`` "off" -- or "on" when another
+file may turn it on (``SO3Rotation(lmax, use_rotation_mask=(not self.direct))``): then the switch is no debugging
+switch presumed off either, and the branch behind it runs compiled.
 
 "Off" means "left at its default", and a default need not be ``False``: a mode string keeps its
 default the same way (``HierarchicalPooling(hidden_dim=64)``, never ``pooling_method=``)::
