@@ -446,3 +446,47 @@ def test_mask_row_valid_for_positions_and_assignment(tmp_path):
     model = ROWS_METHOD.replace("out.append(h[b][pad_mask[b]])", "h[b][pad_mask[b]] = 0.0\n            out.append(h[b])")
     files = {"demo/__init__.py": "", "demo/model.py": model, "demo/train.py": TRAIN.format(args="")}
     assert _lines(tmp_path / "b", files) == []
+
+
+# -- a debugging switch stays off under compile even when a construction may pass it ----------------------
+DEBUG_LOSS = """\
+    import warnings
+    import torch
+
+
+    class Loss:
+        def __init__(self, scale, debug=False):
+            self.scale = scale
+            self.debug = debug
+
+        def loss(self, pred, mask):
+            if self.debug:
+                picked = pred[~mask]
+                if torch.any(torch.isnan(picked)):
+                    raise ValueError("NaN in preds")
+            if self.debug:
+                warnings.warn(f"mean {pred.mean().item()}")
+            return (pred * self.scale).sum()
+"""
+DEBUG_MODEL = """\
+    import torch
+    from demo.loss import Loss
+
+
+    class Net(torch.nn.Module):
+        def __init__(self, debug=False):
+            super().__init__()
+            self.crit = Loss(2.0, debug=debug)
+
+        def forward(self, pred, mask):
+            return self.crit.loss(pred, mask)
+"""
+
+
+def test_debug_check_branch_stays_off_when_the_switch_may_be_passed(tmp_path):
+    files = {"demo/__init__.py": "", "demo/loss.py": DEBUG_LOSS, "demo/model.py": DEBUG_MODEL,
+             "demo/train.py": TRAIN.format(args="")}
+    assert _lines(tmp_path, files) == []
+    computing = DEBUG_LOSS.replace('raise ValueError("NaN in preds")', "pred = picked")
+    files["demo/loss.py"] = computing
+    assert _lines(tmp_path / "b", files) == ["demo/loss.py:12 GNN008", "demo/loss.py:13 GNN001"]
