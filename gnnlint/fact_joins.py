@@ -227,8 +227,8 @@ def join_ctor_switches(results: dict, every: Sequence[str], contents: Optional[d
         told = {}
         for ref, _why in result.exported.ctor_switches:
             cls, flag, _position = key = ref.name.split(":")
-            if memo[(result.path, *key)]:
-                told[f"{cls}:{flag}"] = "off"
+            # "on": some construction elsewhere may pass it -- no debugging-switch presumption then
+            told[f"{cls}:{flag}"] = "off" if memo[(result.path, *key)] else "on"
         facts = incoming.get(result.path)
         if told and (facts is None or facts.ctor_switches != told):
             incoming.setdefault(result.path, ProjectFacts()).ctor_switches = told

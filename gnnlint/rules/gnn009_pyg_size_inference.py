@@ -530,4 +530,16 @@ model = torch.compile(Knn())
             if entry is not None:
                 self._held = " / ".join(f"`{d.split('.')[-1]}`" for d in sorted(set(targets)))
                 return entry
-        return None
+        return self._factory_module_entry(func, node)
+
+    def _factory_module_entry(self, func: cst.BaseExpression, node: cst.Call) -> Optional[pyg_sizes.SizeInference]:
+        """``self.norm(f, batch)`` with ``self.norm = build_norm(kind, dim)``, a local factory returning
+        ``GraphNorm(dim)`` or ``nn.LayerNorm(dim)``: the PyG module among the classes it may build (a torch
+        norm takes no batch vector, so a call passing one runs the PyG one; ``entry.needs`` checks it)."""
+        ctx = self.context
+        names = ctx.factory_module_classes(func, node) if ctx.compiled_region(node) is not None else []
+        entries = [(name, entry) for name in names if (entry := pyg_sizes.lookup(name, module=True)) is not None]
+        if not entries:
+            return None
+        self._held = " / ".join(f"`{name.split('.')[-1]}`" for name, _entry in entries)
+        return entries[0][1]

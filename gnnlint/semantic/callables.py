@@ -1,4 +1,5 @@
 """Library functions held in a value: "which function does ``self.readout(x, batch)`` call?"
+(and ``factory_module_classes``: which library module classes a factory may have built into ``self.norm``)
 
 A model picks its readout by name through a factory (``self.readout =
 get_aggregation(cfg.readout)`` with ``def get_aggregation(name): if name ==
@@ -47,6 +48,19 @@ class Callables:
                 out += self._function_values(value, 0)
             return out
         return []
+
+    def factory_module_classes(self, func: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
+        """Dotted library classes ``self.<attr>`` may hold when the class stores there what a local factory
+        builds (``self.norm = build_norm(kind, dim)`` returning ``GraphNorm(dim)`` or ``nn.LayerNorm(dim)``):
+        every class ``model_choices`` names for it; [] for anything else (cheap gate first)."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return []
+        cls = self.enclosing_class(at)
+        values = cls.attrs.get(func.attr.value, ()) if cls is not None else ()
+        if not any(isinstance(v, cst.Call) and isinstance(self.local_callee(v), FuncInfo) for v in values):
+            return []
+        return sorted({f"{c.module}.{c.name}" for c, _when in self.model_choices(func, at)
+                       if isinstance(c, ImportRef) and c.level == 0 and c.module.split(".")[0] in _LIBRARY_ROOTS})
 
     def _function_values(self, value: Optional[cst.BaseExpression], depth: int) -> list[str]:
         if value is None or depth > _MAX_DEPTH:

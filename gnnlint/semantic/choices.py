@@ -29,6 +29,13 @@ _LIBRARIES = ("torch", "torch_geometric", "torchvision", "numpy", "dgl", "lightn
 _MAX_CONDITION = 60  # longer conditions are left out of messages
 _MAX_DEPTH = 6
 _LIST_WRAPPERS = ("ModuleList", "list", "tuple")  # a module list / copy of the items it is given
+_RETURNED_CONTAINERS = ("ModuleList", "Sequential", "list", "tuple")
+
+
+def _is_container_value(ctx, value) -> bool:
+    """``[]``, ``[A(), B()]``, ``nn.ModuleList()``, ``nn.Sequential()``, ``list()``: a module list."""
+    return isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) \
+        or isinstance(value, cst.Call) and ctx.last_part(value.func) in _RETURNED_CONTAINERS
 
 
 class Choices:
@@ -138,6 +145,42 @@ class Choices:
             out += self._instance_choices(value, value, depth + 1, cond)
         return out
 
+    def _made_function(self, func, call: cst.Call) -> Optional[FuncInfo]:
+        """``build_conv = self._make_conv_factory(...)`` then ``build_conv(...)``: the function defined
+        inside the factory that it returns (``def build_conv(...): ...; return build_conv``)."""
+        if not isinstance(func, cst.Name):
+            return None
+        binding, _scope = self.lookup(func.value, call)
+        value = binding.value if binding is not None and binding.how == "assign" else None
+        maker = self.local_callee(value) if isinstance(value, cst.Call) else None
+        if not isinstance(maker, FuncInfo):
+            return None
+        made = []
+        for ret in maker.returns:
+            if isinstance(ret.value, cst.Name):
+                inner, _ = self.lookup(ret.value.value, ret.value)
+                found = self.func_info.get(inner.node) if inner is not None and inner.how == "def" else None
+                if found is not None and found is not maker:
+                    made.append(found)
+        return made[0] if len(made) == 1 else None
+
+    def _returned_items(self, value, depth: int, cond: Optional[str]) -> list:
+        """What a builder returns as a module container: ``layers = nn.ModuleList()``,
+        ``layers.append(self._build_layer(i))``, ``return layers`` (also a list literal, a
+        comprehension, ``nn.Sequential(*layers)``): the classes of its items, which run where the
+        container does (``self.backbone = self._build_layers(n)``, ``for conv in self.backbone``)."""
+        if isinstance(value, cst.Call) and self.last_part(value.func) in _RETURNED_CONTAINERS and value.args \
+                and value.args[0].keyword is None:
+            value = value.args[0].value  # nn.ModuleList(layers) / nn.Sequential(*layers)
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
+            items = [value.elt] if isinstance(value, cst.ListComp) \
+                else [e.value for e in value.elements if isinstance(e, cst.Element)]
+            return [c for item in items for c in self._instance_choices(item, item, depth + 1, cond)]
+        if isinstance(value, cst.Name) and any(b.how == "assign" and _is_container_value(self, b.value)
+                                               for b, _f in self.reaching(value.value, value)):
+            return self._container_choices(value, depth, cond)
+        return []
+
     def handed_items(self, cls: ClassInfo, attr: str) -> list:
         """The classes of the items of the lists this file's constructions of ``cls`` hand the ``__init__``
         parameter stored in ``self.<attr>`` (``self.terms = terms`` / ``nn.ModuleList(terms)``): what the
@@ -206,7 +249,7 @@ class Choices:
         config = self.instantiated_param(call)  # instantiate(encoder) of an __init__ parameter a config fills
         if config is not None:
             return self._instance_choices(config, at, depth + 1, cond)
-        local = self.local_callee(call)
+        local = self.local_callee(call) or self._made_function(func, call)
         if isinstance(local, ClassInfo):
             return [(local, cond)]
         if isinstance(local, FuncInfo) and not local.is_async:
@@ -214,6 +257,7 @@ class Choices:
             for ret in local.returns:
                 if ret.value is not None:
                     out += self._instance_choices(ret.value, ret.value, depth + 1, self._binding_cond_at(ret, cond))
+                    out += self._returned_items(ret.value, depth + 1, self._binding_cond_at(ret, cond))
             for value in override_choices(self, call, local):  # `self.get_model(x)`: subclasses' overrides
                 out += [(value, cond)] if isinstance(value, ImportRef) \
                     else self._instance_choices(value, value, depth + 1, cond)
@@ -229,7 +273,11 @@ class Choices:
         factory = self._imported_factory(func, call)
         if factory is not None:
             return [(factory, cond)]
-        single = self._single(self.class_of(call, at), cond)
+        built = self.class_of(call, at)
+        if isinstance(built, str) and "." in built and isinstance(func, cst.Attribute) \
+                and built.rsplit(".", 1)[1][:1].isupper():  # `gnn.GraphNorm(dim)` of `import torch_geometric.nn as gnn`
+            built = ImportRef(*built.rsplit(".", 1), 0)
+        single = self._single(built, cond)
         if not single:  # MODELS.build(cfg) of a registry another file fills (registries.py)
             single = self._single(registry_choice(self, call, instance=True), cond)
         if not single and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):

@@ -24,7 +24,9 @@ The same holds wherever the class is compiled when no construction in the projec
 (``Normalizer(size=4, zscore=True)`` in model.py, never ``scale_by_max=True``): ``export_ctor_switches``
 names the switches this file never turns on (no call here passes the keyword, no construction passes
 ``*args`` or enough positional arguments, the class name is read only as a call), the engine reads the
-other files' bytes (gnnlint/constructions.py) and tells back ``ctor_switches`` "off".
+other files' bytes (gnnlint/constructions.py) and tells back ``ctor_switches`` "off" -- or "on" when another
+file may turn it on (``SO3Rotation(lmax, use_rotation_mask=(not self.direct))``): then the switch is no debugging
+switch presumed off either, and the branch behind it runs compiled.
 
 "Off" means "left at its default", and a default need not be ``False``: a mode string keeps its
 default the same way (``HierarchicalPooling(hidden_dim=64)``, never ``pooling_method=``)::
@@ -48,7 +50,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from gnnlint.facts import ImportRef
-from gnnlint.semantic.model import ClassInfo
+from gnnlint.semantic.model import ClassInfo, walk
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -224,8 +226,33 @@ def default_off_branch(ctx: "FileContext", node: cst.CSTNode) -> bool:
     if func is None or func.cls is None:
         return False
     flags = _guard_flags(ctx, node)
-    return any(_default_off(ctx, func.cls, flag) and (told.get(f"{func.cls.name}:{flag}") == "off" or _gate(ctx))
+    return any(_default_off(ctx, func.cls, flag) and (told.get(f"{func.cls.name}:{flag}") == "off" or _gate(ctx)
+                                                      and (told.get(f"{func.cls.name}:{flag}") != "on"
+                                                           or _checks_only(ctx, node, flag)))
                for flag in flags)
+
+
+def _checks_only(ctx: "FileContext", node: cst.CSTNode, flag: str) -> bool:
+    """The ``if self.<flag>`` around ``node`` guards runtime checks (its body raises, asserts or warns: ``if self.debug:
+    if torch.isnan(x).any(): raise ValueError``): a debugging switch, off under compile even when some construction
+    may pass it; also the ``self.<flag> and ...`` operand form. A switch choosing a computation
+    (``if self.use_rotation_mask: alpha = alpha[~mask]``) is not one."""
+    for parent in ctx.ancestors(node):
+        if isinstance(parent, cst.FunctionDef):
+            return True
+        if isinstance(parent, cst.If) and flag in _tested_flags(parent.test):
+            found = [False]
+            walk(parent.body, lambda n, _p: found.__setitem__(0, True) if isinstance(n, (cst.Raise, cst.Assert))
+                 or isinstance(n, cst.Call) and ctx.last_part(n.func) in _REPORTS else None)
+            return found[0]
+    return True
+
+
+_REPORTS = frozenset(("warn", "print", "debug", "info", "warning", "log"))  # a check's report, not a computation
+
+
+def _tested_flags(test: cst.BaseExpression) -> set:
+    return {flag for sub in _operands(test) if (flag := _self_flag(sub)) is not None}
 
 
 def switched_off(ctx: "FileContext", node: cst.CSTNode) -> bool:

@@ -205,6 +205,11 @@ def _mask_slice(ctx: FileContext, expr: cst.Subscript, depth: int) -> bool:
             binding, _ = ctx.lookup(base.value, base)
             base = binding.value if binding is not None and binding.how == "assign" else None
         return base is not None and is_bool_mask(ctx, base, depth + 1)
+    if len(elements) == 1 and isinstance(elements[0], cst.Index) and isinstance(elements[0].value, cst.Name) \
+            and ctx.kind(elements[0].value) == SCALAR and isinstance(expr.value, cst.Name):
+        # `node_mask[i]`: graph i's row of a batch of masks (a `*mask*` parameter), the same booleans
+        binding, _ = ctx.lookup(expr.value.value, expr.value)
+        return binding is not None and binding.how == "param" and is_bool_mask(ctx, expr.value, depth + 1)
     if len(elements) == 1 and isinstance(elements[0], cst.Index) \
             and isinstance(elements[0].value, cst.SimpleString):
         key = elements[0].value.evaluated_value
