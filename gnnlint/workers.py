@@ -127,78 +127,96 @@ class Pool:
         between them). ``keys[i]``: job i's key; a job goes to the worker
         that ran its key before, when there is one. An interrupt kills the
         workers and propagates."""
-        from collections import deque
-        from concurrent.futures import FIRST_COMPLETED, wait
-        from concurrent.futures.process import BrokenProcessPool
-
-        own = [deque() for _ in range(self.size)]  # per worker: the jobs whose key it ran
-        anyone: deque = deque()
-        for i in range(len(args)):
-            worker = self._owner.get(keys[i]) if keys is not None else None
-            (own[worker] if worker is not None else anyone).append(i)
-        running: dict = {}  # future -> (worker, job)
-        idle = set(range(self.size))
-        crashed_once: set[int] = set()
-
-        def next_job(worker: int) -> Optional[int]:
-            if own[worker]:
-                return own[worker].popleft()
-            if anyone:
-                return anyone.popleft()
-            # steal from a worker with more than its current job's worth left (parsing anew
-            # costs less than waiting behind a long queue)
-            other = max(range(self.size), key=lambda w: len(own[w]))
-            return own[other].pop() if len(own[other]) > 1 else None
-
-        def crash(worker: int, job: int) -> None:
-            self._replace(worker)
-            if job in crashed_once:
-                on_result(job, on_crash(job))
-            else:  # once more, on a fresh worker
-                crashed_once.add(job)
-                own[worker].appendleft(job)
-
-        def feed() -> None:
-            for worker in sorted(idle):
-                job = next_job(worker)
-                if job is None:
-                    continue
-                try:
-                    future = self._executor(worker).submit(func, args[job])
-                except (OSError, RuntimeError, BrokenProcessPool):  # a worker that cannot start
-                    crash(worker, job)
-                    continue
-                running[future] = (worker, job)
-                idle.discard(worker)
-
-        def collect(block: bool) -> None:
-            done, _ = wait(running, timeout=None if block else 0, return_when=FIRST_COMPLETED)
-            for future in done:
-                worker, job = running.pop(future)
-                idle.add(worker)
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    crash(worker, job)
-                    continue
-                if keys is not None:
-                    self._owner[keys[job]] = worker
-                on_result(job, result)
-
+        batch = _Batch(self, func, args, on_result, on_crash, keys)
         try:
-            feed()
+            batch.feed()
             for side_job in side_jobs:
                 side_job()
-                if running:
-                    collect(block=False)
-                feed()
-            while running or any(own) or anyone:
-                if running:
-                    collect(block=True)
-                feed()
+                batch.collect(block=False)
+                batch.feed()
+            while batch.running or batch.waiting():
+                batch.collect(block=True)
+                batch.feed()
         except BaseException:
             self.close(kill_now=True)
             raise
+
+
+class _Batch:
+    """One ``Pool.run``: the jobs waiting (per worker: those whose key it ran; the rest for anyone),
+    the one job each busy worker holds, and the jobs that killed a worker once."""
+
+    def __init__(self, pool: Pool, func: Callable, args: list, on_result: Callable, on_crash: Callable,
+                 keys: Optional[list]) -> None:
+        from collections import deque
+
+        self.pool, self.func, self.args, self.keys = pool, func, args, keys
+        self.on_result, self.on_crash = on_result, on_crash
+        self.own = [deque() for _ in range(pool.size)]
+        self.anyone: deque = deque()
+        for i in range(len(args)):
+            worker = pool._owner.get(keys[i]) if keys is not None else None
+            (self.own[worker] if worker is not None else self.anyone).append(i)
+        self.running: dict = {}  # future -> (worker, job)
+        self.idle = set(range(pool.size))
+        self.crashed_once: set[int] = set()
+
+    def waiting(self) -> bool:
+        return bool(self.anyone) or any(self.own)
+
+    def _next_job(self, worker: int) -> Optional[int]:
+        if self.own[worker]:
+            return self.own[worker].popleft()
+        if self.anyone:
+            return self.anyone.popleft()
+        # steal from a worker with more than its current job's worth left (parsing anew
+        # costs less than waiting behind a long queue)
+        other = max(range(self.pool.size), key=lambda w: len(self.own[w]))
+        return self.own[other].pop() if len(self.own[other]) > 1 else None
+
+    def _crash(self, worker: int, job: int) -> None:
+        self.pool._replace(worker)
+        if job in self.crashed_once:
+            self.on_result(job, self.on_crash(job))
+        else:  # once more, on a fresh worker
+            self.crashed_once.add(job)
+            self.own[worker].appendleft(job)
+
+    def feed(self) -> None:
+        """Hand each idle worker its next job."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        for worker in sorted(self.idle):
+            job = self._next_job(worker)
+            if job is None:
+                continue
+            try:
+                future = self.pool._executor(worker).submit(self.func, self.args[job])
+            except (OSError, RuntimeError, BrokenProcessPool):  # a worker that cannot start
+                self._crash(worker, job)
+                continue
+            self.running[future] = (worker, job)
+            self.idle.discard(worker)
+
+    def collect(self, block: bool) -> None:
+        """Report the jobs done (waiting for one when ``block``)."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        if not self.running:
+            return
+        done, _ = wait(self.running, timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        for future in done:
+            worker, job = self.running.pop(future)
+            self.idle.add(worker)
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                self._crash(worker, job)
+                continue
+            if self.keys is not None:
+                self.pool._owner[self.keys[job]] = worker
+            self.on_result(job, result)
 
 
 def run(jobs: int, func: Callable, args: list, on_result: Callable[[int, object], None],
