@@ -11,12 +11,12 @@ compiled results are fed here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import libcst as cst
 
-from gnnlint.semantic import chunks, fed_builders, lightning_feeds, nested_feeds
+from gnnlint.semantic import chunks, fed_builders, graph_models, lightning_feeds, nested_feeds
 from gnnlint.semantic.dynamic_marks import DynamicMarks
 from gnnlint.semantic.loader_classes import (  # noqa: F401 - fed_builders reads _FEED_LOADERS here
     _FEED_LIGHTNING_DATA, _FEED_LOADERS, _GUESS, LoaderClasses)
@@ -43,6 +43,9 @@ class LoaderFeed:
     # partial batch differs -- and none with drop_last=True
     fixed: Optional[str] = None
     drop_last: bool = False
+    # a loader built elsewhere whose batches the loop hands on without reading them as graphs: it counts
+    # only when the compiled model reads them as graph batches (graph_models.py)
+    unread: bool = False
 
 
 class Feeds(LoaderClasses, DynamicMarks):
@@ -90,8 +93,9 @@ class Feeds(LoaderClasses, DynamicMarks):
                 return True
         return False
 
-    def _batch_source(self, call: cst.Call, depth: int = 0) -> Optional["LoaderFeed"]:
-        """The variable-size loader whose batches reach ``call``'s arguments."""
+    def _batch_source(self, call: cst.Call, depth: int = 0, unread_ok: bool = False) -> Optional["LoaderFeed"]:
+        """The variable-size loader whose batches reach ``call``'s arguments (``unread_ok``: also a
+        loader built elsewhere whose batches are not read as graphs on the way, ``LoaderFeed.unread``)."""
         func = self.enclosing_function(call)
         child: cst.CSTNode = call
         for anc in self.ancestors(call):
@@ -116,19 +120,22 @@ class Feeds(LoaderClasses, DynamicMarks):
                 tainted = self._tainted(func, self.names_in(target))
                 if not self._call_mentions(call, tainted):
                     continue
-                guessed = loader.startswith(_GUESS)
+                guessed, unread = loader.startswith(_GUESS), False
                 if guessed:  # named like a loader: only with graph batches
                     if not self._graph_batches(loop, tainted, call):
-                        continue
+                        if not unread_ok:
+                            continue
+                        unread = True
                     loader = loader[len(_GUESS):]
                 padded = self.pipeline_padded() or (isinstance(loop, cst.For)
                                                     and self._pads_in_loop(loop, tainted, func))
                 text = self._iter_text(iterable, loop, loader)
                 marks = self._loop_mark_keys(loop, func) if isinstance(loop, cst.For) else self.mark_dynamic_keys()
-                via = f"`for ... in {text}`" + (", graph batches of a loader built elsewhere" if guessed else "")
+                via = f"`for ... in {text}`" + (", batches of a loader built elsewhere" if unread else
+                                                ", graph batches of a loader built elsewhere" if guessed else "")
                 fixed, drop_last = self.fixed_size_batches(iterable, loop)
                 return LoaderFeed(loader, call, via, padded,
-                                  tuple(self._unmarked_args(call, marks)), bool(marks), fixed, drop_last)
+                                  tuple(self._unmarked_args(call, marks)), bool(marks), fixed, drop_last, unread)
             child = anc
         feed = self._next_batch_source(call, func)
         if feed is not None:
@@ -140,10 +147,10 @@ class Feeds(LoaderClasses, DynamicMarks):
         if not self._call_mentions(call, tainted):
             return None
         for caller in self.callers_of(func) + self.holder_callers(func):  # `self.potential.forward(x)` (holders.py)
-            feed = self._batch_source(caller, depth + 1)
+            feed = self._batch_source(caller, depth + 1, unread_ok)
             if feed is not None:
                 return LoaderFeed(feed.loader, call, feed.via, feed.padded, tuple(self._unmarked_args(call)),
-                                  feed.marked_any, feed.fixed, feed.drop_last)
+                                  feed.marked_any, feed.fixed, feed.drop_last, feed.unread)
         if func.cls is not None and func in self._lightning_reachable(func.cls):
             loader = self._lightning_loader(func.cls)
             if loader:
@@ -269,10 +276,14 @@ class Feeds(LoaderClasses, DynamicMarks):
             if fitted is not None:
                 feeds = [LoaderFeed("PyG Batch", fitted[0], fitted[1], self.pipeline_padded(), (),
                                     bool(self.mark_dynamic_keys()))]
+        if not feeds and held is None and (why := graph_models.site_graph_batches(self, site_node)):
+            # a loader built elsewhere whose batches the loop hands on untouched: the model reads them as graphs
+            feeds = [replace(feed, via=f"{feed.via}; {why}")
+                     for feed in self._feeds_from_refs(self.compiled_refs(site_node), unread_ok=True)]
         cache[site_node] = feeds
         return feeds
 
-    def _feeds_from_refs(self, refs: list[tuple]) -> list["LoaderFeed"]:
+    def _feeds_from_refs(self, refs: list[tuple], unread_ok: bool = False) -> list["LoaderFeed"]:
         feeds: list[LoaderFeed] = []
         todo = [(ref, 0) for ref in refs]
         seen: set = set()
@@ -283,7 +294,7 @@ class Feeds(LoaderClasses, DynamicMarks):
                 continue
             seen.add(key)
             for call in self.ref_calls(ref):
-                feed = self._batch_source(call)
+                feed = self._batch_source(call, 0, unread_ok)
                 if feed is not None:
                     feeds.append(feed)
             if depth >= 3:
@@ -292,7 +303,7 @@ class Feeds(LoaderClasses, DynamicMarks):
                 if how == "ref":
                     todo.append((new, depth + 1))
                     continue
-                feed = self._batch_source(call)
+                feed = self._batch_source(call, 0, unread_ok)
                 if feed is not None:  # train_step(model, batch) inside `for batch in loader`
                     feeds.append(feed)
                     continue
@@ -304,7 +315,7 @@ class Feeds(LoaderClasses, DynamicMarks):
                                                 self.pipeline_padded(), (), bool(self.mark_dynamic_keys())))
                         break
                 else:
-                    feed = self.fed_by_callee(call, ref)  # its loop in another file (fed_args.py)
+                    feed = self.fed_by_callee(call, ref, unread_ok)  # its loop in another file (fed_args.py)
                     if feed is not None:
                         feeds.append(feed)
         return feeds
