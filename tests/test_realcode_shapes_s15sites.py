@@ -217,3 +217,51 @@ def test_valid_local_loop_not_a_loader(tmp_path):
     # samples another file returns, neither named like a loader nor a data module's loader: nothing to guess from
     evaluate = EVAL.replace("test_loader", "samples").replace("dm.test_dataloader()", "dm.samples()")
     assert gnn007(write_project(tmp_path, _eval_project(evaluate))) == []
+
+
+LIT_SPLIT = """\
+    import torch
+    from lightning import LightningModule
+
+
+    class Lit(LightningModule):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def training_step(self, batch, batch_idx):
+            return self.net(batch.x, batch.edge_index).sum()
+
+        def validation_step(self, batch, batch_idx):
+            for graph in SPLIT:
+                self.log("norm", self.net(graph.x, graph.edge_index).norm())
+
+        def setup(self, stage):
+            if stage == "fit":
+                self.net = torch.compile(self.net)
+"""
+
+
+def _lit_lines(tmp_path, split: str) -> list[str]:
+    root = write_project(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n",
+                                    "lit.py": LIT_SPLIT.replace("SPLIT", split)})
+    return gnn007(root)
+
+
+def test_batch_split_into_graphs_pyg(tmp_path):
+    # heldout15 spatial-augmentations: `graphs = batch.to_data_list()` in a step: a batch of several graphs
+    lines = _lit_lines(tmp_path, "batch.to_data_list()")
+    assert [line.split(" ")[0] for line in lines] == ["lit.py:19:24:"], lines
+    assert "batch.to_data_list" in lines[0]
+
+
+def test_batch_split_into_graphs_by_index(tmp_path):
+    # another spelling: one graph at a time, `batch.get_example(i)` over `range(batch.num_graphs)`... by
+    # the example getter alone
+    lines = _lit_lines(tmp_path, "(batch.get_example(i) for i in range(8))")
+    assert [line.split(" ")[0] for line in lines] == ["lit.py:19:24:"], lines
+
+
+def test_valid_batch_not_split(tmp_path):
+    # a full-batch module (one graph) reads no per-graph structure: static
+    assert _lit_lines(tmp_path, "[batch]") == []
