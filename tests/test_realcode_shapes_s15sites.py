@@ -265,3 +265,34 @@ def test_batch_split_into_graphs_by_index(tmp_path):
 def test_valid_batch_not_split(tmp_path):
     # a full-batch module (one graph) reads no per-graph structure: static
     assert _lit_lines(tmp_path, "[batch]") == []
+
+
+def test_imported_trainer_class_fed_imported_graph_model(tmp_path):
+    # the same hand-off without Hydra: the trainer class and the model class imported by name
+    run = """\
+        import torch
+        from models import GIN
+        from trainer import Ensemble
+
+
+        def main(dm):
+            model = torch.compile(GIN(64))
+            Ensemble([model], dm, "cuda").train(3)
+    """
+    files = _hydra_project(run=run)
+    lines = gnn007(write_project(tmp_path, files))
+    assert [line.split(" ")[0] for line in lines] == ["src/run.py:7:13:"], lines
+
+
+def test_valid_imported_trainer_class_fed_full_batch_model(tmp_path):
+    run = """\
+        import torch
+        from models import NodeGCN
+        from trainer import Ensemble
+
+
+        def main(dm):
+            model = torch.compile(NodeGCN(64))
+            Ensemble([model], dm, "cuda").train(3)
+    """
+    assert gnn007(write_project(tmp_path, _hydra_project(run=run))) == []

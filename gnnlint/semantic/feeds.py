@@ -318,4 +318,14 @@ class Feeds(LoaderClasses, DynamicMarks):
                     feed = self.fed_by_callee(call, ref, unread_ok)  # its loop in another file (fed_args.py)
                     if feed is not None:
                         feeds.append(feed)
+            if self.project.fed_args:  # `Trainer([model], dm)`: a list literal handed to another file's loop
+                feeds += [feed for feed in (self.fed_by_callee(call, ref, unread_ok) for call in self._listed_in(ref))
+                          if feed is not None]
         return feeds
+
+    def _listed_in(self, ref: tuple) -> list[cst.Call]:
+        """The calls given a list or tuple literal holding ``ref`` (``Ensemble([model], dm)``)."""
+        return [call for call in self.all_calls()
+                if any(isinstance(arg.value, (cst.List, cst.Tuple)) and not arg.star
+                       and any(self.is_ref_expr(element.value, ref, element.value) for element in arg.value.elements)
+                       for arg in call.args)]
