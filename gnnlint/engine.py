@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from gnnlint import elide, kept_modules
 from gnnlint.compiling_files import CompilingImports
 from gnnlint.fact_joins import (broadcast_framework_facts, bytes_of, deliver_facts, join_compile_switches,
-                                join_config_graph_steps, join_ctor_switches, join_imported_constants,
+                                join_config_fed_args, join_config_graph_steps, join_ctor_switches, join_imported_constants,
                                 pull_compiled_params, reads_once, remember_bytes)
 from gnnlint.facts import (ContextOptions, ExportedFacts, ProjectFacts, may_export_collate, may_export_sweep,
                            may_export_wrapper, possible_regions,
@@ -762,6 +762,7 @@ def _check_files(files: Sequence[Path], options_for, cache, progress,
         join_ctor_switches(results, every, contents, incoming, changed, switch_memo.setdefault("ctor", {}))
         join_imported_constants(results, modules, contents, incoming, changed, switch_memo.setdefault("const", {}))
         join_config_graph_steps(results, modules, incoming, changed)  # trainer.fit(instantiate(cfg.model))
+        join_config_fed_args(results, modules, incoming, changed)  # instantiate(cfg.trainer, models=[compiled])
         for result in exporting:
             pull_compiled_params(result, every, contents, incoming, changed)
             broadcast_framework_facts(result, every, contents, incoming, changed)

@@ -271,14 +271,43 @@ def join_config_graph_steps(results: dict, modules, incoming: dict, changed: set
             for dotted, yaml_path in config_targets.candidates(result.path, group):
                 found = modules.resolve(result.path, config_targets.as_import(dotted))
                 defining = results.get(modules.given.get(os.path.abspath(found[0]), found[0])) if found else None
-                why = next((why for ref, why in defining.exported.graph_steps if ref.name == found[1]), None) \
-                    if defining is not None else None
-                if why is not None:
-                    told.setdefault(config_targets.CONFIG_GROUP + group,
-                                    f"{why} when `{yaml_path}` selects it, from {Path(defining.path).name}")
+                # a LightningModule's steps under the class name, a plain module's forward under "<Class>.forward"
+                # (semantic/graph_models.py): each told under its own key
+                for suffix in ("", ".forward"):
+                    why = next((why for ref, why in defining.exported.graph_steps if ref.name == found[1] + suffix),
+                               None) if defining is not None else None
+                    if why is not None:
+                        told.setdefault(config_targets.CONFIG_GROUP + group + suffix,
+                                        f"{why} when `{yaml_path}` selects it, from {Path(defining.path).name}")
         facts = incoming.get(result.path)
         if told and (facts is None or any(facts.graph_steps.get(key) != why for key, why in told.items())):
             incoming.setdefault(result.path, ProjectFacts()).graph_steps.update(told)
+            changed.add(result.path)
+
+
+def join_config_fed_args(results: dict, modules, incoming: dict, changed: set) -> None:
+    """``fed_args`` of a class a Hydra config builds with a compiled object (``hydra.utils.instantiate(
+    cfg.trainer, models=[model])``: a config-group marker among the file's ``compiled_args``, which names
+    no class in an import line): the file is told, keyed ``CONFIG_GROUP + group + ":" + spec``, the loader
+    the first class of that group whose file feeds the parameter tells (semantic/fed_args.py)."""
+    for result in results.values():
+        told = {}
+        for ref, _why in result.exported.compiled_args:
+            if not config_targets.is_group_ref(ref):
+                continue
+            group, _, spec = ref.name.partition(":")
+            for dotted, _yaml_path in config_targets.candidates(result.path, group):
+                found = modules.resolve(result.path, config_targets.as_import(dotted))
+                defining = results.get(modules.given.get(os.path.abspath(found[0]), found[0])) if found else None
+                why = next((why for told_ref, why in defining.exported.fed_args
+                            if told_ref.name == f"{found[1]}:{spec}"), None) if defining is not None else None
+                if why is not None:
+                    told.setdefault(f"{config_targets.CONFIG_GROUP}{ref.name}",
+                                    f"{why.rpartition(', from ')[0] or why}, from {Path(defining.path).name}'s "
+                                    f"`{found[1]}`")
+        facts = incoming.get(result.path)
+        if told and (facts is None or any(facts.fed_args.get(key) != why for key, why in told.items())):
+            incoming.setdefault(result.path, ProjectFacts()).fed_args.update(told)
             changed.add(result.path)
 
 

@@ -105,7 +105,8 @@ class CompileNotDynamic(Rule):
     names alone: a loader built in another file — a parameter no caller in
     the file binds, or a name an imported factory returns — counts when it is
     named like a loader and its batches are used as graphs, `batch.edge_index`,
-    `batch.batch`, `minibatch.sampled_subgraphs`…).
+    `batch.batch`, `minibatch.sampled_subgraphs`…, or by the compiled model's own
+    `forward`, `data.batch`; also in a config-built trainer: `instantiate(cfg.trainer, models=[model])`).
     `torch.utils.data.DataLoader` (unless its `collate_fn` batches
     graphs: PyG's `Batch.from_data_list`/`Collater`, `dgl.batch`) and PyG's
     `DenseDataLoader` / `TemporalDataLoader` are not variable-size loaders

@@ -8,7 +8,9 @@ on what it is handed -- not on ``self``:
 
 - a read of the batch vector of a PyG ``Batch``: ``data.batch``,
   ``batch.ptr``, ``batch.num_graphs`` (also ``batch["ligand"].batch``, and
-  ``x, edge_index, batch = data.x, data.edge_index, data.batch``);
+  ``x, edge_index, batch = data.x, data.edge_index, data.batch``), or a method
+  only a batch of several graphs has (``batch.to_data_list()``, DGL's
+  ``g.batch_num_nodes()``);
 - a per-graph pool of PyG: ``global_mean_pool(x, batch)`` (``global_add_pool``,
   ``global_max_pool``, ...) given a batch vector, not ``None``.
 
@@ -35,8 +37,11 @@ if TYPE_CHECKING:
     from gnnlint.context import FileContext
     from gnnlint.semantic.model import ClassInfo, FuncInfo
 
-# the fields a PyG `Batch` has and a single `Data` graph does not (`num_graphs` of a Data is 1)
-_BATCH_FIELDS = frozenset(("batch", "ptr", "num_graphs"))
+# the fields a PyG `Batch` has and a single `Data` graph does not (`num_graphs` of a Data is 1), and
+# the methods only a batch of several graphs has: PyG's `to_data_list()` / `get_example(i)`, DGL's
+# `batch_num_nodes()` / `batch_num_edges()` of a `dgl.batch`ed graph
+_BATCH_FIELDS = frozenset(("batch", "ptr", "num_graphs", "to_data_list", "get_example", "batch_num_nodes",
+                           "batch_num_edges"))
 _POOLS = frozenset(("global_add_pool", "global_mean_pool", "global_max_pool", "global_sum_pool",
                     "global_sort_pool"))
 # parameters that hold settings, not data: `cfg.batch` is a number

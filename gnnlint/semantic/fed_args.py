@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from gnnlint.config_targets import CONFIG_GROUP, is_group_ref
 from gnnlint.facts import ImportRef
+from gnnlint.semantic.containers import ELEMENTS
+
+# a fed_args value whose loader's batches the loop hands on unread (LoaderFeed.unread)
+_UNREAD = "?"
 
 if TYPE_CHECKING:
     from gnnlint.semantic.feeds import LoaderFeed
@@ -35,37 +40,52 @@ class FedArgs:
             return
         for key, why in self.project.compiled_args.items():
             name, _, spec = key.partition(":")
+            elements = spec.endswith(ELEMENTS)  # `models=[model]`: a list of compiled objects (containers.py)
+            spec = spec.removesuffix(ELEMENTS)
             info = self.functions.get(name)
             if info is not None:
                 params = list(info.params)
                 param = params[int(spec)] if spec.isdigit() and int(spec) < len(params) else \
                     (spec if spec in info.params else None)
-                refs = [("name", param, info, -1, None)] if param is not None else []
+                ref = ("name", param, info, -1, None)
+                refs = [("elements", ref) if elements else ref] if param is not None else []
             elif "." not in name:
-                refs = [ref for ref, _what, _done in self._handed_to_class(name, spec, why)]
+                refs = [("elements", ref) if elements and not done else ref
+                        for ref, _what, done in self._handed_to_class(name, spec, why, elements)]
             else:
                 continue
             feeds = [feed for feed in self._feeds_from_refs(refs) if not feed.padded] if refs else []
+            if not feeds and refs:  # batches handed on unread: the compiling file judges by its model
+                feeds = [feed for feed in self._feeds_from_refs(refs, unread_ok=True) if not feed.padded]
             if feeds:
-                self.exported.fed_args.append((ImportRef("", key), f"{feeds[0].loader}: {feeds[0].via}"))
+                mark = _UNREAD if feeds[0].unread else ""
+                self.exported.fed_args.append((ImportRef("", key), f"{mark}{feeds[0].loader}: {feeds[0].via}"))
 
-    def fed_by_callee(self, call: cst.Call, ref: tuple) -> Optional["LoaderFeed"]:
+    def fed_by_callee(self, call: cst.Call, ref: tuple, unread_ok: bool = False) -> Optional["LoaderFeed"]:
         """``train.Train_QM9(model, ...)`` handing the compiled ``ref`` to an imported
-        function (or class) whose file feeds that parameter a loader's batches."""
+        function (or class, also one a Hydra config names: ``instantiate(cfg.trainer, models=[model])``)
+        whose file feeds that parameter a loader's batches (``unread_ok``: also batches of a loader
+        built elsewhere that file hands on without reading them as graphs)."""
         if not self.project.fed_args:
             return None
         from gnnlint.semantic.feeds import LoaderFeed
 
         target = self._imported_function(call)
-        for imported in ([target] if target is not None else []) + self._imported_class(call):
+        classes = self._imported_class(call) or self._instantiated_classes(call)
+        for imported in ([target] if target is not None else []) + classes:
             stem = (imported.module or "").split(".")[-1]
             for spec in self._specs_passing(call, ref):
-                why = self.project.fed_args.get(f"{stem}.{imported.name}:{spec}")
-                if why is None:
+                # a config group's classes: told by the join (fact_joins.join_config_fed_args)
+                why = self.project.fed_args.get(f"{CONFIG_GROUP}{imported.name}:{spec}" if is_group_ref(imported)
+                                                else f"{stem}.{imported.name}:{spec}")
+                if why is None or (why.startswith(_UNREAD) and not unread_ok):
                     continue
-                loader, _, via = why.partition(": ")
+                unread = why.startswith(_UNREAD)
+                loader, _, via = why[len(_UNREAD) if unread else 0:].partition(": ")
                 via, _, source = via.rpartition(", from ")
-                where = f"{source}'s `{imported.name}`" if via else f"`{imported.name}`"
+                # a config group's class: the join names it (`trainer.py's `Trainer``)
+                where = source if is_group_ref(imported) else f"{source}'s `{imported.name}`" if via \
+                    else f"`{imported.name}`"
                 return LoaderFeed(loader, call, f"{via or source}; the loop is in {where}, which it is handed to",
-                                  False, (), False)
+                                  False, (), False, unread=unread)
         return None

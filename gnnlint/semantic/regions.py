@@ -19,7 +19,7 @@ import libcst as cst
 
 from gnnlint.config_targets import CONFIG_CLASS, CONFIG_CLASS_MARK, is_group_ref
 from gnnlint.facts import ExportedFacts, ImportRef
-from gnnlint.semantic import (compile_facts, fed_builders, graph_collates, library_steps, lightning_feeds,
+from gnnlint.semantic import (compile_facts, fed_builders, graph_collates, graph_models, library_steps, lightning_feeds,
                               nested_feeds, returned_args, returned_tensors,
                               sparse_feeds, submodule_reach, synced_params)
 from gnnlint.semantic.called_choices import called_choices, called_method_choices
@@ -565,6 +565,7 @@ class Regions(HotLoops):
             self._export_stepped()
             self._export_framework_compiled()
             lightning_feeds.export(self)
+            graph_models.export(self)
             export_compiled_hooks(self)
             export_step_hooks(self)
             export_stepped_overrides(self)
