@@ -4,6 +4,7 @@ reach this use?"
 ``lookup`` (the binding of a name visible at a node, with its scope),
 ``reaching`` (every binding that may reach a use -- the one place reaching
 definitions are computed; kinds, choices, compile options and flow ask it),
+``sole_binding`` (the one binding that reaches a use, of a kind),
 ``feed_binding`` (``lookup`` with a late module global). Mixed into
 ``Names`` (names.py); reads the SemanticModel and asks the tree questions
 (``ancestors``, ``enclosing_function``) through ``self``.
@@ -112,6 +113,17 @@ class Bindings:
                 if not self._killed(current, out):
                     out.append(current)
         return [(b, func) for b in out]
+
+    def sole_binding(self, name: str, at: cst.CSTNode, how: Optional[str] = None) -> Optional[Binding]:
+        """The one binding of ``name`` that reaches ``at`` (``reaching``, may
+        reading), when exactly one does and, with ``how``, it is that kind
+        (``"assign"``, ``"param"``); else None. The question "what is this
+        name surely bound to here?" -- a value followed back one step."""
+        reaching = self.reaching(name, at)
+        if len(reaching) != 1:
+            return None
+        binding = reaching[0][0]
+        return binding if how is None or binding.how == how else None
 
     def _killed(self, binding: Binding, later: list) -> bool:
         """A later binding in the same block rebinds the name whatever runs between
