@@ -113,7 +113,7 @@ answers each (its README has the full map):
 
 | ask | answered in |
 |---|---|
-| `resolve(expr)`: the dotted name through imports and aliases; `lookup(name, at)`: its binding | `semantic/names.py` |
+| `resolve(expr)`: the dotted name through imports and aliases; `lookup(name, at)`: its binding; `reaching(name, at)` / `sole_binding(name, at)`: the bindings that reach a use, the one that surely does | `semantic/names.py`, `semantic/bindings.py` |
 | `kind(expr)` / `is_tensor(expr)`: is this value a tensor, a batch, a model, an optimizer, a loader, a scalar? | `semantic/kinds.py` |
 | `compiled_region(node)` / `hot_region(node)` / `is_eager_only(node)`: does this line run compiled, once per step, only eagerly -- and why (for the message) | `semantic/regions.py`, `semantic/eager.py` |
 | `compile_site(node)`, `compile_kwarg(node, "dynamic")`, `compiled_refs(node)`: how is it compiled, and which names hold the result | `semantic/compile_sites.py` |

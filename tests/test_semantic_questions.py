@@ -114,3 +114,58 @@ def test_reaching_comprehension_element_reads_its_target():
         zs = [x for x in use(x)]
     """)
     assert _values(ctx, "x", _use(ctx, "x", "use")) == ["a"]  # the iterable is read before the target is bound
+
+
+def _sole(ctx: FileContext, name: str, at: cst.CSTNode, how=None):
+    binding = ctx.sole_binding(name, at, how)
+    return None if binding is None else (binding.how, ctx.module.code_for_node(binding.value) if binding.value else None)
+
+
+def test_sole_binding_one_assignment_reaches():
+    ctx = context_of("""
+        x = a
+        x = b
+        use(x)
+    """)
+    at = _use(ctx, "x", "use")
+    assert _sole(ctx, "x", at) == ("assign", "b")
+    assert _sole(ctx, "x", at, "assign") == ("assign", "b")
+    assert _sole(ctx, "x", at, "param") is None  # one binding, another kind
+
+
+def test_sole_binding_none_when_a_conditional_rebinding_may_reach():
+    # the may reading of reaching: `x = a` or `x = b` -- no single value
+    ctx = context_of("""
+        x = a
+        if c:
+            x = b
+        use(x)
+    """)
+    assert _sole(ctx, "x", _use(ctx, "x", "use")) is None
+    ctx = context_of("""
+        if c:
+            x = a
+        else:
+            x = b
+        use(x)
+    """)
+    assert _sole(ctx, "x", _use(ctx, "x", "use")) is None
+    ctx = context_of("""
+        use(x)
+    """)
+    assert _sole(ctx, "x", _use(ctx, "x", "use")) is None  # nothing bound here
+
+
+def test_sole_binding_a_parameter_of_a_method_and_of_a_function():
+    ctx = context_of("""
+        class Net:
+            def forward(self, graph):
+                run(graph)
+        def step(batch, flag=False):
+            if flag:
+                batch = batch.to("cpu")
+            use(batch)
+    """)
+    assert _sole(ctx, "graph", _use(ctx, "graph", "run"), "param") == ("param", None)
+    # rebound under a branch: the parameter or the copy may reach
+    assert _sole(ctx, "batch", _use(ctx, "batch", "use"), "param") is None

@@ -19,7 +19,8 @@ import libcst as cst
 
 from gnnlint.semantic import batch_loops
 from gnnlint.semantic.kinds import _SCALAR_NODES
-from gnnlint.semantic.names import _ASSIGNING, _BLOCK_TYPES, _SCOPE_TYPES
+from gnnlint.semantic.bindings import _BLOCK_TYPES, _SCOPE_TYPES
+from gnnlint.semantic.names import _ASSIGNING
 from gnnlint.semantic.hot_loops import _BARRIERS
 from tests.file_contexts import context_of
 

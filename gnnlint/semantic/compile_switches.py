@@ -85,10 +85,9 @@ class CompileSwitches:
             return (expr.args[0].value.evaluated_value,)
         if isinstance(expr, cst.Name):
             keys = {expr.value}
-            reaching = self.reaching(expr.value, at)
-            if len(reaching) == 1 and reaching[0][0].how == "assign" and reaching[0][0].value is not None \
-                    and not isinstance(reaching[0][0].value, cst.Name):
-                keys.update(self._flag_keys(reaching[0][0].value, at))
+            binding = self.sole_binding(expr.value, at, "assign")
+            if binding is not None and binding.value is not None and not isinstance(binding.value, cst.Name):
+                keys.update(self._flag_keys(binding.value, at))
             return tuple(sorted(k for k in keys if isinstance(k, str)))
         return ()
 

@@ -371,8 +371,7 @@ class Devices:
             and iterable.func.attr.value == "cpu" and not iterable.args and not self._default_device_set()
 
     def _is_param(self, name: cst.Name) -> bool:
-        reaching = self.reaching(name.value, name)
-        return len(reaching) == 1 and reaching[0][0].how == "param"
+        return self.sole_binding(name.value, name, "param") is not None
 
     def _host_fixture(self, param: str, index: int, depth: int) -> Optional[str]:
         """A test's parameter named after a ``@pytest.fixture`` of this file is

@@ -146,10 +146,10 @@ def _named_getattr(ctx: "FileContext", call: cst.Call) -> Optional[tuple[str, in
     ``getattr(obj, "update_teacher", None)``: (the method name, positional arguments)."""
     func = call.func
     if isinstance(func, cst.Name):
-        reaching = ctx.reaching(func.value, call)
-        if len(reaching) != 1 or reaching[0][0].how != "assign":
+        binding = ctx.sole_binding(func.value, call, "assign")
+        if binding is None:
             return None
-        func = reaching[0][0].value
+        func = binding.value
     if not (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"
             and len(func.args) in (2, 3) and isinstance(func.args[1].value, cst.SimpleString)):
         return None

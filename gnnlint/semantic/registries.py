@@ -80,10 +80,10 @@ def imported_module(ctx, owner: cst.BaseExpression, at: cst.CSTNode) -> Optional
     ``getattr(mod, cfg.name)`` is a class of that module chosen by name."""
     if not isinstance(owner, cst.Name):
         return None
-    reaching = ctx.reaching(owner.value, at)
-    if len(reaching) != 1 or reaching[0][0].how != "assign":
+    binding = ctx.sole_binding(owner.value, at, "assign")
+    if binding is None:
         return None
-    value = reaching[0][0].value
+    value = binding.value
     if not isinstance(value, cst.Call) or not value.args \
             or ctx.resolve(value.func) not in ("importlib.import_module", "__import__"):
         return None

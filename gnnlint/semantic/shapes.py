@@ -343,10 +343,10 @@ def _graphs_tuple(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     annotation resolved through the file's imports)."""
     if not isinstance(expr, cst.Name):
         return False
-    reaching = ctx.reaching(expr.value, expr)
-    if len(reaching) != 1 or reaching[0][0].how != "param":
+    binding = ctx.sole_binding(expr.value, expr, "param")
+    if binding is None:
         return False
-    param = reaching[0][0].node
+    param = binding.node
     if not isinstance(param, cst.Param) or param.annotation is None:
         return False
     return (ctx.resolve(param.annotation.annotation) or "") in GRAPHS_TUPLE_CLASSES

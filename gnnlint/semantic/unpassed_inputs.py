@@ -125,5 +125,4 @@ def _flag_value(ctx: "FileContext", func: "FuncInfo", name: cst.Name):
     value = bindings[0].value
     if not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
         return None
-    reaching = ctx.reaching(name.value, name)
-    return value if len(reaching) == 1 and reaching[0][0] is bindings[0] else None
+    return value if ctx.sole_binding(name.value, name) is bindings[0] else None
