@@ -19,7 +19,7 @@ Functions of the context, computed lazily per question (only GNN005 asks
 most of them); FileContext exposes each as a one-line method. Everything here
 is conservative: when unsure, the answer is "no".
 Who calls a local function and which binding reaches a use are not answered
-here: flow asks names.py (``ctx.callers_of(func, through_aliases=True)``,
+here: flow asks callers.py and bindings.py (``ctx.callers_of(func, through_aliases=True)``,
 ``ctx.reaching(name, use, exclusive_only=True)``).
 """
 from __future__ import annotations
