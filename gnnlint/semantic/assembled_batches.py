@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
+from gnnlint.semantic.per_call_feeds import per_call_feed
+
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
 
@@ -38,23 +40,12 @@ class AssembledFeed(NamedTuple):
 
 def assembled_batch_feed(ctx: "FileContext", site_node: cst.CSTNode) -> Optional[AssembledFeed]:
     """The function that runs what ``site_node`` compiles on a ``Batch`` it assembles per call from its
-    parameters, or None."""
-    for ref in ctx.compiled_refs(site_node):
-        for call in ctx.ref_calls(ref):
-            func = ctx.enclosing_function(call)
-            if func is None:
-                continue
-            params = set(func.params) - {"self", "cls"}
-            if not params:
-                continue
-            from_params = ctx._tainted(func, params)
-            for batching in func.calls:
-                if not _assembles(ctx, func, batching, from_params):
-                    continue
-                holders = _assigned_names(ctx, batching)
-                if holders and ctx._call_mentions(call, ctx._tainted(func, holders)):
-                    return AssembledFeed(func.name, ctx.module.code_for_node(batching), call)
-    return None
+    parameters, or None (per_call_feeds.py)."""
+    def made(func, call: cst.Call, from_params: set[str]) -> Optional[str]:
+        return ctx.module.code_for_node(call) if _assembles(ctx, func, call, from_params) else None
+
+    found = per_call_feed(ctx, site_node, made)
+    return AssembledFeed(*found) if found is not None else None
 
 
 def _assembles(ctx: "FileContext", func, call: cst.Call, from_params: set[str], depth: int = 0) -> bool:
@@ -78,13 +69,6 @@ def _assembles(ctx: "FileContext", func, call: cst.Call, from_params: set[str], 
 def _from_data_list(ctx: "FileContext", call: cst.Call) -> bool:
     resolved = ctx.resolve(call.func) or ""
     return resolved.startswith("torch_geometric") and resolved.endswith("Batch.from_data_list")
-
-
-def _assigned_names(ctx: "FileContext", call: cst.Call) -> set[str]:
-    assign = ctx.parent.get(call)
-    if isinstance(assign, cst.Assign) and assign.value is call:
-        return {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
-    return set()
 
 
 def _built_from(ctx: "FileContext", func, graphs: cst.BaseExpression, from_params: set[str]) -> bool:

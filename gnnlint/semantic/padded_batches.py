@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 import libcst as cst
 
 from gnnlint.semantic.model import iter_children
+from gnnlint.semantic.per_call_feeds import per_call_feed
 
 if TYPE_CHECKING:
     from gnnlint.context import FileContext
@@ -91,38 +92,10 @@ def collate_pads(ctx: "FileContext", func) -> bool:
 
 def padded_call_feed(ctx: "FileContext", site_node: cst.CSTNode) -> Optional[PaddedFeed]:
     """The function that runs what ``site_node`` compiles on a batch it pads per call (a tokenizer call
-    with ``padding=True`` on its parameters), or None."""
-    for ref in ctx.compiled_refs(site_node):
-        for call in ctx.ref_calls(ref):
-            func = ctx.enclosing_function(call)
-            if func is None:
-                continue
-            params = set(func.params) - {"self", "cls"}
-            if not params:
-                continue
-            from_params = ctx._tainted(func, params)
-            for padding in func.calls:
-                text = pads_to_longest(ctx, padding)
-                if text is None or not ctx._call_mentions(padding, from_params):
-                    continue
-                holders = _assigned_names(ctx, padding)
-                if holders and ctx._call_mentions(call, ctx._tainted(func, holders)):
-                    return PaddedFeed(func.name, text, call)
-    return None
+    with ``padding=True`` on its parameters), or None (per_call_feeds.py)."""
+    def made(func, call: cst.Call, from_params: set[str]) -> Optional[str]:
+        text = pads_to_longest(ctx, call)
+        return text if text is not None and ctx._call_mentions(call, from_params) else None
 
-
-def _assigned_names(ctx: "FileContext", call: cst.CSTNode) -> set[str]:
-    """The names ``x = call`` / ``x = call.to(dev)`` binds."""
-    node = call
-    parent = ctx.parent.get(node)
-    while isinstance(parent, (cst.Attribute, cst.Call)) and not isinstance(parent, cst.Assign):
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            node = parent
-        elif isinstance(parent, cst.Call) and parent.func is node:
-            node = parent
-        else:
-            break
-        parent = ctx.parent.get(node)
-    if isinstance(parent, cst.Assign) and parent.value is node:
-        return {t.target.value for t in parent.targets if isinstance(t.target, cst.Name)}
-    return set()
+    found = per_call_feed(ctx, site_node, made)
+    return PaddedFeed(*found) if found is not None else None
